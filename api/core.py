@@ -1,0 +1,141 @@
+"""Kubernetes core/v1 types that Koordinator's CRDs embed.
+
+Corresponds to k8s.io/api `core/v1` (Quantity from apimachinery `api/resource`) as far as
+Koordinator's types use it: Quantity and ResourceList (kept as strings on the wire),
+IntOrString, ObjectReference, Taint, Toleration, NodeSelectorTerm, DeleteOptions and the
+schemaless PodTemplateSpec.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Annotated, Any
+
+from kubernetes.utils import parse_quantity
+from pydantic import AfterValidator, BeforeValidator, ConfigDict
+
+from api.base import ApiModel, Int64, IntOrStringMarker, QuantityMarker, Schemaless
+from api.meta import Time
+
+# The pattern upstream's CRDs put on every Quantity.
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
+    r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+_QUANTITY = re.compile(QUANTITY_PATTERN)
+
+
+def _quantity_from_number(value: Any) -> Any:
+    # JSON numbers are accepted on input and written back as strings, as Go does.
+    if isinstance(value, bool):
+        raise ValueError("a quantity cannot be a boolean")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return format(Decimal(repr(value)).normalize(), "f")
+    return value
+
+
+def _check_quantity(value: str) -> str:
+    if not _QUANTITY.match(value):
+        raise ValueError(f"{value!r} is not a resource quantity (like '500m', '2', '16Gi')")
+    return value
+
+
+# resource.Quantity on the wire, kept as written; use ``quantity_value`` for arithmetic.
+Quantity = Annotated[
+    str, BeforeValidator(_quantity_from_number), AfterValidator(_check_quantity),
+    QuantityMarker(),
+]
+
+# corev1.ResourceList: resource name → Quantity.
+ResourceList = dict[str, Quantity]
+
+
+def quantity_value(quantity: str | int | float) -> Decimal:
+    """The numeric value of a quantity (``"1500m"`` → 1.5, ``"1Ki"`` → 1024)."""
+    return parse_quantity(quantity)
+
+
+def _int_or_string(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError(f"{value!r} is neither an integer nor a string")
+    return value
+
+
+# intstr.IntOrString: a JSON number or a string such as "50%".
+IntOrString = Annotated[int | str, BeforeValidator(_int_or_string), IntOrStringMarker()]
+
+
+class ObjectReference(ApiModel):
+    """corev1.ObjectReference."""
+
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
+
+    api_version: str | None = None
+    field_path: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+    resource_version: str | None = None
+    uid: str | None = None
+
+
+class Taint(ApiModel):
+    key: str
+    value: str | None = None
+    effect: str
+    time_added: Time | None = None
+
+
+class Toleration(ApiModel):
+    key: str | None = None
+    operator: str | None = None
+    value: str | None = None
+    effect: str | None = None
+    toleration_seconds: Int64 | None = None
+
+
+class NodeSelectorRequirement(ApiModel):
+    key: str
+    operator: str
+    values: list[str] | None = None
+
+
+class NodeSelectorTerm(ApiModel):
+    """corev1.NodeSelectorTerm: expressions on labels and on fields, ANDed."""
+
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
+
+    match_expressions: list[NodeSelectorRequirement] | None = None
+    match_fields: list[NodeSelectorRequirement] | None = None
+
+
+class Preconditions(ApiModel):
+    resource_version: str | None = None
+    uid: str | None = None
+
+
+class DeleteOptions(ApiModel):
+    """metav1.DeleteOptions, as embedded in PodMigrationJob."""
+
+    api_version: str | None = None
+    kind: str | None = None
+    grace_period_seconds: Int64 | None = None
+    preconditions: Preconditions | None = None
+    orphan_dependents: bool | None = None
+    propagation_policy: str | None = None
+    dry_run: list[str] | None = None
+    ignore_store_read_error_with_cluster_breaking_potential: bool | None = None
+
+
+# A PodTemplateSpec or other embedded object the CRD keeps schemaless: stored verbatim.
+SchemalessObject = Annotated[dict[str, Any], Schemaless()]
+
+
+__all__ = [
+    "QUANTITY_PATTERN", "DeleteOptions", "IntOrString", "NodeSelectorRequirement",
+    "NodeSelectorTerm", "ObjectReference", "Preconditions", "Quantity", "ResourceList",
+    "SchemalessObject", "Taint", "Toleration", "quantity_value",
+]
