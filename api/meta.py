@@ -126,10 +126,13 @@ Duration = Annotated[str, AfterValidator(_check_duration)]
 # --- Selectors, references, conditions -----------------------------------------------------
 
 
+_ATOMIC_LIST: dict[str, Any] = {"x-kubernetes-list-type": "atomic"}
+
+
 class LabelSelectorRequirement(ApiModel):
     key: str
     operator: str
-    values: list[str] | None = None
+    values: list[str] | None = Field(default=None, json_schema_extra=_ATOMIC_LIST)
 
 
 class LabelSelector(ApiModel):
@@ -137,7 +140,9 @@ class LabelSelector(ApiModel):
 
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
 
-    match_expressions: list[LabelSelectorRequirement] | None = None
+    match_expressions: list[LabelSelectorRequirement] | None = Field(
+        default=None, json_schema_extra=_ATOMIC_LIST
+    )
     match_labels: dict[str, str] | None = None
 
 
