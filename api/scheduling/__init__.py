@@ -1,0 +1,1 @@
+"""The ``scheduling.koordinator.sh`` API group (upstream `apis/scheduling`)."""
