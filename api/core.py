@@ -9,7 +9,8 @@ schemaless PodTemplateSpec.
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import ROUND_UP, Decimal, localcontext
+from enum import StrEnum
 from typing import Annotated, Any
 
 from kubernetes.utils import parse_quantity
@@ -56,6 +57,85 @@ ResourceList = dict[str, Quantity]
 def quantity_value(quantity: str | int | float) -> Decimal:
     """The numeric value of a quantity (``"1500m"`` → 1.5, ``"1Ki"`` → 1024)."""
     return parse_quantity(quantity)
+
+
+class QuantityFormat(StrEnum):
+    """How Go writes a quantity back: chosen by the suffix it was parsed with."""
+
+    DECIMAL_SI = "DecimalSI"  # no suffix, or n u m k M G T P E
+    BINARY_SI = "BinarySI"  # Ki Mi Gi Ti Pi Ei
+    DECIMAL_EXPONENT = "DecimalExponent"  # 1e3, 2E-3
+
+
+def quantity_format(quantity: str) -> QuantityFormat:
+    """The format Go's ``resource.ParseQuantity`` infers from the suffix of ``quantity``."""
+    match = _QUANTITY.match(quantity)
+    if not match:
+        raise ValueError(f"{quantity!r} is not a resource quantity (like '500m', '2', '16Gi')")
+    if match.group(7):
+        return QuantityFormat.BINARY_SI
+    if match.group(8):
+        return QuantityFormat.DECIMAL_EXPONENT
+    return QuantityFormat.DECIMAL_SI
+
+
+_DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P",
+                     18: "E"}
+_BINARY_SUFFIXES = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+def format_quantity(quantity: str | int | Decimal,
+                    fmt: QuantityFormat | None = None) -> str:
+    """Go's canonical ``resource.Quantity.String()`` (apis.md 0.3).
+
+    A string keeps the format its suffix implies (``"2.5"`` → ``"2500m"``, ``"1024Mi"`` →
+    ``"1Gi"``, ``"1000m"`` → ``"1"``); a number is DecimalSI unless ``fmt`` says otherwise
+    (``resource.NewQuantity(1500, DecimalSI)`` → ``"1500"``). Precision finer than ``1n`` is
+    rounded up, as Go does when parsing.
+    """
+    if isinstance(quantity, bool):
+        raise TypeError("a quantity cannot be a boolean")
+    if isinstance(quantity, str):
+        fmt = fmt or quantity_format(quantity)
+        value = parse_quantity(quantity)
+    else:
+        fmt = fmt or QuantityFormat.DECIMAL_SI
+        value = Decimal(quantity)
+    if not value.is_finite():
+        raise ValueError(f"{quantity!r} is not a finite quantity")
+    with localcontext() as ctx:
+        ctx.prec = max(64, len(value.as_tuple().digits) + 32)
+        nanos = int(value.quantize(Decimal("1e-9"), rounding=ROUND_UP).scaleb(9))
+        if nanos == 0:
+            return "0"
+        if fmt is QuantityFormat.BINARY_SI and nanos % 10**9 == 0 and abs(nanos) >= 1024 * 10**9:
+            return _format_base1024(nanos // 10**9)
+        return _format_base10(nanos, exponent_suffix=fmt is QuantityFormat.DECIMAL_EXPONENT)
+
+
+def _format_base10(nanos: int, *, exponent_suffix: bool) -> str:
+    mantissa, exponent = nanos, -9
+    while mantissa % 10 == 0:
+        mantissa //= 10
+        exponent += 1
+    # Go keeps the exponent a multiple of three (milli, kilo, ...), never losing precision.
+    shift = exponent % 3
+    mantissa *= 10**shift
+    exponent -= shift
+    if exponent_suffix:
+        return f"{mantissa}e{exponent}" if exponent else str(mantissa)
+    if exponent > 18:
+        mantissa *= 10 ** (exponent - 18)
+        exponent = 18
+    return f"{mantissa}{_DECIMAL_SUFFIXES[exponent]}"
+
+
+def _format_base1024(value: int) -> str:
+    power = 0
+    while power < len(_BINARY_SUFFIXES) - 1 and value % 1024 == 0:
+        value //= 1024
+        power += 1
+    return f"{value}{_BINARY_SUFFIXES[power]}"
 
 
 def _int_or_string(value: Any) -> Any:
@@ -136,6 +216,7 @@ SchemalessObject = Annotated[dict[str, Any], Schemaless()]
 
 __all__ = [
     "QUANTITY_PATTERN", "DeleteOptions", "IntOrString", "NodeSelectorRequirement",
-    "NodeSelectorTerm", "ObjectReference", "Preconditions", "Quantity", "ResourceList",
-    "SchemalessObject", "Taint", "Toleration", "quantity_value",
+    "NodeSelectorTerm", "ObjectReference", "Preconditions", "Quantity", "QuantityFormat",
+    "ResourceList", "SchemalessObject", "Taint", "Toleration", "format_quantity",
+    "quantity_format", "quantity_value",
 ]
