@@ -1,0 +1,1 @@
+"""The ``analysis.koordinator.sh`` API group (upstream `apis/analysis`)."""

@@ -1,0 +1,1 @@
+"""The ``config.koordinator.sh`` API group (upstream `apis/config`)."""

@@ -1,0 +1,1 @@
+"""The ``quota.koordinator.sh`` API group (upstream `apis/quota`)."""
