@@ -1,0 +1,1 @@
+"""Third-party API groups Koordinator uses (upstream `apis/thirdparty`)."""
