@@ -1,0 +1,1 @@
+"""The ``slo.koordinator.sh`` API group (upstream `apis/slo`): NodeMetric and NodeSLO."""
