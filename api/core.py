@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 from kubernetes.utils import parse_quantity
-from pydantic import AfterValidator, BeforeValidator, ConfigDict
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
 
 from api.base import ApiModel, Int64, IntOrStringMarker, QuantityMarker, Schemaless
 from api.meta import Time
@@ -206,7 +206,9 @@ class DeleteOptions(ApiModel):
     preconditions: Preconditions | None = None
     orphan_dependents: bool | None = None
     propagation_policy: str | None = None
-    dry_run: list[str] | None = None
+    dry_run: list[str] | None = Field(
+        default=None, json_schema_extra={"x-kubernetes-list-type": "atomic"}
+    )
     ignore_store_read_error_with_cluster_breaking_potential: bool | None = None
 
 

@@ -158,14 +158,21 @@ class OwnerReference(ApiModel):
 
 
 class Condition(ApiModel):
-    """metav1.Condition."""
+    """metav1.Condition. The schema limits are the API server's, as in upstream's CRDs."""
 
-    type: str
-    status: str
-    observed_generation: Int64 | None = None
+    type: str = Field(json_schema_extra={
+        "maxLength": 316,
+        "pattern": r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                   r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+    })
+    status: str = Field(json_schema_extra={"enum": ["True", "False", "Unknown"]})
+    observed_generation: Int64 | None = Field(default=None, json_schema_extra={"minimum": 0})
     last_transition_time: Time = Field(json_schema_extra=CRD_REQUIRED)
-    reason: str = Field(json_schema_extra=CRD_REQUIRED)
-    message: str = Field(json_schema_extra=CRD_REQUIRED)
+    reason: str = Field(json_schema_extra={
+        **CRD_REQUIRED, "maxLength": 1024, "minLength": 1,
+        "pattern": "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$",
+    })
+    message: str = Field(json_schema_extra={**CRD_REQUIRED, "maxLength": 32768})
 
 
 class ObjectMeta(ApiModel):
