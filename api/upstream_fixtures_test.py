@@ -15,6 +15,7 @@ import pytest
 import api.all_kinds  # noqa: F401  (registers every kind)
 from api.loader import load_object, load_yaml_documents
 from api.meta import registered_kinds
+from api.testing import json_differences
 from pkg.util.testdata import upstream_data_dir
 
 
@@ -33,30 +34,6 @@ def _documents() -> list[tuple[str, int, dict[str, Any]]]:
     return found
 
 
-def _without_nulls(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nulls(v) for v in value]
-    return value
-
-
-def _same(loaded: Any, dumped: Any, where: str = "") -> list[str]:
-    """Paths where the dump differs from the input (numbers may come back as strings)."""
-    if isinstance(loaded, dict) and isinstance(dumped, dict):
-        diffs = [f"{where}.{k}: missing on output" for k in loaded.keys() - dumped.keys()]
-        diffs += [f"{where}.{k}: added on output" for k in dumped.keys() - loaded.keys()]
-        for key in loaded.keys() & dumped.keys():
-            diffs += _same(loaded[key], dumped[key], f"{where}.{key}")
-        return diffs
-    if isinstance(loaded, list) and isinstance(dumped, list) and len(loaded) == len(dumped):
-        return [d for i, (a, b) in enumerate(zip(loaded, dumped, strict=True))
-                for d in _same(a, b, f"{where}[{i}]")]
-    if isinstance(loaded, int | float) and not isinstance(loaded, bool) and isinstance(dumped, str):
-        return [] if str(loaded) == dumped else [f"{where}: {loaded!r} became {dumped!r}"]
-    return [] if loaded == dumped else [f"{where}: {loaded!r} became {dumped!r}"]
-
-
 DOCUMENTS = _documents()
 
 
@@ -70,5 +47,5 @@ def test_fixtures_cover_our_kinds() -> None:
 def test_fixture_round_trips(path: str, index: int, doc: dict[str, Any]) -> None:
     obj = load_object(doc)
     assert type(obj).__name__ == doc["kind"]
-    diffs = _same(_without_nulls(doc), obj.to_dict())
+    diffs = json_differences(doc, obj.to_dict())
     assert not diffs, f"{Path(path).name} document {index}: {diffs}"
