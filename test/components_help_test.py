@@ -1,0 +1,53 @@
+"""Every component starts as its upstream binary name and answers `--help`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import test
+from descheduler import main as descheduler_main
+from device_daemon import main as device_daemon_main
+from koordlet import main as koordlet_main
+from manager import main as manager_main
+from runtime_proxy import main as runtime_proxy_main
+from scheduler import main as scheduler_main
+
+COMPONENTS = {
+    "koord-manager": manager_main,
+    "koord-scheduler": scheduler_main,
+    "koord-descheduler": descheduler_main,
+    "koordlet": koordlet_main,
+    "koord-device-daemon": device_daemon_main,
+    "koord-runtime-proxy": runtime_proxy_main,
+}
+REPO_ROOT = Path(test.__file__).absolute().parents[1]
+
+
+def test_our_test_package_shadows_the_stdlib() -> None:
+    assert Path(test.__file__).absolute().parent == REPO_ROOT / "test"
+
+
+@pytest.mark.parametrize("prog", sorted(COMPONENTS))
+def test_help_names_the_binary_and_exits_zero(prog: str) -> None:
+    module = COMPONENTS[prog].__name__
+    result = subprocess.run(
+        [sys.executable, "-m", module, "--help"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"usage: {prog}")
+    assert "Not implemented yet" in " ".join(result.stdout.split())
+
+
+@pytest.mark.parametrize("prog", sorted(COMPONENTS))
+def test_running_says_not_implemented(prog: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert COMPONENTS[prog].main([]) == 1
+    assert f"{prog}: not implemented yet" in capsys.readouterr().err
