@@ -1,0 +1,1 @@
+"""Runtime hook protocol (upstream `apis/runtime`)."""
