@@ -1,0 +1,1 @@
+"""Developer tooling: setup, BUILD generation, lint and local-up (upstream `hack/`)."""
