@@ -29,6 +29,8 @@ block steer the generator:
     # update_build: test_data LABEL        add LABEL to every test's data
     # update_build: ignore FILE            generate nothing for FILE (the keep block has it)
     # update_build: binary NAME FILE       a py_binary NAME with main FILE (deps completed)
+    # update_build: tree_deps NAME         test NAME depends on every package below this one
+                                           (for tests that walk the tree and import it all)
     # update_build: test_kwargs NAME ARGS  append Starlark keyword arguments to test NAME
 
 A hand-written BUILD file (one without our header) is left alone; a generated one in a
@@ -85,6 +87,7 @@ class Directives:
     ignore: set[str] = field(default_factory=set)
     test_kwargs: dict[str, list[str]] = field(default_factory=dict)
     binaries: list[tuple[str, str]] = field(default_factory=list)
+    tree_deps: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -200,6 +203,8 @@ def _parse_directives(keep: str, where: str) -> Directives:
             if not main.strip().endswith(".py"):
                 raise GeneratorError(f"{where}: binary needs NAME FILE.py: {line!r}")
             directives.binaries.append((name, main.strip()))
+        elif verb == "tree_deps":
+            directives.tree_deps.add(arg)
         elif verb == "test_kwargs":
             name, _, kwargs = arg.partition(" ")
             directives.test_kwargs.setdefault(name, []).append(kwargs.strip())
@@ -465,6 +470,8 @@ def render(package: Package, graphs: Graphs, packages: dict[str, Package]) -> st
     for test in package.tests:
         name = test[: -len(".py")]
         direct = {rel} | package.test_imports[test]
+        if name in package.directives.tree_deps:
+            direct |= {other for other in packages if _is_descendant(other, rel)}
         deps = [_label(d, rel, packages) for d in complete_deps(graphs, direct)]
         deps += package.directives.test_deps
         data = list(package.directives.test_data)

@@ -156,6 +156,25 @@ def test_binary_directive(tmp_path: Path) -> None:
     assert '":svc"' in binary
 
 
+def test_tree_deps_directive(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "top/__init__.py": "",
+            "top/walk_test.py": "import importlib\n",
+            "top/BUILD.bazel": update_build.HEADER
+            + "# keep: begin\n# update_build: tree_deps walk_test\n# keep: end\n",
+            "top/a/__init__.py": "",
+            "top/a/deep/__init__.py": "",
+            "other/__init__.py": "",
+        },
+    )
+    update_build.write(root)
+    test = _build(root, "top").split("py_pytest(", 1)[1]
+    assert '"//top/a"' in test and '"//top/a/deep"' in test
+    assert "//other" not in test
+
+
 def test_library_yields_its_name_to_a_binary(tmp_path: Path) -> None:
     root = _tree(
         tmp_path,
