@@ -49,6 +49,9 @@ class AggregatePolicy(GoJSONModel):
 class NodeMetricCollectPolicy(ApiModel):
     """How koordlet aggregates and reports; set by koord-manager from colocation-config."""
 
+    # A pointer in Go: an explicit "" is written (and overwrites when configs are merged).
+    go_pointer_strings: ClassVar[frozenset[str]] = frozenset({"node_memory_collect_policy"})
+
     # Window of the aggregated node usage, in seconds.
     aggregate_duration_seconds: Int64 | None = None
     # How often koordlet writes the status, in seconds.

@@ -13,7 +13,7 @@ keys match case-insensitively and unknown keys are ignored. Ranges are those of 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from annotated_types import Ge, Le
 from pydantic import Field
@@ -185,6 +185,9 @@ class ResourceQOS(GoJSONModel):
 
 class ResourceQOSPolicies(GoJSONModel):
     """Which mechanism implements CPU and network QoS."""
+
+    # Pointers in Go: an explicit "" is written (and overwrites when configs are merged).
+    go_pointer_strings: ClassVar[frozenset[str]] = frozenset({"cpu_policy", "net_qos_policy"})
 
     cpu_policy: str | None = None
     net_qos_policy: str | None = Field(None, alias="netQOSPolicy")
