@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent setup of a Debian 12 machine for this repository:
 #   * Debian's Bazel 4.2.3 and the rule packages WORKSPACE points at (bazel-bootstrap,
-#     bazel-rules-java, bazel-platforms); `apt-get update` only when a package is unknown;
+#     bazel-rules-java, bazel-platforms), and gcc if missing; `apt-get update` only when a
+#     package is unknown to apt;
 #   * the pinned Python packages (requirements.txt) in the python3 that Bazel will use
 #     ($KOORD_PYTHON, else the first python3 on PATH); pip runs only when a pin is unmet;
 #   * .bazelrc.user (gitignored) naming that interpreter, so Bazel uses it whatever PATH.
@@ -13,6 +14,8 @@ log() { echo "hack/setup.sh: $*" >&2; }
 
 # --- Debian packages -------------------------------------------------------------------
 APT_PACKAGES=(bazel-bootstrap bazel-rules-java bazel-platforms)
+# Bazel 4's Python rules resolve a C++ toolchain, which Bazel detects from the machine's gcc.
+if ! command -v gcc >/dev/null; then APT_PACKAGES+=(gcc); fi
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
