@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import Field
-
 from api.base import GoJSONModel
 
 
@@ -42,7 +40,7 @@ class HostApplicationSpec(GoJSONModel):
     # A priority class name such as ``koord-prod``.
     priority: str | None = None
     # A QoS class name such as ``LS``.
-    qos: str | None = Field(None, alias="qos")
+    qos: str | None = None
     # Where the application's cgroup lives; derived from priority and QoS when unset.
     cgroup_path: CgroupPath | None = None
     strategy: HostApplicationStrategy | None = None
