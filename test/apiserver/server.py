@@ -1,0 +1,218 @@
+"""Starting and stopping the server: listeners, TLS, kubeconfig, background thread.
+
+``start()`` runs the server's event loop in a daemon thread and returns a ``ServerHandle``
+once it accepts connections; ``python -m test.apiserver`` runs the same in the foreground.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import socket
+import ssl
+import tempfile
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from aiohttp import web
+
+from . import bootstrap, certs, crds, kubeconfig
+from .api import Api
+from .handlers import Handlers
+from .storage import Storage
+
+T = TypeVar("T")
+
+
+@dataclass
+class Options:
+    host: str = "127.0.0.1"
+    port: int = 0  # HTTPS (or HTTP with tls=False) port; 0 picks a free one
+    tls: bool = True
+    http_port: int | None = None  # an extra plain-HTTP listener (0: any free port)
+    token: str | None = None  # require "Authorization: Bearer <token>"
+    kubeconfig: str | None = None  # where to write the kubeconfig (default: in workdir)
+    workdir: str | None = None  # certificates and kubeconfig (default: a temporary dir)
+    watch_cache_size: int = 20_000  # events kept per resource for watch resumption
+    bookmark_interval: float = 5.0  # seconds between BOOKMARK events on idle watches
+
+
+@dataclass
+class Server:
+    """A running server inside an event loop (the loop may be another thread's)."""
+
+    options: Options
+    api: Api
+    handlers: Handlers
+    runner: web.AppRunner
+    url: str
+    http_url: str | None
+    kubeconfig: str
+    ca_file: str | None
+    token: str | None
+    workdir: str
+    _tmp: tempfile.TemporaryDirectory[str] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    async def close(self) -> None:
+        self.handlers.close_watchers()
+        await self.runner.cleanup()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((host, port))
+    s.listen(1024)
+    s.setblocking(False)
+    return s
+
+
+async def serve(options: Options | None = None) -> Server:
+    """Start listening on the running loop; returns once connections are accepted."""
+    o = options or Options()
+    tmp = None
+    workdir = o.workdir
+    if workdir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="test-apiserver-")
+        workdir = tmp.name
+    os.makedirs(workdir, exist_ok=True)
+    api = Api(Storage(watch_capacity=o.watch_cache_size))
+    ca_pem = None
+    ssl_ctx = None
+    files = None
+    if o.tls:
+        files = certs.generate(os.path.join(workdir, "pki"))
+        ca_pem = files.ca_pem()
+        ssl_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ssl_ctx.load_cert_chain(files.cert, files.key)
+    crds.install(api)
+    bootstrap.install(api, ca_pem)
+    main_sock = _listen(o.host, o.port)
+    port = main_sock.getsockname()[1]
+    handlers = Handlers(api, o.token, f"{o.host}:{port}", o.bookmark_interval)
+    app = web.Application(client_max_size=16 * 1024 * 1024)
+    app.router.add_route("*", "/{tail:.*}", handlers.handle)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                           handler_cancellation=True)
+    await runner.setup()
+    await web.SockSite(runner, main_sock, ssl_context=ssl_ctx).start()
+    scheme = "https" if o.tls else "http"
+    url = f"{scheme}://{o.host}:{port}"
+    http_url = None
+    if o.http_port is not None and o.tls:
+        hs = _listen(o.host, o.http_port)
+        await web.SockSite(runner, hs).start()
+        http_url = f"http://{o.host}:{hs.getsockname()[1]}"
+    elif not o.tls:
+        http_url = url
+    kc = o.kubeconfig or os.path.join(workdir, "kubeconfig")
+    kubeconfig.write(kc, url, ca_pem, o.token)
+    return Server(o, api, handlers, runner, url, http_url, kc,
+                  files.ca_cert if files else None, o.token, workdir, tmp)
+
+
+class ServerHandle:
+    """A server running in a background thread."""
+
+    def __init__(self, server: Server, loop: asyncio.AbstractEventLoop,
+                 thread: threading.Thread) -> None:
+        self.server = server
+        self.loop = loop
+        self.thread = thread
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def http_url(self) -> str | None:
+        return self.server.http_url
+
+    @property
+    def kubeconfig(self) -> str:
+        return self.server.kubeconfig
+
+    @property
+    def ca_file(self) -> str | None:
+        return self.server.ca_file
+
+    @property
+    def token(self) -> str | None:
+        return self.server.token
+
+    @property
+    def api(self) -> Api:
+        """The server's Api; only touch it from the server loop (see ``call``)."""
+        return self.server.api
+
+    def call(self, fn: Callable[[], Awaitable[T]], timeout: float = 30) -> T:
+        """Run a coroutine function on the server's loop and wait for its result."""
+        async def run() -> T:
+            return await fn()
+
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout)
+
+    def stop(self) -> None:
+        if not self.thread.is_alive():
+            return
+        fut = asyncio.run_coroutine_threadsafe(self.server.close(), self.loop)
+        try:
+            fut.result(10)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
+
+    def __enter__(self) -> ServerHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start(options: Options | None = None, **kw: Any) -> ServerHandle:
+    """Start a server in a daemon thread. Keyword arguments are ``Options`` fields."""
+    if options is None:
+        options = Options(**kw)
+    elif kw:
+        raise TypeError("pass either options or keyword arguments")
+    loop = asyncio.new_event_loop()
+    ready: dict[str, Any] = {}
+    started = threading.Event()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            ready["server"] = loop.run_until_complete(serve(options))
+        except BaseException as e:  # noqa: BLE001 - reported to the caller
+            ready["error"] = e
+            started.set()
+            return
+        started.set()
+        try:
+            loop.run_forever()
+        finally:
+            pending = asyncio.all_tasks(loop)
+            for t in pending:
+                t.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.close()
+
+    thread = threading.Thread(target=run, name="test-apiserver", daemon=True)
+    thread.start()
+    started.wait(30)
+    if "error" in ready:
+        raise ready["error"]
+    if "server" not in ready:
+        raise TimeoutError("the API server did not start")
+    return ServerHandle(ready["server"], loop, thread)
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
