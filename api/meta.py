@@ -140,10 +140,10 @@ class LabelSelector(ApiModel):
 
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
 
+    match_labels: dict[str, str] | None = None
     match_expressions: list[LabelSelectorRequirement] | None = Field(
         default=None, json_schema_extra=_ATOMIC_LIST
     )
-    match_labels: dict[str, str] | None = None
 
 
 class OwnerReference(ApiModel):

@@ -70,7 +70,9 @@ def model_schema(model: type[BaseModel], _stack: tuple[type, ...]) -> dict[str, 
         extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
         if info.is_required() or extra.get("crdRequired"):
             required.append(json_name)
-    schema: dict[str, Any] = {"properties": dict(sorted(properties.items()))}
+    schema: dict[str, Any] = {}
+    if properties:
+        schema["properties"] = dict(sorted(properties.items()))
     if required:
         schema["required"] = sorted(required)
     schema["type"] = "object"
