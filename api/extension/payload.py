@@ -105,6 +105,10 @@ _GO_FIELD_ORDER: dict[str, tuple[str, ...]] = {
 }
 
 
+# Map-typed fields of those models (Go writes map keys sorted).
+_GO_MAP_FIELDS = frozenset({"matchLabels"})
+
+
 def _reorder(data: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
     return {k: data[k] for k in order if k in data} | {k: v for k, v in data.items()
                                                         if k not in order}
@@ -115,11 +119,15 @@ def _go_field_order(kind: str) -> _WrapSerializer:
         data = handler(value)
         if not isinstance(data, dict):
             return data
-        data = _reorder(data, _GO_FIELD_ORDER[kind])
+        # Every field of these models is omitempty in Go.
+        data = _reorder({k: v for k, v in data.items() if v not in ("", [], {})},
+                        _GO_FIELD_ORDER[kind])
         for key, value in data.items():
             nested = _GO_FIELD_ORDER.get(f"{kind}/{key}")
             if nested and isinstance(value, dict):
                 data[key] = _reorder(value, nested)
+            elif key in _GO_MAP_FIELDS and isinstance(value, dict):
+                data[key] = dict(sorted(value.items()))
         return data
 
     return _WrapSerializer(serialize)
