@@ -1,0 +1,93 @@
+"""Helpers for tests that run against the embedded API server.
+
+    srv = start()
+    core = CoreV1Api(api_client(srv))
+    out = Kubectl(srv).run("get", "pods", "-A")
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from typing import Any
+
+from .server import ServerHandle
+
+
+def api_client(srv: ServerHandle) -> Any:
+    """An official-client ``ApiClient`` configured from the server's kubeconfig."""
+    from kubernetes import config
+
+    return config.new_client_from_config(config_file=srv.kubeconfig)
+
+
+def kubectl_binary() -> str | None:
+    """The kubectl to use: $KUBECTL, then PATH, then /usr/bin/kubectl."""
+    for cand in (os.environ.get("KUBECTL"), shutil.which("kubectl"), "/usr/bin/kubectl"):
+        if cand and os.path.exists(cand):
+            return cand
+    return None
+
+
+class Kubectl:
+    """Runs the real kubectl against a server, with a private discovery cache."""
+
+    def __init__(self, srv: ServerHandle, binary: str | None = None) -> None:
+        self.srv = srv
+        self.binary = binary or kubectl_binary()
+        if self.binary is None:
+            raise FileNotFoundError("kubectl not found")
+        self.cache = tempfile.mkdtemp(prefix="kubectl-cache-")
+
+    def argv(self, *args: str) -> list[str]:
+        return [self.binary, "--kubeconfig", self.srv.kubeconfig, "--cache-dir", self.cache,
+                *args]
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.setdefault("HOME", self.cache)
+        env["KUBECONFIG"] = self.srv.kubeconfig
+        return env
+
+    def run(self, *args: str, input: str | None = None, timeout: float = 30,
+            check: bool = True) -> subprocess.CompletedProcess[str]:
+        p = subprocess.run(self.argv(*args), input=input, capture_output=True, text=True,
+                           timeout=timeout, env=self.env())
+        if check and p.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({p.returncode}):\n"
+                                 f"{p.stdout}\n{p.stderr}")
+        return p
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(self.argv(*args), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=self.env())
+
+    def close(self) -> None:
+        shutil.rmtree(self.cache, ignore_errors=True)
+
+
+def raw_request(api: Any, method: str, path: str, body: Any = None,
+                content_type: str = "application/json",
+                query: dict[str, str] | None = None) -> tuple[int, Any]:
+    """A request through an official-client ``ApiClient`` (TLS and token from its config),
+    returning (status, decoded JSON body) without raising on error statuses."""
+    import json
+    from urllib.parse import urlencode
+
+    from kubernetes.client.rest import ApiException
+
+    cfg = api.configuration
+    headers = {"Content-Type": content_type, "Accept": "application/json"}
+    for setting in cfg.auth_settings().values():
+        if setting.get("in") == "header" and setting.get("value"):
+            headers[setting["key"]] = setting["value"]
+    url = cfg.host + path + ("?" + urlencode(query) if query else "")
+    try:
+        resp = api.rest_client.request(method, url, headers=headers, body=body)
+    except ApiException as e:
+        return e.status, json.loads(e.body) if e.body else None
+    resp.read() if hasattr(resp, "read") else None
+    payload = resp.data
+    return resp.status, json.loads(payload) if payload else None
