@@ -225,7 +225,7 @@ class Reservation(KubeObject):
 
     @property
     def node_name(self) -> str:
-        """The node the Reservation is scheduled on, else the node its template pins, else ``""``."""
+        """The node the Reservation is scheduled on, else the one its template pins, else ``""``."""
         if self.status and self.status.node_name:
             return self.status.node_name
         return self.spec.template_node_name
