@@ -7,8 +7,10 @@ honours for custom resources, whose schemas it knows). So each group-version doc
 for every resource, the PATCH operation with its ``x-kubernetes-group-version-kind`` and the
 ``fieldValidation`` parameter, and nothing else: no schemas. Without schemas kubectl falls back
 to its compiled-in types for strategic merge patches (apply, label, annotate), as it does for
-old servers. ``/openapi/v2`` answers 404, as on servers that disabled it; kubectl only reads it
-when v3 is missing.
+old servers. ``/openapi/v2`` is read by kubectl only when v3 is missing, or to validate a
+``kind: List`` on the client side; for that it gets an empty document (an empty protobuf
+``openapi_v2.Document``, or ``{"swagger": "2.0"}`` for JSON clients), in which kubectl finds no
+schema and so skips client-side validation.
 """
 
 from __future__ import annotations
@@ -71,7 +73,16 @@ def root(reg: Registry) -> dict[str, Any]:
     return {"paths": paths}
 
 
+V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+
 def serve(reg: Registry, segs: list[str], request: web.Request) -> web.Response:
+    if segs == ["v2"]:
+        if "protobuf" in request.headers.get("Accept", ""):
+            return web.Response(body=b"", headers={"Content-Type": V2_PROTOBUF})
+        return web.Response(body=orjson.dumps({
+            "swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.32.0"},
+            "paths": {}, "definitions": {}}), content_type="application/json")
     if segs[:1] == ["v3"]:
         rest = segs[1:]
         if not rest:
