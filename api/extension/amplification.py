@@ -116,5 +116,5 @@ __all__ = [
     "ANNOTATION_NODE_RAW_ALLOCATABLE", "ANNOTATION_NODE_RESOURCE_AMPLIFICATION_RATIO", "amplify",
     "amplify_quantity", "amplify_resource_list", "format_ratio", "format_raw_allocatable",
     "format_resource_amplification_ratios", "get_resource_amplification_ratio",
-    "parse_raw_allocatable", "parse_resource_amplification_ratios"
+    "parse_raw_allocatable", "parse_resource_amplification_ratios",
 ]

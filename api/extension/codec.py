@@ -127,8 +127,16 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def require_str(key: str, raw: Any) -> str:
+    """``raw`` itself when it is a string (label and annotation values always are)."""
+    if not isinstance(raw, str):
+        raise MalformedValueError(key, f"expected a string value, got {type(raw).__name__}")
+    return raw
+
+
 def decode_json(key: str, raw: str) -> Any:
     """``raw`` parsed as strict JSON (no NaN/Infinity), else MalformedValueError for ``key``."""
+    require_str(key, raw)
     try:
         return json.loads(raw, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
@@ -188,6 +196,7 @@ def decode_value(key: str, raw: str, adapter: TypeAdapter[T]) -> T | None:
 
 def parse_int_value(key: str, raw: str, *, base: int = 10, bits: int = 64) -> int:
     """:func:`parse_int` failing with MalformedValueError for ``key``."""
+    require_str(key, raw)
     try:
         return parse_int(raw, base=base, bits=bits)
     except ValueError as exc:
@@ -196,6 +205,7 @@ def parse_int_value(key: str, raw: str, *, base: int = 10, bits: int = 64) -> in
 
 def parse_bool_value(key: str, raw: str) -> bool:
     """:func:`parse_bool` failing with MalformedValueError for ``key``."""
+    require_str(key, raw)
     try:
         return parse_bool(raw)
     except ValueError as exc:
@@ -204,6 +214,7 @@ def parse_bool_value(key: str, raw: str) -> bool:
 
 def parse_float_value(key: str, raw: str) -> float:
     """:func:`parse_float` failing with MalformedValueError for ``key``."""
+    require_str(key, raw)
     try:
         return parse_float(raw)
     except ValueError as exc:
@@ -213,5 +224,5 @@ def parse_float_value(key: str, raw: str) -> float:
 __all__ = [
     "INT32_MAX", "INT32_MIN", "INT64_MAX", "INT64_MIN", "decode_json", "decode_model",
     "decode_value", "describe_validation_error", "parse_bool", "parse_bool_value", "parse_float",
-    "parse_float_value", "parse_int", "parse_int_value", "validate"
+    "parse_float_value", "parse_int", "parse_int_value", "require_str", "validate",
 ]

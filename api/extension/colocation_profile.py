@@ -27,5 +27,5 @@ def is_controller_managed(labels: Mapping[str, str] | None) -> bool:
 
 __all__ = [
     "ANNOTATION_SKIP_UPDATE_RESOURCES", "LABEL_CONTROLLER_MANAGED", "LABEL_ENABLE_COLOCATION",
-    "is_controller_managed", "should_skip_update_resources"
+    "is_controller_managed", "should_skip_update_resources",
 ]

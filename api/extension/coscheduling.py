@@ -252,5 +252,5 @@ __all__ = [
     "get_gang_id", "get_gang_match_policy", "get_gang_min_num", "get_gang_mode", "get_gang_name",
     "get_gang_total_num", "get_gang_wait_time", "get_pod_network_topology_index",
     "parse_gang_groups", "parse_gang_min_num", "parse_gang_total_num", "parse_gang_wait_time",
-    "parse_network_topology_spec", "parse_pod_network_topology_index", "sort_pods_by_index"
+    "parse_network_topology_spec", "parse_pod_network_topology_index", "sort_pods_by_index",
 ]

@@ -90,5 +90,5 @@ __all__ = [
     "LABEL_CPU_NORMALIZATION_ENABLED", "NORMALIZATION_RATIO_DIFF_EPSILON", "CPUBasicInfo",
     "format_cpu_basic_info", "format_cpu_normalization_ratio",
     "is_cpu_normalization_ratio_different", "parse_cpu_basic_info",
-    "parse_cpu_normalization_enabled", "parse_cpu_normalization_ratio"
+    "parse_cpu_normalization_enabled", "parse_cpu_normalization_ratio",
 ]

@@ -62,5 +62,5 @@ __all__ = [
     "DEPRECATED_GPU_CORE", "DEPRECATED_GPU_DRIVER", "DEPRECATED_GPU_MEMORY",
     "DEPRECATED_GPU_MEMORY_RATIO", "DEPRECATED_GPU_MODEL", "DEPRECATED_KOORD_FPGA",
     "DEPRECATED_KOORD_GPU", "DEPRECATED_KOORD_RDMA", "KOORD_BATCH_CPU", "KOORD_BATCH_MEMORY",
-    "translate_deprecated_resource_name"
+    "translate_deprecated_resource_name",
 ]

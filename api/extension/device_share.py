@@ -300,5 +300,5 @@ __all__ = [
     "format_device_joint_allocate", "format_gpu_partition_spec", "format_gpu_partition_table",
     "get_gpu_partition_policy", "is_secondary_device_well_planned", "parse_device_allocate_hints",
     "parse_device_allocations", "parse_device_joint_allocate", "parse_gpu_partition_spec",
-    "parse_gpu_partition_table"
+    "parse_gpu_partition_table",
 ]

@@ -202,5 +202,5 @@ __all__ = [
     "get_quota_tree_id", "get_shared_weight", "is_allow_force_update", "is_allow_lent_resource",
     "is_forbidden_modify", "is_parent_quota", "is_pod_non_preemptible", "is_tree_root_quota",
     "parse_max_strict_check_resource_keys", "parse_quota_namespaces", "parse_quota_resource_list",
-    "parse_resource_keys", "parse_shared_weight"
+    "parse_resource_keys", "parse_shared_weight",
 ]

@@ -13,7 +13,13 @@ from enum import StrEnum
 from pydantic import TypeAdapter
 
 from api.errors import MalformedValueError
-from api.extension.codec import INT32_MAX, decode_model, decode_value, parse_int_value
+from api.extension.codec import (
+    INT32_MAX,
+    decode_model,
+    decode_value,
+    parse_int_value,
+    require_str,
+)
 from api.extension.constants import DOMAIN_PREFIX, SCHEDULING_DOMAIN_PREFIX
 from api.extension.objects import KubeDict, labels_of
 from api.extension.payload import GoDeleteOptions, GoPayload, GoTime, dump_json
@@ -52,7 +58,7 @@ def parse_eviction_cost(annotations: Mapping[str, str] | None) -> int:
     raw = (annotations or {}).get(ANNOTATION_EVICTION_COST)
     if raw is None:
         return 0
-    first = raw[:1]
+    first = require_str(ANNOTATION_EVICTION_COST, raw)[:1]
     if not (first == "-" or raw == "0" or "1" <= first <= "9"):
         raise MalformedValueError(ANNOTATION_EVICTION_COST,
                                   f"{raw!r} must be a decimal integer without '+' or leading 0")
@@ -128,5 +134,5 @@ __all__ = [
     "ANNOTATION_SOFT_EVICTION", "EVICTION_COST_NEVER", "LABEL_POD_EVICT_ENABLED",
     "EvictionFeature", "SoftEvictionSpec", "format_eviction_policy", "format_soft_eviction",
     "get_eviction_priority", "is_eviction_allowed", "parse_eviction_cost", "parse_eviction_policy",
-    "parse_eviction_priority", "parse_soft_eviction", "pod_evict_enabled"
+    "parse_eviction_priority", "parse_soft_eviction", "pod_evict_enabled",
 ]

@@ -127,5 +127,5 @@ __all__ = [
     "get_estimated_scaling_factors", "get_estimated_seconds_after_initialized",
     "get_estimated_seconds_after_pod_scheduled", "parse_custom_usage_thresholds",
     "parse_estimated_scaling_factors", "parse_estimated_seconds_after_initialized",
-    "parse_estimated_seconds_after_pod_scheduled"
+    "parse_estimated_seconds_after_pod_scheduled",
 ]

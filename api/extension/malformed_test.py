@@ -237,6 +237,8 @@ CASES: list[tuple[Callable[[Mapping[str, str]], Any], str, str]] = [
     (parse_cpu_normalization_ratio, ANNOTATION_CPU_NORMALIZATION_RATIO, "1,20"),
     (parse_resource_amplification_ratios, ANNOTATION_NODE_RESOURCE_AMPLIFICATION_RATIO,
      '{"cpu":"1.22"}'),
+    (parse_resource_amplification_ratios, ANNOTATION_NODE_RESOURCE_AMPLIFICATION_RATIO,
+     '{"cpu":1e999}'),
     (parse_raw_allocatable, ANNOTATION_NODE_RAW_ALLOCATABLE, '{"cpu":true}'),
     (parse_origin_extended_allocatable, ANNOTATION_NODE_ORIGIN_EXTENDED_ALLOCATABLE,
      '{"resources":["kubernetes.io/batch-cpu"]}'),
@@ -272,6 +274,19 @@ def test_malformed_value_raises_malformed_value_error(parse, key, value):
         pytest.fail(f"{key}={value!r} raised {type(exc).__name__}: {exc}")
     else:
         pytest.fail(f"{key}={value!r} was accepted")
+
+
+@pytest.mark.parametrize(("parse", "key"), [
+    (parse_resource_spec, ANNOTATION_RESOURCE_SPEC),
+    (parse_eviction_cost, ANNOTATION_EVICTION_COST),
+    (parse_oom_score_adj, ANNOTATION_OOM_SCORE_ADJ),
+    (parse_network_bandwidth, ANNOTATION_NODE_NETWORK_BANDWIDTH),
+    (parse_cpu_normalization_enabled, LABEL_CPU_NORMALIZATION_ENABLED),
+])
+def test_a_value_that_is_not_a_string_is_malformed_too(parse, key):
+    with pytest.raises(MalformedValueError) as info:
+        parse({key: 42})
+    assert info.value.key == key
 
 
 def test_the_table_is_large_and_covers_many_keys():

@@ -54,5 +54,5 @@ def format_scheduling_hint(hint: SchedulingHint) -> str:
 __all__ = [
     "ANNOTATION_ORIGINAL_SCHEDULER_NAME", "ANNOTATION_SCHEDULING_HINT",
     "DEPRECATED_ANNOTATION_SCHEDULING_HINT", "LABEL_SCHEDULER_NAME", "SchedulingHint",
-    "format_scheduling_hint", "get_scheduler_name", "parse_scheduling_hint"
+    "format_scheduling_hint", "get_scheduler_name", "parse_scheduling_hint",
 ]

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from api.core import QUANTITY_PATTERN, format_quantity, quantity_format, quantity_value
 from api.errors import MalformedValueError
-from api.extension.codec import decode_model
+from api.extension.codec import decode_model, require_str
 from api.extension.constants import NODE_DOMAIN_PREFIX
 from api.extension.payload import ALWAYS, GoPayload, GoResourceList, OptBool
 
@@ -119,7 +119,7 @@ def parse_network_bandwidth(annotations: Mapping[str, str] | None) -> str | None
     raw = (annotations or {}).get(ANNOTATION_NODE_NETWORK_BANDWIDTH)
     if raw is None:
         return None
-    if not _QUANTITY.match(raw):
+    if not _QUANTITY.match(require_str(ANNOTATION_NODE_NETWORK_BANDWIDTH, raw)):
         raise MalformedValueError(ANNOTATION_NODE_NETWORK_BANDWIDTH,
                                   f"{raw!r} is not a resource quantity (like '10M', '25G')")
     return raw
@@ -198,5 +198,5 @@ __all__ = [
     "format_node_reservation", "format_origin_extended_allocatable", "format_system_qos_resource",
     "format_third_party_allocations", "get_reserved_cpus", "parse_network_bandwidth",
     "parse_node_reservation", "parse_origin_extended_allocatable", "parse_system_qos_resource",
-    "parse_third_party_allocations", "third_party_allocated_by_priority"
+    "parse_third_party_allocations", "third_party_allocated_by_priority",
 ]

@@ -87,5 +87,5 @@ __all__ = [
     "ANNOTATION_NODE_COLOCATION_STRATEGY", "LABEL_CPU_RECLAIM_RATIO", "LABEL_MEMORY_RECLAIM_RATIO",
     "LABEL_MID_STATIC_CPU_RESERVED_RATIO", "LABEL_MID_STATIC_MEMORY_RESERVED_RATIO",
     "RATIO_LABEL_FIELDS", "get_node_colocation_strategy", "get_ratio_label_percent",
-    "parse_node_colocation_strategy", "parse_ratio_label"
+    "parse_node_colocation_strategy", "parse_ratio_label",
 ]

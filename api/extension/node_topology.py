@@ -140,5 +140,5 @@ __all__ = [
     "KubeletCPUManagerPolicy", "PodCPUAlloc", "format_cpu_shared_pools", "format_cpu_topology",
     "format_kubelet_cpu_manager_policy", "format_pod_cpu_allocs", "parse_be_cpu_shared_pools",
     "parse_cpu_shared_pools", "parse_cpu_topology", "parse_kubelet_cpu_manager_policy",
-    "parse_pod_cpu_allocs"
+    "parse_pod_cpu_allocs",
 ]

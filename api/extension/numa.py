@@ -180,5 +180,5 @@ __all__ = [
     "ResourceStatus", "format_numa_topology_spec", "format_resource_spec",
     "format_resource_status", "get_node_cpu_bind_policy", "get_node_numa_allocate_strategy",
     "get_node_numa_topology_policy", "is_numa_reservation_enabled", "parse_numa_topology_spec",
-    "parse_resource_spec", "parse_resource_status"
+    "parse_resource_spec", "parse_resource_status",
 ]

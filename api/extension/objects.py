@@ -47,5 +47,5 @@ def spec_of(obj: KubeDict | None) -> Mapping[str, Any]:
 
 
 __all__ = [
-    "EMPTY", "KubeDict", "annotations_of", "labels_of", "metadata_of", "name_of", "spec_of"
+    "EMPTY", "KubeDict", "annotations_of", "labels_of", "metadata_of", "name_of", "spec_of",
 ]

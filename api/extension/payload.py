@@ -18,12 +18,12 @@ from typing import Annotated, Any, ClassVar
 
 from annotated_types import Interval
 from pydantic import (
+    AllowInfNan,
     BaseModel,
     PlainSerializer,
     SerializerFunctionWrapHandler,
     Strict,
     StrictBool,
-    StrictFloat,
     TypeAdapter,
     model_serializer,
     model_validator,
@@ -57,7 +57,8 @@ PTR = _Emit("ptr")
 # Go integers: JSON numbers without a fraction, in range; strings and booleans are rejected.
 GoInt32 = Annotated[int, Strict(), Interval(ge=INT32_MIN, le=INT32_MAX)]
 GoInt64 = Annotated[int, Strict(), Interval(ge=INT64_MIN, le=INT64_MAX)]
-GoFloat = StrictFloat
+# float64: JSON numbers only; values beyond float64 (1e999) are rejected as Go does.
+GoFloat = Annotated[float, Strict(), AllowInfNan(False)]
 GoBool = StrictBool
 
 # Pointer fields (``*int64``, ``*bool`` with omitempty): written whenever set, even to zero.
@@ -225,5 +226,5 @@ def dump_json(adapter: TypeAdapter[Any], value: Any) -> str:
 __all__ = [
     "ALWAYS", "PTR", "SORTED", "AnyMap", "GoBool", "GoDeleteOptions", "GoDuration", "GoFloat",
     "GoInt32", "GoInt64", "GoLabelSelector", "GoObjectReference", "GoPayload", "GoQuantity",
-    "GoResourceList", "GoTime", "Int64Map", "OptBool", "OptInt64", "StrMap", "dump_json"
+    "GoResourceList", "GoTime", "Int64Map", "OptBool", "OptInt64", "StrMap", "dump_json",
 ]

@@ -43,5 +43,5 @@ def parse_pre_allocatable_priority(annotations: Mapping[str, str] | None) -> int
 __all__ = [
     "ANNOTATION_POD_PRE_ALLOCATABLE_PRIORITY", "LABEL_POD_MUTATING_UPDATE",
     "LABEL_POD_PRE_ALLOCATABLE", "LABEL_POD_SKIP_ENHANCED_VALIDATION", "is_pod_mutating_update",
-    "is_pod_pre_allocatable", "is_pod_skip_enhanced_validation", "parse_pre_allocatable_priority"
+    "is_pod_pre_allocatable", "is_pod_skip_enhanced_validation", "parse_pre_allocatable_priority",
 ]

@@ -269,5 +269,5 @@ __all__ = [
     "PodMemoryQOSPolicy", "PodNetworkQOS", "format_oom_score_adj_spec", "format_pod_qos",
     "get_core_sched_group_id", "get_core_sched_policy", "parse_oom_score_adj",
     "parse_oom_score_adj_spec", "parse_pod_blkio_qos", "parse_pod_cpu_burst", "parse_pod_cpu_qos",
-    "parse_pod_memory_qos", "parse_pod_network_qos"
+    "parse_pod_memory_qos", "parse_pod_network_qos",
 ]

@@ -42,5 +42,5 @@ def is_pod_preemptible(pod: KubeDict | None) -> bool:
 
 __all__ = [
     "DEFAULT_PREEMPTION_POLICY", "LABEL_DISABLE_PREEMPTIBLE", "LABEL_POD_PREEMPTION_POLICY",
-    "PreemptionPolicy", "get_pod_koord_preemption_policy", "is_pod_preemptible"
+    "PreemptionPolicy", "get_pod_koord_preemption_policy", "is_pod_preemptible",
 ]

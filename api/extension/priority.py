@@ -152,5 +152,5 @@ __all__ = [
     "PriorityClass", "default_priority_value", "format_sub_priority", "get_pod_priority_class_raw",
     "get_pod_priority_class_with_default", "get_pod_priority_value_with_default",
     "get_pod_sub_priority", "parse_sub_priority", "priority_class_by_name",
-    "priority_class_by_value", "priority_class_for_qos"
+    "priority_class_by_value", "priority_class_for_qos",
 ]

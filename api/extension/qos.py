@@ -149,5 +149,5 @@ __all__ = [
     "LABEL_POD_QOS", "QOS_CLASS_FOR_GUARANTEED", "KubeQoSClass", "QoSClass",
     "compute_kube_qos_class", "get_kube_qos_class", "get_pod_qos_class_raw",
     "get_pod_qos_class_with_default", "get_qos_class_by_labels", "qos_class_by_name",
-    "qos_class_for_kube_qos"
+    "qos_class_for_kube_qos",
 ]

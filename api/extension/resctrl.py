@@ -59,5 +59,5 @@ def format_resctrl(config: ResctrlConfig) -> str:
 
 __all__ = [
     "ANNOTATION_RESCTRL", "ResctrlConfig", "ResctrlSchemata", "SchemataConfig",
-    "SchemataPerCacheConfig", "format_resctrl", "parse_resctrl"
+    "SchemataPerCacheConfig", "format_resctrl", "parse_resctrl",
 ]

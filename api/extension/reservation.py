@@ -264,5 +264,5 @@ __all__ = [
     "is_reservation_ignored", "is_reservation_operating_mode",
     "parse_exact_match_reservation_spec", "parse_reservation_affinity",
     "parse_reservation_allocated", "parse_reservation_current_owner", "parse_reservation_order",
-    "parse_reservation_owners", "parse_reservation_restricted_options"
+    "parse_reservation_owners", "parse_reservation_restricted_options",
 ]

@@ -107,7 +107,7 @@ def parse_replace_resources(
     erase: list[str] = []
     replace: dict[str, str] = {}
     value = (annotations or {}).get(ANNOTATION_POD_REPLACE_RESOURCES)
-    if not value:
+    if not value or not isinstance(value, str):
         return erase, replace
     for mapping in value.split(","):
         parts = mapping.split(":")
@@ -135,5 +135,5 @@ __all__ = [
     "RESOURCE_EPHEMERAL_STORAGE", "RESOURCE_MEMORY", "RESOURCE_NAME_MAP",
     "ExtendedResourceContainerSpec", "ExtendedResourceSpec", "format_extended_resource_spec",
     "format_replace_resources", "parse_extended_resource_spec", "parse_replace_resources",
-    "translate_resource_name_by_priority_class", "translate_resource_quantity"
+    "translate_resource_name_by_priority_class", "translate_resource_quantity",
 ]

@@ -26,5 +26,5 @@ def get_topology_key_to_explain(pod: KubeDict | None) -> str:
 
 __all__ = [
     "LABEL_QUESTIONED_OBJECT_KEY", "LABEL_TOPOLOGY_KEY_TO_EXPLAIN", "get_explanation_key",
-    "get_topology_key_to_explain"
+    "get_topology_key_to_explain",
 ]
