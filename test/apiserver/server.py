@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from . import bootstrap, certs, crds, kubeconfig
+from . import bootstrap, certs, controllers, crds, kubeconfig
 from .api import Api
 from .handlers import Handlers
 from .storage import Storage
@@ -92,6 +92,7 @@ async def serve(options: Options | None = None) -> Server:
         ssl_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         ssl_ctx.load_cert_chain(files.cert, files.key)
     crds.install(api)
+    controllers.install(api)
     bootstrap.install(api, ca_pem)
     main_sock = _listen(o.host, o.port)
     port = main_sock.getsockname()[1]

@@ -93,8 +93,10 @@ def _pod_ready(pod: Obj) -> bool:
 def pdb_status(api: Api, pdb: Obj) -> Obj:
     """Compute a PDB's status from the pods it selects (the disruption controller's job).
 
-    ``expectedPods`` is the number of selected, non-terminal pods (the controllers' scale is not
-    consulted); healthy pods are Ready and not being deleted.
+    As upstream, an integer ``minAvailable`` counts the selected pods, while ``maxUnavailable``
+    and percentages use the scale of the pods' controllers (``spec.replicas`` of the owner named
+    by each pod's controller ownerReference; a pod without one counts as one). Healthy pods are
+    Ready and not being deleted.
     """
     ns = pdb["metadata"]["namespace"]
     sel = selector_from_object((pdb.get("spec") or {}).get("selector"))
@@ -102,10 +104,14 @@ def pdb_status(api: Api, pdb: Obj) -> Obj:
     pods = [st.obj for st in api.collection(pods_info).sorted_items(ns)
             if sel.matches(st.obj["metadata"].get("labels"))
             and (st.obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
-    expected = len(pods)
     healthy = sum(1 for p in pods if _pod_ready(p) and not p["metadata"].get(
         "deletionTimestamp"))
     spec = pdb.get("spec") or {}
+    min_avail = spec.get("minAvailable")
+    if spec.get("maxUnavailable") is None and isinstance(min_avail, int):
+        expected = len(pods)
+    else:
+        expected = _expected_scale(api, ns, pods)
     if spec.get("maxUnavailable") is not None:
         desired = max(0, expected - _scaled(spec["maxUnavailable"], expected, True))
     elif spec.get("minAvailable") is not None:
@@ -130,6 +136,27 @@ def pdb_status(api: Api, pdb: Obj) -> Obj:
             "lastTransitionTime": _transition(old, allowed > 0),
         }],
     }
+
+
+def _expected_scale(api: Api, ns: str, pods: list[Obj]) -> int:
+    owners: dict[tuple[str, str, str], int] = {}
+    total = 0
+    for p in pods:
+        ref = next((r for r in p["metadata"].get("ownerReferences") or []
+                    if r.get("controller")), None)
+        if ref is None:
+            total += 1
+            continue
+        key = (ref.get("apiVersion", ""), ref.get("kind", ""), ref.get("name", ""))
+        owners[key] = owners.get(key, 0) + 1
+    for (api_version, kind, name), count in owners.items():
+        group, _, version = api_version.rpartition("/")
+        info = api.registry.for_kind(group, version, kind)
+        st = api.collection(info).get(ns if info.namespaced else None, name) \
+            if info is not None else None
+        replicas = ((st.obj.get("spec") or {}).get("replicas") if st is not None else None)
+        total += replicas if isinstance(replicas, int) else count
+    return total
 
 
 def _transition(old_status: Obj, allowed: bool) -> str:

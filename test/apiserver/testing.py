@@ -70,7 +70,8 @@ class Kubectl:
 
 def raw_request(api: Any, method: str, path: str, body: Any = None,
                 content_type: str = "application/json",
-                query: dict[str, str] | None = None) -> tuple[int, Any]:
+                query: dict[str, str] | None = None,
+                accept: str = "application/json") -> tuple[int, Any]:
     """A request through an official-client ``ApiClient`` (TLS and token from its config),
     returning (status, decoded JSON body) without raising on error statuses."""
     import json
@@ -79,7 +80,7 @@ def raw_request(api: Any, method: str, path: str, body: Any = None,
     from kubernetes.client.rest import ApiException
 
     cfg = api.configuration
-    headers = {"Content-Type": content_type, "Accept": "application/json"}
+    headers = {"Content-Type": content_type, "Accept": accept}
     for setting in cfg.auth_settings().values():
         if setting.get("in") == "header" and setting.get("value"):
             headers[setting["key"]] = setting["value"]

@@ -1,0 +1,94 @@
+"""``python -m test.apiserver`` as its own process: fast start, kubeconfig, token auth, HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO_ROOT = Path(__file__).absolute().parents[2]
+
+
+@pytest.fixture(scope="module")
+def proc(tmp_path_factory):
+    kc = tmp_path_factory.mktemp("kc") / "kubeconfig"
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT) + os.pathsep + os.environ.get(
+        "PYTHONPATH", ""))
+    t0 = time.monotonic()
+    p = subprocess.Popen(
+        [sys.executable, "-m", "test.apiserver", "--port", "0", "--kubeconfig-out", str(kc),
+         "--token", "s3cret", "--http-port", "0"],
+        cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    line = p.stdout.readline().split()
+    startup = time.monotonic() - t0
+    assert line and line[0] == "READY", p.stderr.read() if p.stderr else ""
+    yield {"url": line[1], "kubeconfig": line[2], "http": line[3], "startup": startup,
+           "proc": p}
+    p.terminate()
+    p.wait(10)
+
+
+def get(url: str, token: str | None = None, ca: bytes | None = None) -> tuple[int, dict]:
+    req = urllib.request.Request(url)
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    ctx = None
+    if ca is not None:
+        ctx = ssl.create_default_context(cadata=ca.decode())
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=5) as r:
+            body = r.read()
+            return r.status, json.loads(body) if body.startswith(b"{") else {"text": body}
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_starts_fast_and_writes_kubeconfig(proc):
+    # Interpreter start and imports included; the server itself needs ~0.1 s.
+    assert proc["startup"] < 3.0
+    cfg = yaml.safe_load(Path(proc["kubeconfig"]).read_text())
+    cluster = cfg["clusters"][0]["cluster"]
+    assert cluster["server"] == proc["url"] and proc["url"].startswith("https://127.0.0.1:")
+    assert cluster["certificate-authority-data"]
+    assert cfg["users"][0]["user"]["token"] == "s3cret"
+
+
+def test_https_verified_with_written_ca_and_token_required(proc):
+    import base64
+
+    cfg = yaml.safe_load(Path(proc["kubeconfig"]).read_text())
+    ca = base64.b64decode(cfg["clusters"][0]["cluster"]["certificate-authority-data"])
+    code, body = get(proc["url"] + "/api/v1/namespaces", ca=ca)
+    assert code == 401 and body["reason"] == "Unauthorized"
+    code, body = get(proc["url"] + "/api/v1/namespaces", token="wrong", ca=ca)
+    assert code == 401
+    code, body = get(proc["url"] + "/api/v1/namespaces", token="s3cret", ca=ca)
+    assert code == 200 and body["kind"] == "NamespaceList"
+    code, _ = get(proc["url"] + "/healthz", ca=ca)
+    assert code == 200
+
+
+def test_plain_http_listener(proc):
+    assert proc["http"].startswith("http://127.0.0.1:")
+    code, body = get(proc["http"] + "/version", token="s3cret")
+    assert code == 200 and body["major"] == "1"
+    code, body = get(proc["http"] + "/api", token="s3cret")
+    assert code == 200 and body["versions"] == ["v1"]
+
+
+def test_official_client_with_token(proc):
+    from kubernetes import client, config
+
+    api = config.new_client_from_config(config_file=proc["kubeconfig"])
+    names = [n.metadata.name for n in client.CoreV1Api(api).list_namespace().items]
+    assert "default" in names
