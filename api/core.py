@@ -153,13 +153,13 @@ class ObjectReference(ApiModel):
 
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-map-type": "atomic"})
 
-    api_version: str | None = None
-    field_path: str | None = None
     kind: str | None = None
-    name: str | None = None
     namespace: str | None = None
-    resource_version: str | None = None
+    name: str | None = None
     uid: str | None = None
+    api_version: str | None = None
+    resource_version: str | None = None
+    field_path: str | None = None
 
 
 class Taint(ApiModel):
@@ -193,15 +193,15 @@ class NodeSelectorTerm(ApiModel):
 
 
 class Preconditions(ApiModel):
-    resource_version: str | None = None
     uid: str | None = None
+    resource_version: str | None = None
 
 
 class DeleteOptions(ApiModel):
     """metav1.DeleteOptions, as embedded in PodMigrationJob."""
 
-    api_version: str | None = None
     kind: str | None = None
+    api_version: str | None = None
     grace_period_seconds: Int64 | None = None
     preconditions: Preconditions | None = None
     orphan_dependents: bool | None = None
