@@ -8,11 +8,6 @@ strategy keys), ``host_application``, ``cpu_normalization``, ``resource_amplific
 """
 
 from api.configuration.colocation import (
-    ANNOTATION_NODE_COLOCATION_STRATEGY,
-    LABEL_CPU_RECLAIM_RATIO,
-    LABEL_MEMORY_RECLAIM_RATIO,
-    LABEL_MID_STATIC_CPU_RESERVED_RATIO,
-    LABEL_MID_STATIC_MEMORY_RESERVED_RATIO,
     CalculatePolicy,
     ColocationCfg,
     ColocationStrategy,
@@ -23,7 +18,6 @@ from api.configuration.colocation import (
     is_colocation_strategy_valid,
 )
 from api.configuration.cpu_normalization import (
-    LABEL_CPU_NORMALIZATION_ENABLED,
     CPUNormalizationCfg,
     CPUNormalizationStrategy,
     ModelRatioCfg,
@@ -32,7 +26,6 @@ from api.configuration.cpu_normalization import (
 from api.configuration.host_application import HostApplicationCfg, NodeHostApplicationCfg
 from api.configuration.merge import go_marshal, merge_cfg
 from api.configuration.node_strategies import (
-    ANNOTATION_NODE_BANDWIDTH,
     CPUBurstCfg,
     NodeCPUBurstCfg,
     NodeResourceQOSStrategy,
@@ -65,11 +58,11 @@ from api.configuration.slo_controller_config import (
 )
 
 __all__ = [
-    "ANNOTATION_NODE_BANDWIDTH", "ANNOTATION_NODE_COLOCATION_STRATEGY", "COLOCATION_CONFIG_KEY",
+    "COLOCATION_CONFIG_KEY",
     "CONFIG_NAMESPACE", "CPU_BURST_CONFIG_KEY", "CPU_NORMALIZATION_CONFIG_KEY",
-    "HOST_APPLICATION_CONFIG_KEY", "LABEL_CPU_NORMALIZATION_ENABLED", "LABEL_CPU_RECLAIM_RATIO",
-    "LABEL_MEMORY_RECLAIM_RATIO", "LABEL_MID_STATIC_CPU_RESERVED_RATIO",
-    "LABEL_MID_STATIC_MEMORY_RESERVED_RATIO", "RESOURCE_AMPLIFICATION_CONFIG_KEY",
+    "HOST_APPLICATION_CONFIG_KEY", "LABEL_CPU_RECLAIM_RATIO",
+    "LABEL_MID_STATIC_CPU_RESERVED_RATIO",
+    "RESOURCE_AMPLIFICATION_CONFIG_KEY",
     "RESOURCE_QOS_CONFIG_KEY", "RESOURCE_THRESHOLD_CONFIG_KEY", "SLO_CTRL_CONFIG_MAP",
     "SYSTEM_CONFIG_KEY", "CPUBurstCfg", "CPUNormalizationCfg", "CPUNormalizationStrategy",
     "CalculatePolicy", "ColocationCfg", "ColocationStrategy", "HostApplicationCfg",

@@ -19,8 +19,6 @@ IsColocationStrategyValid, GetNodeColocationStrategy) and the resolution done by
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -29,14 +27,15 @@ from pydantic import Field, ValidationError
 from api.base import GoJSONModel, Int64
 from api.configuration.merge import merge_cfg
 from api.configuration.profile import NodeCfgProfile, first_matching, node_annotations, node_labels
+from api.extension.node_colocation import (
+    ANNOTATION_NODE_COLOCATION_STRATEGY,
+    LABEL_CPU_RECLAIM_RATIO,
+    LABEL_MEMORY_RECLAIM_RATIO,
+    LABEL_MID_STATIC_CPU_RESERVED_RATIO,
+    LABEL_MID_STATIC_MEMORY_RESERVED_RATIO,
+    get_ratio_label_percent,
+)
 from api.slo.v1alpha1.nodemetric import AggregatePolicy, MemoryCollectPolicy
-
-# Node keys that override the colocation strategy (upstream apis/extension).
-ANNOTATION_NODE_COLOCATION_STRATEGY = "node.koordinator.sh/colocation-strategy"
-LABEL_CPU_RECLAIM_RATIO = "node.koordinator.sh/cpu-reclaim-ratio"
-LABEL_MEMORY_RECLAIM_RATIO = "node.koordinator.sh/memory-reclaim-ratio"
-LABEL_MID_STATIC_CPU_RESERVED_RATIO = "node.koordinator.sh/mid-static-cpu-reserved-ratio"
-LABEL_MID_STATIC_MEMORY_RESERVED_RATIO = "node.koordinator.sh/mid-static-memory-reserved-ratio"
 
 
 class CalculatePolicy:
@@ -215,21 +214,6 @@ def resolve_colocation_cfg(raw: ColocationCfg) -> ColocationCfg:
     return resolved
 
 
-_GO_FLOAT = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-
-
-def _ratio_percent(labels: Mapping[str, str], key: str) -> int | None:
-    """A ratio label as an integer percent (``"0.6"`` → 60, truncated); None when absent,
-    unparsable or negative, as upstream ignores those."""
-    text = labels.get(key)
-    if text is None or not _GO_FLOAT.match(text):
-        return None
-    value = float(text)
-    if value < 0 or not math.isfinite(value * 100):
-        return None
-    return int(value * 100)
-
-
 def colocation_strategy_on_node(node: Mapping[str, Any]) -> ColocationStrategy | None:
     """The strategy in the node's ``node.koordinator.sh/colocation-strategy`` annotation.
 
@@ -263,16 +247,14 @@ def apply_node_overrides(strategy: ColocationStrategy,
                        (LABEL_MID_STATIC_CPU_RESERVED_RATIO, "mid_static_cpu_reserved_percent"),
                        (LABEL_MID_STATIC_MEMORY_RESERVED_RATIO,
                         "mid_static_memory_reserved_percent")):
-        percent = _ratio_percent(labels, key)
+        percent = get_ratio_label_percent(labels, key)
         if percent is not None:
             setattr(result, field, percent)
     return result
 
 
 __all__ = [
-    "ANNOTATION_NODE_COLOCATION_STRATEGY", "LABEL_CPU_RECLAIM_RATIO",
-    "LABEL_MEMORY_RECLAIM_RATIO", "LABEL_MID_STATIC_CPU_RESERVED_RATIO",
-    "LABEL_MID_STATIC_MEMORY_RESERVED_RATIO", "MID_RECLAIM_MODE_STATIC", "CalculatePolicy",
+    "MID_RECLAIM_MODE_STATIC", "CalculatePolicy",
     "ColocationCfg", "ColocationStrategy", "InvalidColocationStrategyError",
     "NodeColocationCfg", "apply_node_overrides", "colocation_strategy_on_node",
     "colocation_strategy_problems", "default_colocation_cfg", "default_colocation_strategy",

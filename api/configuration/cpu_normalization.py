@@ -16,13 +16,7 @@ from api.base import GoJSONModel
 from api.configuration.merge import merge_cfg
 from api.configuration.profile import NodeCfgProfile, first_matching, node_labels, node_name
 from api.errors import MalformedValueError
-
-LABEL_CPU_NORMALIZATION_ENABLED = "node.koordinator.sh/cpu-normalization-enabled"
-
-# strconv.ParseBool's spellings.
-_GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
-             "0": False, "f": False, "F": False, "FALSE": False, "false": False,
-             "False": False}
+from api.extension.cpu_normalization import parse_cpu_normalization_enabled
 
 
 class ModelRatioCfg(GoJSONModel):
@@ -56,17 +50,14 @@ def default_cpu_normalization_strategy() -> CPUNormalizationStrategy:
 def cpu_normalization_enabled_label(node: Mapping[str, Any]) -> bool | None:
     """The node's ``cpu-normalization-enabled`` label as a bool, None when absent.
 
-    Raises MalformedValueError when it is not a Go bool (``true``, ``false``, ``1``, ``0``...).
+    Raises MalformedValueError naming the node when it is not a Go bool (``true``, ``0``...).
     """
-    text = node_labels(node).get(LABEL_CPU_NORMALIZATION_ENABLED)
-    if text is None:
-        return None
-    if text not in _GO_BOOLS:
+    try:
+        return parse_cpu_normalization_enabled(node_labels(node))
+    except MalformedValueError as err:
         name = node_name(node)
-        raise MalformedValueError(LABEL_CPU_NORMALIZATION_ENABLED,
-                                  f"{text!r} is not a boolean (true or false)",
-                                  obj=f"node {name}" if name else None)
-    return _GO_BOOLS[text]
+        raise MalformedValueError(err.key, err.reason,
+                                  obj=f"node {name}" if name else None) from None
 
 
 class CPUNormalizationCfg(CPUNormalizationStrategy):
@@ -107,7 +98,7 @@ class CPUNormalizationCfg(CPUNormalizationStrategy):
 
 
 __all__ = [
-    "LABEL_CPU_NORMALIZATION_ENABLED", "CPUNormalizationCfg", "CPUNormalizationStrategy",
+    "CPUNormalizationCfg", "CPUNormalizationStrategy",
     "ModelRatioCfg", "NodeCPUNormalizationCfg", "cpu_normalization_enabled_label",
     "default_cpu_normalization_strategy",
 ]

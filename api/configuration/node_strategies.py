@@ -28,6 +28,7 @@ from api.configuration.merge import merge_cfg
 from api.configuration.profile import NodeCfgProfile, first_matching, node_annotations, node_name
 from api.core import Quantity
 from api.errors import MalformedValueError
+from api.extension.node import ANNOTATION_NODE_NETWORK_BANDWIDTH
 from api.slo.v1alpha1.defaults import (
     default_cpu_burst_strategy,
     default_resource_threshold_strategy,
@@ -37,7 +38,6 @@ from api.slo.v1alpha1.resource_qos import ResourceQOSStrategy
 from api.slo.v1alpha1.strategies import CPUBurstStrategy, ResourceThresholdStrategy, SystemStrategy
 
 # Node annotation with the node's NIC bandwidth in bits/s (upstream apis/extension).
-ANNOTATION_NODE_BANDWIDTH = "node.koordinator.sh/network-bandwidth"
 
 S = TypeVar("S", bound=GoJSONModel)
 
@@ -158,7 +158,7 @@ def node_total_bandwidth(node: Mapping[str, Any]) -> str | None:
 
     Raises MalformedValueError when it is not a quantity.
     """
-    text = node_annotations(node).get(ANNOTATION_NODE_BANDWIDTH)
+    text = node_annotations(node).get(ANNOTATION_NODE_NETWORK_BANDWIDTH)
     if text is None:
         return None
     try:
@@ -166,7 +166,7 @@ def node_total_bandwidth(node: Mapping[str, Any]) -> str | None:
     except ValidationError:
         name = node_name(node)
         raise MalformedValueError(
-            ANNOTATION_NODE_BANDWIDTH,
+            ANNOTATION_NODE_NETWORK_BANDWIDTH,
             f"{text!r} is not a quantity (bits/s, like '10M' or '25G')",
             obj=f"node {name}" if name else None) from None
 
@@ -194,7 +194,7 @@ class SystemCfg(StrategyCfg[SystemStrategy]):
 
 
 __all__ = [
-    "ANNOTATION_NODE_BANDWIDTH", "CPUBurstCfg", "NodeCPUBurstCfg", "NodeResourceQOSStrategy",
+    "CPUBurstCfg", "NodeCPUBurstCfg", "NodeResourceQOSStrategy",
     "NodeResourceThresholdStrategy", "NodeSystemStrategy", "ResourceQOSCfg",
     "ResourceThresholdCfg", "StrategyCfg", "SystemCfg", "node_total_bandwidth", "strategy_part",
 ]
