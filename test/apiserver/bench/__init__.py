@@ -1,0 +1,1 @@
+"""Benchmarks of the embedded API server (``python -m test.apiserver.bench``)."""
