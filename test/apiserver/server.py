@@ -22,6 +22,7 @@ from aiohttp import web
 from . import bootstrap, certs, controllers, crds, kubeconfig
 from .api import Api
 from .handlers import Handlers
+from .nodes import NodeSpec, SimulatedNodes
 from .storage import Storage
 
 T = TypeVar("T")
@@ -38,6 +39,11 @@ class Options:
     workdir: str | None = None  # certificates and kubeconfig (default: a temporary dir)
     watch_cache_size: int = 20_000  # events kept per resource for watch resumption
     bookmark_interval: float = 5.0  # seconds between BOOKMARK events on idle watches
+    # Simulated kubelets (see nodes.py).
+    lease_interval: float = 10.0  # node Lease renewal
+    node_status_interval: float = 60.0  # node status heartbeat
+    pod_start_delay: float = 0.0  # bound pod -> Running
+    pod_termination_delay: float = 0.0  # graceful deletion -> gone
 
 
 @dataclass
@@ -54,6 +60,7 @@ class Server:
     ca_file: str | None
     token: str | None
     workdir: str
+    nodes: SimulatedNodes
     _tmp: tempfile.TemporaryDirectory[str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -94,6 +101,8 @@ async def serve(options: Options | None = None) -> Server:
     crds.install(api)
     controllers.install(api)
     bootstrap.install(api, ca_pem)
+    sim = SimulatedNodes(api, o.lease_interval, o.node_status_interval, o.pod_start_delay,
+                         o.pod_termination_delay)
     main_sock = _listen(o.host, o.port)
     port = main_sock.getsockname()[1]
     handlers = Handlers(api, o.token, f"{o.host}:{port}", o.bookmark_interval)
@@ -115,7 +124,7 @@ async def serve(options: Options | None = None) -> Server:
     kc = o.kubeconfig or os.path.join(workdir, "kubeconfig")
     kubeconfig.write(kc, url, ca_pem, o.token)
     return Server(o, api, handlers, runner, url, http_url, kc,
-                  files.ca_cert if files else None, o.token, workdir, tmp)
+                  files.ca_cert if files else None, o.token, workdir, sim, tmp)
 
 
 class ServerHandle:
@@ -158,6 +167,19 @@ class ServerHandle:
             return await fn()
 
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout)
+
+    def add_nodes(self, count: int = 1, prefix: str = "node-", start: int = 0,
+                  **spec: Any) -> list[str]:
+        """Register simulated nodes ``<prefix><n>``; ``spec`` holds NodeSpec fields (cpu,
+        memory, pods, labels, taints, ...). Returns their names."""
+        names = [f"{prefix}{i}" for i in range(start, start + count)]
+
+        async def run() -> None:
+            for n in names:
+                await self.server.nodes.register(NodeSpec(name=n, **spec))
+
+        self.call(run)
+        return names
 
     def stop(self) -> None:
         if not self.thread.is_alive():
