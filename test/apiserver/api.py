@@ -45,9 +45,10 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 
-# Admission hook: (operation, info, new object, old object or None, dry_run) -> None, may raise
-# ApiError; mutating hooks change ``new`` in place.
-AdmissionHook = Callable[[str, ResourceInfo, Obj, Obj | None, bool], Awaitable[None]]
+# Admission hook: (operation, info, new object or None (DELETE), old object or None (CREATE),
+# dry_run, subresource) -> None; may raise ApiError; mutating hooks change ``new`` in place.
+AdmissionHook = Callable[[str, ResourceInfo, Obj | None, Obj | None, bool, str | None],
+                         Awaitable[None]]
 
 
 class ListResult:
@@ -203,10 +204,11 @@ class Api:
             msg = ", ".join(f'unknown field "{u}"' for u in unknown)
             raise errors.bad_request(f"strict decoding error: {msg}")
 
-    async def _admit(self, hooks: list[AdmissionHook], op: str, info: ResourceInfo, new: Obj,
-                     old: Obj | None, dry_run: bool) -> None:
+    async def _admit(self, hooks: list[AdmissionHook], op: str, info: ResourceInfo,
+                     new: Obj | None, old: Obj | None, dry_run: bool,
+                     subresource: str | None = None) -> None:
         for hook in hooks:
-            await hook(op, info, new, old, dry_run)
+            await hook(op, info, new, old, dry_run, subresource)
 
     def _finish_write(self, info: ResourceInfo, type_: str, st: Stored) -> None:
         for fn in self.after_write:
@@ -439,7 +441,7 @@ class Api:
                     "FieldValueForbidden", "metadata.finalizers",
                     "Forbidden: no new finalizers can be added if the object is being deleted, "
                     f"found new finalizers {sorted(added)!r}")])
-        await self._admit(self.mutating, "UPDATE", info, obj, o, dry_run)
+        await self._admit(self.mutating, "UPDATE", info, obj, o, dry_run, subresource)
         if info.generation and self._spec_changed(info, obj, o):
             md["generation"] = int(om.get("generation") or 0) + 1
         causes = self._validate_meta(info, obj, strat)
@@ -449,7 +451,7 @@ class Api:
             causes += strat.validate_update(obj, o)
         if causes:
             raise errors.invalid(info.group, info.kind, md["name"], causes)
-        await self._admit(self.validating, "UPDATE", info, obj, o, dry_run)
+        await self._admit(self.validating, "UPDATE", info, obj, o, dry_run, subresource)
         cur = coll.get(md.get("namespace") if info.namespaced else None, md["name"])
         if cur is not old:
             raise errors.stale_update(info.group, info.plural, md["name"])
@@ -568,6 +570,10 @@ class Api:
                                   "Precondition failed: ResourceVersion in precondition: "
                                   f"{pre['resourceVersion']}, ResourceVersion in object meta: "
                                   f"{om.get('resourceVersion')}")
+        await self._admit(self.validating, "DELETE", info, None, old.obj, dry_run)
+        if coll.get(ns if info.namespaced else None, name) is not old:
+            raise errors.conflict(info.group, info.plural, name,
+                                  "the object has been modified during deletion")
         if info.storage == ("", "namespaces"):
             return self._delete_namespace(info, coll, old, dry_run)
         grace = self._grace_period(info, old.obj, options)

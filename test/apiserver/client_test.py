@@ -191,23 +191,29 @@ def test_status_subresource_and_main_resource_are_separate(core):
     assert p.status.phase == "Running"
 
 
-def test_strategic_merge_patch(core):
+def test_strategic_merge_patch(srv, core):
     core.create_namespaced_pod("default", {
         "metadata": {"name": "smp", "finalizers": ["a/b"]},
         "spec": {"containers": [
             {"name": "c1", "image": "img:1", "env": [{"name": "A", "value": "1"}]},
-            {"name": "c2", "image": "img:1"}],
-            "tolerations": [{"key": "k1", "operator": "Exists"}]}})
+            {"name": "c2", "image": "img:1"}]}})
     p = core.patch_namespaced_pod("smp", "default", {
         "metadata": {"finalizers": ["c/d"]},
-        "spec": {"containers": [{"name": "c2", "image": "img:2"}],
-                 "tolerations": [{"key": "k1", "operator": "Exists"},
-                                 {"key": "k2", "operator": "Exists"}]}})
+        "spec": {"containers": [{"name": "c2", "image": "img:2"}]}})
     assert [(c.name, c.image) for c in p.spec.containers] == [("c1", "img:1"), ("c2", "img:2")]
     assert p.spec.containers[0].env[0].name == "A"
     assert p.metadata.finalizers == ["a/b", "c/d"]
-    assert [t.key for t in p.spec.tolerations] == ["k1", "k2"]
     core.patch_namespaced_pod("smp", "default", {"metadata": {"finalizers": None}})
+    # tolerations have no patch strategy upstream: the list is replaced.
+    apps = client.AppsV1Api(api_client(srv))
+    tmpl = {"metadata": {"labels": {"a": "b"}},
+            "spec": {"containers": [{"name": "c", "image": "x"}],
+                     "tolerations": [{"key": "k1", "operator": "Exists"}]}}
+    apps.create_namespaced_daemon_set("default", {"metadata": {"name": "ds"}, "spec": {
+        "selector": {"matchLabels": {"a": "b"}}, "template": tmpl}})
+    ds = apps.patch_namespaced_daemon_set("ds", "default", {"spec": {"template": {"spec": {
+        "tolerations": [{"key": "k2", "operator": "Exists"}]}}}})
+    assert [t.key for t in ds.spec.template.spec.tolerations] == ["k2"]
 
 
 def test_namespace_deletion_removes_contents(core):

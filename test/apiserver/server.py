@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from . import bootstrap, certs, controllers, crds, kubeconfig
+from . import admission, bootstrap, certs, controllers, crds, kubeconfig
 from .api import Api
 from .handlers import Handlers
 from .nodes import NodeSpec, SimulatedNodes
@@ -61,12 +61,14 @@ class Server:
     token: str | None
     workdir: str
     nodes: SimulatedNodes
+    webhooks: admission.Webhooks
     _tmp: tempfile.TemporaryDirectory[str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     async def close(self) -> None:
         self.handlers.close_watchers()
         await self.runner.cleanup()
+        await self.webhooks.close()
         if self._tmp is not None:
             self._tmp.cleanup()
 
@@ -100,6 +102,7 @@ async def serve(options: Options | None = None) -> Server:
         ssl_ctx.load_cert_chain(files.cert, files.key)
     crds.install(api)
     controllers.install(api)
+    webhooks = admission.install(api)
     bootstrap.install(api, ca_pem)
     sim = SimulatedNodes(api, o.lease_interval, o.node_status_interval, o.pod_start_delay,
                          o.pod_termination_delay)
@@ -124,7 +127,7 @@ async def serve(options: Options | None = None) -> Server:
     kc = o.kubeconfig or os.path.join(workdir, "kubeconfig")
     kubeconfig.write(kc, url, ca_pem, o.token)
     return Server(o, api, handlers, runner, url, http_url, kc,
-                  files.ca_cert if files else None, o.token, workdir, sim, tmp)
+                  files.ca_cert if files else None, o.token, workdir, sim, webhooks, tmp)
 
 
 class ServerHandle:
