@@ -314,3 +314,39 @@ def test_binding(core):
         core.create_namespaced_pod_binding("tobind", "default", dict(
             body, target={"kind": "Node", "name": "node-2"}), _preload_content=False)
     assert status_of(e.value) == (409, "Conflict")
+
+
+def test_send_initial_events_and_legacy_watch_path(srv, core):
+    import json
+
+    core.create_namespace({"metadata": {"name": "sie"}})
+    core.create_namespaced_config_map("sie", {"metadata": {"name": "one"}})
+    resp = core.list_namespaced_config_map(
+        "sie", watch=True, send_initial_events=True, allow_watch_bookmarks=True,
+        resource_version_match="NotOlderThan", resource_version="", timeout_seconds=1,
+        _preload_content=False)
+    events = [json.loads(x) for x in resp.read().splitlines() if x.strip()]
+    assert [(e["type"], e["object"]["metadata"].get("name")) for e in events[:2]] == [
+        ("ADDED", "kube-root-ca.crt"), ("ADDED", "one")]
+    end = events[2]
+    assert end["type"] == "BOOKMARK"
+    assert end["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    from test.apiserver.testing import raw_request
+
+    c = core.api_client
+    rv = end["object"]["metadata"]["resourceVersion"]
+    core.create_namespaced_config_map("sie", {"metadata": {"name": "two"}})
+    code, body = raw_request(c, "GET", "/api/v1/watch/namespaces/sie/configmaps/two",
+                             query={"resourceVersion": rv, "timeoutSeconds": "1"})
+    assert code == 200
+    body = body if isinstance(body, bytes) else json.dumps(body).encode()
+    lines = [json.loads(x) for x in body.splitlines() if x.strip()]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in lines] == [("ADDED", "two")]
+    code, disc = raw_request(c, "GET", "/apis", accept=(
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+        "application/json"))
+    assert code == 200 and disc["kind"] == "APIGroupDiscoveryList"
+    apps = next(g for g in disc["items"] if g["metadata"]["name"] == "apps")
+    deploy = next(r for r in apps["versions"][0]["resources"] if r["resource"] == "deployments")
+    assert deploy["scope"] == "Namespaced" and deploy["shortNames"] == ["deploy"]
+    assert {s["subresource"] for s in deploy["subresources"]} == {"status", "scale"}

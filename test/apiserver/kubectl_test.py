@@ -182,6 +182,17 @@ def test_apply_update_uses_three_way_patch(kubectl, applied):
     assert d["metadata"]["labels"].get("team") == "koord"
 
 
+def test_server_side_apply(kubectl):
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"},
+          "data": {"a": "1"}}
+    assert "serverside-applied" in kubectl.run("apply", "--server-side", "-f", "-",
+                                               input=json.dumps(cm)).stdout
+    cm["data"] = {"a": "2"}
+    kubectl.run("apply", "--server-side", "-f", "-", input=json.dumps(cm))
+    got = json.loads(kubectl.run("get", "cm", "ssa", "-o", "json").stdout)
+    assert got["data"] == {"a": "2"}
+
+
 def test_scale_and_delete(kubectl, applied):
     kubectl.run("scale", "deployment", "nginx", "--replicas=5")
     d = json.loads(kubectl.run("get", "deployment", "nginx", "-o", "json").stdout)

@@ -117,5 +117,16 @@ def test_kubectl_shows_running_pods(srv, core):
         assert len(nodes) == 3 and all(line.split()[1] == "Ready" for line in nodes)
         # kubectl delete waits until the node has finished the pod.
         k.run("delete", "pod", "shown", "--timeout=10s")
+        # drain: cordon, then evict every pod on the node and wait for them to go.
+        for i in range(2):
+            core.create_namespaced_pod("default", pod(f"drained-{i}", "node-1"))
+        wait_for(lambda: all(core.read_namespaced_pod(f"drained-{i}", "default").status.phase
+                             == "Running" for i in range(2)))
+        out = k.run("drain", "node-1", "--force", "--timeout=20s").stdout
+        assert "node/node-1 drained" in out
+        assert core.read_node("node-1").spec.unschedulable is True
+        left = core.list_pod_for_all_namespaces(field_selector="spec.nodeName=node-1").items
+        assert [p.metadata.name for p in left] == []
+        k.run("uncordon", "node-1")
     finally:
         k.close()

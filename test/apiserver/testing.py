@@ -73,7 +73,8 @@ def raw_request(api: Any, method: str, path: str, body: Any = None,
                 query: dict[str, str] | None = None,
                 accept: str = "application/json") -> tuple[int, Any]:
     """A request through an official-client ``ApiClient`` (TLS and token from its config),
-    returning (status, decoded JSON body) without raising on error statuses."""
+    returning (status, decoded JSON body, or the raw bytes when the body is not one JSON
+    document, as for watch streams) without raising on error statuses."""
     import json
     from urllib.parse import urlencode
 
@@ -91,4 +92,9 @@ def raw_request(api: Any, method: str, path: str, body: Any = None,
         return e.status, json.loads(e.body) if e.body else None
     resp.read() if hasattr(resp, "read") else None
     payload = resp.data
-    return resp.status, json.loads(payload) if payload else None
+    if not payload:
+        return resp.status, None
+    try:
+        return resp.status, json.loads(payload)
+    except ValueError:
+        return resp.status, payload
