@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from . import discovery, errors, openapi, subresources, tables
+from . import discovery, errors, openapi, protobuf, subresources, tables
 from .api import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Api
 from .resources import ResourceInfo
 from .watch import Stored, Watcher
@@ -281,9 +281,7 @@ class Handlers:
             except yaml.YAMLError as e:
                 raise errors.bad_request(f"error decoding YAML: {e}") from None
         if ctype == "application/vnd.kubernetes.protobuf":
-            raise errors.ApiError(415, "UnsupportedMediaType",
-                                  "the body of the request was in an unknown format - accepted "
-                                  "media types include: application/json, application/yaml")
+            return protobuf.decode(raw)
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError as e:

@@ -182,6 +182,31 @@ def test_apply_update_uses_three_way_patch(kubectl, applied):
     assert d["metadata"]["labels"].get("team") == "koord"
 
 
+def test_imperative_create_commands_send_protobuf(kubectl):
+    kubectl.run("create", "namespace", "gen")
+    kubectl.run("create", "configmap", "cm", "--from-literal=a=b", "-n", "gen")
+    kubectl.run("create", "secret", "generic", "s", "--from-literal=p=q", "-n", "gen")
+    kubectl.run("create", "serviceaccount", "sa", "-n", "gen")
+    kubectl.run("create", "deployment", "web", "--image=nginx:1.27", "--replicas=3",
+                "--port=80", "-n", "gen")
+    kubectl.run("run", "box", "--image=busybox", "--labels=a=b", "-n", "gen", "--",
+                "sleep", "10")
+    kubectl.run("create", "priorityclass", "gen-pc", "--value=100")
+    got = json.loads(kubectl.run("get", "cm,secret,sa,deploy,pod", "-n", "gen", "-o",
+                                 "json").stdout)["items"]
+    by = {(o["kind"], o["metadata"]["name"]): o for o in got}
+    assert by[("ConfigMap", "cm")]["data"] == {"a": "b"}
+    assert by[("Secret", "s")]["data"] == {"p": "cQ=="}
+    assert ("ServiceAccount", "sa") in by and ("ServiceAccount", "default") in by
+    d = by[("Deployment", "web")]["spec"]
+    assert d["replicas"] == 3 and d["selector"] == {"matchLabels": {"app": "web"}}
+    assert d["template"]["spec"]["containers"][0]["ports"][0]["containerPort"] == 80
+    box = by[("Pod", "box")]
+    assert box["metadata"]["labels"] == {"a": "b"}
+    assert box["spec"]["containers"][0]["args"] == ["sleep", "10"]
+    assert "100" in kubectl.run("get", "pc", "gen-pc").stdout
+
+
 def test_server_side_apply(kubectl):
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"},
           "data": {"a": "1"}}
