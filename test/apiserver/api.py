@@ -80,6 +80,10 @@ class Api:
         self._pod_node = path_getter("spec.nodeName")
         self.terminating_namespaces: set[str] = set()
         self._ns_task: asyncio.Task[None] | None = None
+        # Every built-in watch cache starts now, so any resourceVersion a client saw can be
+        # watched from (collections of custom resources start when their CRD is created).
+        for info in self.registry.all():
+            self.collection(info)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -287,8 +291,9 @@ class Api:
         ns_filter = ns if info.namespaced and ns else None
         if labels.empty and fields.empty and ns_filter is None:
             return None
-        conv = info.from_storage
 
+        # Field selectors are evaluated on the stored form (core/v1 for events), as upstream
+        # converts field labels of other versions to the storage version's.
         def pred(obj: Obj) -> bool:
             md = obj["metadata"]
             if ns_filter is not None and md.get("namespace") != ns_filter:
@@ -296,7 +301,7 @@ class Api:
             if not labels.matches(md.get("labels")):
                 return False
             if not fields.empty:
-                return fields.matches(conv(obj) if conv else obj, getters)
+                return fields.matches(obj, getters)
             return True
 
         return pred
