@@ -747,7 +747,7 @@ class Api:
                 w.push(self.bookmark(info, self.storage.rv, initial_end=True))
         else:
             try:
-                start = int(rv)
+                start = int(rv) if rv not in ("", "0") else self.storage.rv
             except ValueError:
                 raise errors.bad_request(f"invalid resource version: {rv!r}") from None
             if coll.watch.too_old(start):

@@ -112,7 +112,7 @@ async def serve(options: Options | None = None) -> Server:
     app = web.Application(client_max_size=16 * 1024 * 1024)
     app.router.add_route("*", "/{tail:.*}", handlers.handle)
     runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                           handler_cancellation=True)
+                           handler_cancellation=True, shutdown_timeout=2.0)
     await runner.setup()
     await web.SockSite(runner, main_sock, ssl_context=ssl_ctx).start()
     scheme = "https" if o.tls else "http"
