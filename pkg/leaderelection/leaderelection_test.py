@@ -1,0 +1,239 @@
+"""Leader election logic on an in-memory lock: acquisition, expiry measured on the local clock,
+optimistic concurrency, release, renew-deadline loss, health check, flags."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+from dataclasses import replace
+
+import pytest
+
+from pkg.client.errors import ApiError, ConnectionFailure
+from pkg.leaderelection.config import (
+    LeaderElectionConfiguration,
+    add_leader_election_flags,
+    config_from_args,
+)
+from pkg.leaderelection.leaderelection import LeaderCallbacks, LeaderElector
+from pkg.leaderelection.resourcelock import (
+    LeaderElectionRecord,
+    format_micro_time,
+    parse_micro_time,
+)
+from pkg.util.clock import FakeClock
+
+
+class Store:
+    """One Lease: a record and a version, shared by every candidate's lock."""
+
+    def __init__(self) -> None:
+        self.record: LeaderElectionRecord | None = None
+        self.version = 0
+        self.fail = False
+        self.lock = threading.Lock()
+
+
+class FakeLock:
+    def __init__(self, store: Store, identity: str) -> None:
+        self.store = store
+        self.identity = identity
+        self.seen_version = -1
+
+    def describe(self) -> str:
+        return "ns/lock"
+
+    def get(self) -> LeaderElectionRecord | None:
+        with self.store.lock:
+            if self.store.fail:
+                raise ConnectionFailure("down")
+            self.seen_version = self.store.version
+            return self.store.record
+
+    def create(self, record: LeaderElectionRecord) -> None:
+        with self.store.lock:
+            if self.store.record is not None:
+                raise ApiError(409, "AlreadyExists", "exists")
+            self.store.record = record
+            self.store.version += 1
+            self.seen_version = self.store.version
+
+    def update(self, record: LeaderElectionRecord) -> None:
+        with self.store.lock:
+            if self.store.fail:
+                raise ConnectionFailure("down")
+            if self.seen_version != self.store.version:
+                raise ApiError(409, "Conflict", "the object has been modified")
+            self.store.record = record
+            self.store.version += 1
+            self.seen_version = self.store.version
+
+
+def callbacks() -> LeaderCallbacks:
+    return LeaderCallbacks(lambda stop: None, lambda: None)
+
+
+def elector(store: Store, identity: str, clock: FakeClock, **kw: float) -> LeaderElector:
+    return LeaderElector(FakeLock(store, identity), callbacks(), lease_duration=15,
+                         renew_deadline=10, retry_period=2, clock=clock, **kw)
+
+
+def test_expiry_is_measured_from_when_we_observed_the_record() -> None:
+    clock = FakeClock()
+    store = Store()
+    a, b = elector(store, "a", clock), elector(store, "b", clock)
+    assert a._try_acquire_or_renew() and store.record.holder_identity == "a"
+    assert not b._try_acquire_or_renew()
+    clock.step(14.9)
+    assert not b._try_acquire_or_renew(), "still within the lease as b observed it"
+    assert a._try_acquire_or_renew()  # a renews: the record changes
+    clock.step(0.5)
+    assert not b._try_acquire_or_renew(), "b sees the renewal: its wait starts over"
+    clock.step(14.9)
+    assert not b._try_acquire_or_renew()
+    clock.step(0.2)
+    assert b._try_acquire_or_renew()
+    assert store.record.holder_identity == "b" and store.record.leader_transitions == 1
+    assert not a._try_acquire_or_renew(), "a now sees a fresh holder"
+    assert b.get_leader() == "b"
+
+
+def test_wall_clock_skew_of_the_holder_does_not_matter() -> None:
+    clock = FakeClock()
+    store = Store()
+    a = elector(store, "a", clock)
+    # A holder whose clock is far ahead wrote a renewTime in the future: irrelevant.
+    store.record = LeaderElectionRecord("other", 15, clock.now() + 3600, clock.now() + 3600)
+    store.version = 1
+    assert not a._try_acquire_or_renew()
+    clock.step(15.1)
+    assert a._try_acquire_or_renew()
+
+
+def test_racing_candidates_only_one_wins() -> None:
+    clock = FakeClock()
+    store = Store()
+    store.record = LeaderElectionRecord("", 1, clock.now(), clock.now())
+    a_lock, b_lock = FakeLock(store, "a"), FakeLock(store, "b")
+    a_lock.get()
+    b_lock.get()
+    a_lock.update(LeaderElectionRecord("a", 15))
+    with pytest.raises(ApiError) as e:
+        b_lock.update(LeaderElectionRecord("b", 15))
+    assert e.value.status == 409
+
+
+def test_renewal_keeps_acquire_time_and_release_frees_the_lease() -> None:
+    clock = FakeClock()
+    store = Store()
+    a, b = elector(store, "a", clock), elector(store, "b", clock)
+    assert a._try_acquire_or_renew()
+    acquired = store.record.acquire_time
+    clock.step(2)
+    assert a._try_acquire_or_renew()
+    assert store.record.acquire_time == acquired and store.record.renew_time == clock.now()
+    assert not b._try_acquire_or_renew()
+    assert a.release()
+    assert store.record.holder_identity == "" and store.record.lease_duration_seconds == 1
+    assert b._try_acquire_or_renew(), "a released lease is free at once"
+
+
+def test_health_check_fails_when_renewals_stop() -> None:
+    clock = FakeClock()
+    store = Store()
+    a = elector(store, "a", clock)
+    assert a._try_acquire_or_renew()
+    a._leading = True
+    assert a.check(5) is None
+    clock.step(20.1)
+    assert "failed election to renew leadership" in (a.check(5) or "")
+
+
+def test_durations_are_validated() -> None:
+    store = Store()
+    with pytest.raises(ValueError, match="greater than renewDeadline"):
+        LeaderElector(FakeLock(store, "a"), callbacks(), lease_duration=5, renew_deadline=5)
+    with pytest.raises(ValueError, match="JitterFactor"):
+        LeaderElector(FakeLock(store, "a"), callbacks(), lease_duration=15, renew_deadline=2,
+                      retry_period=2)
+
+
+def test_run_leads_until_renewals_fail_for_the_renew_deadline() -> None:
+    store = Store()
+    started, leading_ended, stopped = threading.Event(), threading.Event(), threading.Event()
+    leaders: list[str] = []
+
+    def lead(leading_stop: threading.Event) -> None:
+        started.set()
+        leading_stop.wait()
+        leading_ended.set()
+
+    e = LeaderElector(FakeLock(store, "a"),
+                      LeaderCallbacks(lead, stopped.set, leaders.append),
+                      lease_duration=0.6, renew_deadline=0.4, retry_period=0.05)
+    stop = threading.Event()
+    t = threading.Thread(target=e.run, args=(stop,))
+    t.start()
+    assert started.wait(5) and e.is_leader() and leaders == ["a"]
+    failed_at = time.monotonic()
+    store.fail = True
+    t.join(5)
+    lost_after = time.monotonic() - failed_at
+    assert stopped.is_set() and leading_ended.wait(5) and not e.is_leader()
+    assert 0.3 <= lost_after < 1.5
+    assert store.record.holder_identity == "a", "a lost lease cannot be released"
+
+
+def test_run_releases_on_stop() -> None:
+    store = Store()
+    started, stopped = threading.Event(), threading.Event()
+    e = LeaderElector(FakeLock(store, "a"),
+                      LeaderCallbacks(lambda s: started.set(), stopped.set),
+                      lease_duration=3, renew_deadline=2, retry_period=0.05)
+    stop = threading.Event()
+    t = threading.Thread(target=e.run, args=(stop,))
+    t.start()
+    assert started.wait(5)
+    stop.set()
+    t.join(5)
+    assert stopped.is_set() and store.record.holder_identity == ""
+
+
+def test_micro_time_round_trip() -> None:
+    t = 1_700_000_000.123456
+    s = format_micro_time(t)
+    assert s == "2023-11-14T22:13:20.123456Z"
+    assert parse_micro_time(s) == pytest.approx(t)
+    assert parse_micro_time("garbage") is None and parse_micro_time(None) is None
+
+
+def test_flags_with_upstream_names_and_defaults() -> None:
+    defaults = LeaderElectionConfiguration(resource_name="koord-scheduler",
+                                           resource_namespace="koordinator-system")
+    p = argparse.ArgumentParser()
+    add_leader_election_flags(p, defaults)
+    assert config_from_args(p.parse_args([]), defaults) == defaults
+    assert defaults.leader_elect and defaults.lease_duration == 15
+    assert (defaults.renew_deadline, defaults.retry_period) == (10, 2)
+    assert defaults.resource_lock == "leases"
+    args = p.parse_args(["--leader-elect=false", "--leader-elect-lease-duration=3s",
+                         "--leader-elect-renew-deadline", "2s",
+                         "--leader-elect-retry-period=500ms",
+                         "--leader-elect-resource-namespace=ns"])
+    got = config_from_args(args, defaults)
+    assert got == replace(defaults, leader_elect=False, lease_duration=3, renew_deadline=2,
+                          retry_period=0.5, resource_namespace="ns")
+    assert config_from_args(p.parse_args(["--leader-elect"]), replace(
+        defaults, leader_elect=False)).leader_elect is True
+    # Flags not given keep the configuration file's values.
+    from_file = replace(defaults, lease_duration=30, renew_deadline=20)
+    assert config_from_args(p.parse_args(["--leader-elect-retry-period=1s"]), from_file) == \
+        replace(from_file, retry_period=1)
+    with pytest.raises(SystemExit):
+        p.parse_args(["--leader-elect-lease-duration=15"])
+    assert "only 'leases'" in " ".join(replace(defaults, resource_lock="endpoints").validate())
+    assert replace(defaults, resource_name="").validate() == [
+        "leaderElection.resourceName: Required value"]
+    help_text = " ".join(p.format_help().split())
+    assert "(default 15s)" in help_text and '(default "koordinator-' in help_text

@@ -1,0 +1,140 @@
+"""The lock: a ``coordination.k8s.io/v1`` Lease holding the leader election record.
+
+Corresponds to client-go ``tools/leaderelection/resourcelock`` (``LeaderElectionRecord``,
+``LeaseLock``; the old ConfigMap/Endpoints locks are gone upstream too). Writes are conditional
+on the Lease's resourceVersion, so of two candidates updating the same observed record only one
+succeeds (the other gets 409 Conflict).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from pkg.client.errors import ApiError
+from pkg.client.resources import LEASES
+from pkg.client.rest import Client
+
+LEASES_LOCK = "leases"
+
+
+@dataclass(frozen=True)
+class LeaderElectionRecord:
+    """Who leads, since when, and for how long a renewal counts. Times are wall-clock
+    seconds (the Lease stores them as RFC 3339 MicroTime)."""
+
+    holder_identity: str = ""
+    lease_duration_seconds: int = 0
+    acquire_time: float | None = None
+    renew_time: float | None = None
+    leader_transitions: int = 0
+
+    def to_lease_spec(self) -> dict[str, Any]:
+        spec: dict[str, Any] = {"holderIdentity": self.holder_identity,
+                                "leaseDurationSeconds": self.lease_duration_seconds,
+                                "leaseTransitions": self.leader_transitions}
+        if self.acquire_time is not None:
+            spec["acquireTime"] = format_micro_time(self.acquire_time)
+        if self.renew_time is not None:
+            spec["renewTime"] = format_micro_time(self.renew_time)
+        return spec
+
+    @classmethod
+    def from_lease_spec(cls, spec: dict[str, Any]) -> LeaderElectionRecord:
+        return cls(holder_identity=spec.get("holderIdentity") or "",
+                   lease_duration_seconds=int(spec.get("leaseDurationSeconds") or 0),
+                   acquire_time=parse_micro_time(spec.get("acquireTime")),
+                   renew_time=parse_micro_time(spec.get("renewTime")),
+                   leader_transitions=int(spec.get("leaseTransitions") or 0))
+
+
+def format_micro_time(t: float) -> str:
+    """metav1.MicroTime: ``2006-01-02T15:04:05.000000Z``."""
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_micro_time(value: Any) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+class ResourceLock(Protocol):
+    identity: str
+
+    def get(self) -> LeaderElectionRecord | None:
+        """The current record; None when the lock object does not exist."""
+        ...
+
+    def create(self, record: LeaderElectionRecord) -> None: ...
+
+    def update(self, record: LeaderElectionRecord) -> None:
+        """Write, conditional on the version last read; raises ApiError 409 on a race."""
+        ...
+
+    def describe(self) -> str: ...
+
+
+class LeaseLock:
+    """A Lease ``namespace/name`` written through a ``Client``."""
+
+    def __init__(self, client: Client, namespace: str, name: str, identity: str,
+                 timeout: float = 10.0) -> None:
+        if not name:
+            raise ValueError("leader election needs a lock name (--leader-elect-resource-name)")
+        if not identity:
+            raise ValueError("leader election needs an identity")
+        self.client = client
+        self.namespace = namespace
+        self.name = name
+        self.identity = identity
+        self.timeout = timeout
+        self._lease: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    def describe(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def get(self) -> LeaderElectionRecord | None:
+        try:
+            lease = self.client.request("GET", LEASES.path(self.namespace, self.name),
+                                        timeout=self.timeout)
+        except ApiError as e:
+            if e.status == 404:
+                return None
+            raise
+        with self._lock:
+            self._lease = lease
+        return LeaderElectionRecord.from_lease_spec(lease.get("spec") or {})
+
+    def create(self, record: LeaderElectionRecord) -> None:
+        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "spec": record.to_lease_spec()}
+        lease = self.client.request("POST", LEASES.path(self.namespace), body=body,
+                                    timeout=self.timeout)
+        with self._lock:
+            self._lease = lease
+
+    def update(self, record: LeaderElectionRecord) -> None:
+        with self._lock:
+            lease = self._lease
+        if lease is None:
+            raise RuntimeError("lease not initialized: call get or create first")
+        body = dict(lease)
+        body["spec"] = {**(lease.get("spec") or {}), **record.to_lease_spec()}
+        out = self.client.request("PUT", LEASES.path(self.namespace, self.name), body=body,
+                                  timeout=self.timeout)
+        with self._lock:
+            self._lease = out
+
+
+__all__ = [
+    "LEASES_LOCK", "LeaderElectionRecord", "LeaseLock", "ResourceLock", "format_micro_time",
+    "parse_micro_time",
+]
