@@ -1,0 +1,42 @@
+"""koordlet's gates, runtime-hook gates included (they share koordlet's ``--feature-gates``).
+
+Corresponds to upstream ``pkg/features/koordlet_features.go`` and the runtime-hook gates of
+``pkg/koordlet/runtimehooks/config.go``; names and defaults as listed in
+``shared/upstream/koordlet.md`` section 1.3: all Alpha and off, except a few Beta gates that
+are on.
+"""
+
+from __future__ import annotations
+
+from pkg.features.featuregate import ALPHA, BETA, FeatureSpec
+
+BE_CPU_SUPPRESS = "BECPUSuppress"
+CPU_BURST = "CPUBurst"
+RDT_RESCTRL = "RdtResctrl"
+NODE_TOPOLOGY_REPORT = "NodeTopologyReport"
+GROUP_IDENTITY = "GroupIdentity"
+CPU_SET_ALLOCATOR = "CPUSetAllocator"
+BATCH_RESOURCE = "BatchResource"
+ACCELERATORS = "Accelerators"
+BLKIO_RECONCILE = "BlkIOReconcile"
+AUDIT_EVENTS = "AuditEvents"
+AUDIT_EVENTS_HTTP_HANDLER = "AuditEventsHTTPHandler"
+
+_BETA_ON = (BE_CPU_SUPPRESS, CPU_BURST, RDT_RESCTRL, NODE_TOPOLOGY_REPORT, GROUP_IDENTITY,
+            CPU_SET_ALLOCATOR, BATCH_RESOURCE)
+_ALPHA_OFF = (
+    AUDIT_EVENTS, AUDIT_EVENTS_HTTP_HANDLER, "BECPUManager", "BECPUEvict", "CPUEvict",
+    "CPUAllocatableEvict", "BEMemoryEvict", "MemoryEvict", "MemoryAllocatableEvict",
+    "SystemConfig", "CgroupReconcile", BLKIO_RECONCILE, ACCELERATORS, "RDMADevices",
+    "CPICollector", "Libpfm4", "PSICollector", "ResctrlCollector", "ColdPageCollector",
+    "HugePageReport", "PodResourcesProxy", "HamiCoreVGPUMonitor", "PerCPUMetric",
+    "NodeMetricPromMetrics",
+    # runtime hooks
+    "GPUEnvInject", "RDMADeviceInject", "CPUNormalization", "CoreSched", "TerwayQoS",
+    "TCNetworkQoS", "Resctrl", "OOMScoreAdj",
+)
+
+KOORDLET_FEATURE_GATES: dict[str, FeatureSpec] = {
+    **{name: FeatureSpec(True, BETA) for name in _BETA_ON},
+    **{name: FeatureSpec(False, ALPHA) for name in _ALPHA_OFF},
+}
