@@ -169,3 +169,40 @@ def test_unreachable_server_is_a_connection_failure() -> None:
     c = Client.from_kubeconfig(None, master=f"http://127.0.0.1:{port}")
     with pytest.raises(ConnectionFailure):
         c.list(PODS)
+
+
+def test_throttled_requests_are_retried_after_retry_after() -> None:
+    import http.server
+    import json as _json
+
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            hits.append(self.path)
+            if len(hits) == 1:
+                body = _json.dumps({"kind": "Status", "code": 429, "reason": "TooManyRequests",
+                                    "message": "slow down"}).encode()
+                self.send_response(429)
+                self.send_header("Retry-After", "0")
+            else:
+                body = b'{"kind": "Namespace", "metadata": {"name": "default"}}'
+                self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    try:
+        c = Client.from_kubeconfig(None, master=f"http://127.0.0.1:{httpd.server_port}")
+        assert c.get(NAMESPACES, "default")["metadata"]["name"] == "default"
+        assert hits == ["/api/v1/namespaces/default"] * 2
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pkg.client.errors import ConnectionFailure
+from pkg.client.errors import ApiError, ConnectionFailure
 from pkg.client.informers.fake import FakeListerWatcher, Recorder, gone
 from pkg.client.informers.handlers import EventHandlerFuncs
 from pkg.client.informers.informer import SharedInformer, wait_for_cache_sync
@@ -224,3 +224,17 @@ def test_resync_delivers_updates_for_every_object() -> None:
         assert no_resync.kinds() == [("add", "ns/a")]
     finally:
         inf.stop()
+
+
+def test_too_large_resource_version_relists(src: FakeListerWatcher, running) -> None:
+    """A server whose storage was replaced (restored backup, new server) has not reached our
+    resourceVersion; kube-apiserver answers 504 ResourceVersionTooLarge and we relist."""
+    inf, rec = running
+    wait_watching(src)
+    too_large = ApiError(504, "Timeout", "Too large resource version: 99, current: 3",
+                         {"kind": "Status", "code": 504, "reason": "Timeout",
+                          "details": {"causes": [{"reason": "ResourceVersionTooLarge"}]}})
+    with src.held():
+        src.fail_next(too_large)
+    assert Recorder().wait(lambda _: src.list_calls == 2, 5)
+    assert inf.reflector.stats.expired == 1
