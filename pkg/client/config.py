@@ -22,6 +22,7 @@ from typing import Any
 
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
+from kubernetes.config import incluster_config
 from kubernetes.config.config_exception import ConfigException
 
 DEFAULT_QPS = 5.0  # client-go's rest.Config defaults
@@ -33,8 +34,10 @@ class ConfigError(RuntimeError):
 
 
 def in_cluster() -> bool:
-    return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and os.path.exists(
-        "/var/run/secrets/kubernetes.io/serviceaccount/token")
+    """Whether we run in a pod with a service account (the environment variables and the
+    mounted token that ``rest.InClusterConfig`` needs)."""
+    return bool(os.environ.get(incluster_config.SERVICE_HOST_ENV_NAME)) and os.path.exists(
+        incluster_config.SERVICE_TOKEN_FILENAME)
 
 
 def load_config(kubeconfig: str | None = None, *, context: str | None = None,
