@@ -750,6 +750,9 @@ class Api:
                 start = int(rv) if rv not in ("", "0") else self.storage.rv
             except ValueError:
                 raise errors.bad_request(f"invalid resource version: {rv!r}") from None
+            if start > self.storage.rv:
+                # A client resuming against a restarted (emptier) server must relist.
+                raise errors.resource_version_too_large(start, self.storage.rv)
             if coll.watch.too_old(start):
                 err = errors.gone(f"too old resource version: {start} ({coll.watch.window_rv})")
                 w.push(b'{"type":"ERROR","object":' + orjson.dumps(err.status()) + b"}\n")

@@ -299,6 +299,21 @@ def test_watch_too_old_resource_version_is_gone(core):
     assert lines[0]["object"]["code"] == 410 and lines[0]["object"]["reason"] == "Expired"
 
 
+def test_watch_from_a_future_resource_version_asks_for_a_relist(core):
+    """A reflector resuming against a restarted, emptier server gets 504 with cause
+    ResourceVersionTooLarge, as from kube-apiserver, and relists instead of missing deletes."""
+    rv = int(core.list_namespace().metadata.resource_version)
+    with pytest.raises(ApiException) as err:
+        core.list_namespace(watch=True, resource_version=str(rv + 1000), timeout_seconds=1,
+                            _preload_content=False)
+    code, _ = status_of(err.value)
+    import json
+
+    body = json.loads(err.value.body)
+    assert code == 504
+    assert body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
+
+
 def test_binding(core):
     core.create_namespaced_pod("default", pod("tobind"))
     body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "tobind"},

@@ -152,6 +152,17 @@ def gone(message: str) -> ApiError:
     return ApiError(410, "Expired", message)
 
 
+def resource_version_too_large(requested: int, current: int) -> ApiError:
+    """504 with cause ResourceVersionTooLarge: a watch from a version the store has not
+    reached (kube-apiserver answers so after waiting; ours never catches up by waiting, as
+    only writes through it move the version, so it answers at once)."""
+    return ApiError(504, "Timeout",
+                    f"Too large resource version: {requested}, current: {current}",
+                    {"causes": [{"reason": "ResourceVersionTooLarge",
+                                 "message": "Too large resource version"}],
+                     "retryAfterSeconds": 1})
+
+
 def unauthorized() -> ApiError:
     return ApiError(401, "Unauthorized", "Unauthorized")
 

@@ -89,8 +89,9 @@ class Handlers:
             path = request.path
             if self.token is not None and not path.startswith(HEALTH_PATHS) and \
                     path != "/version":
-                auth = request.headers.get("Authorization", "")
-                if auth != f"Bearer {self.token}":
+                scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+                # The scheme is case-insensitive (the in-cluster loader sends "bearer").
+                if scheme.lower() != "bearer" or token.strip() != self.token:
                     raise errors.unauthorized()
             return await self._route(request, path)
         except errors.ApiError as e:

@@ -38,10 +38,11 @@ def proc(tmp_path_factory):
     p.wait(10)
 
 
-def get(url: str, token: str | None = None, ca: bytes | None = None) -> tuple[int, dict]:
+def get(url: str, token: str | None = None, ca: bytes | None = None,
+        scheme: str = "Bearer") -> tuple[int, dict]:
     req = urllib.request.Request(url)
     if token:
-        req.add_header("Authorization", f"Bearer {token}")
+        req.add_header("Authorization", f"{scheme} {token}")
     ctx = None
     if ca is not None:
         ctx = ssl.create_default_context(cadata=ca.decode())
@@ -74,6 +75,9 @@ def test_https_verified_with_written_ca_and_token_required(proc):
     assert code == 401
     code, body = get(proc["url"] + "/api/v1/namespaces", token="s3cret", ca=ca)
     assert code == 200 and body["kind"] == "NamespaceList"
+    # The official client's in-cluster loader writes the scheme in lower case.
+    code, _ = get(proc["url"] + "/api/v1/namespaces", token="s3cret", ca=ca, scheme="bearer")
+    assert code == 200
     code, _ = get(proc["url"] + "/healthz", ca=ca)
     assert code == 200
 
