@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent setup of a Debian 12 machine for this repository:
 #   * Debian's Bazel 4.2.3 and the rule packages WORKSPACE points at (bazel-bootstrap,
-#     bazel-rules-java, bazel-platforms), and gcc if missing; `apt-get update` only when a
-#     package is unknown to apt;
+#     bazel-rules-java, bazel-platforms), and gcc if missing; `apt-get update` first whenever
+#     something is to be installed;
 #   * the pinned Python packages (requirements.txt) in the python3 that Bazel will use
 #     ($KOORD_PYTHON, else the first python3 on PATH); pip runs only when a pin is unmet;
 #   * .bazelrc.user (gitignored) naming that interpreter, so Bazel uses it whatever PATH.
@@ -26,14 +26,9 @@ if ((${#missing[@]})); then
   SUDO=()
   if [[ $(id -u) -ne 0 ]]; then SUDO=(sudo); fi
   export DEBIAN_FRONTEND=noninteractive
-  need_update=0
-  for pkg in "${missing[@]}"; do
-    if ! apt-cache show "$pkg" >/dev/null 2>&1; then need_update=1; fi
-  done
-  if ((need_update)); then
-    log "apt-get update"
-    "${SUDO[@]}" apt-get update -q
-  fi
+  # A fresh machine's package lists may be missing or stale: refresh them before installing.
+  log "apt-get update"
+  "${SUDO[@]}" apt-get update -q
   log "installing ${missing[*]}"
   "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
