@@ -5,8 +5,9 @@ Built as the py_binary `//descheduler:koord-descheduler`.
 
 from __future__ import annotations
 
-import argparse
 import sys
+
+from pkg.util.placeholder import placeholder_main
 
 PROG = "koord-descheduler"
 DESCRIPTION = (
@@ -15,17 +16,8 @@ DESCRIPTION = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    return argparse.ArgumentParser(
-        prog=PROG,
-        description=DESCRIPTION,
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
-    build_parser().parse_args(argv)
-    print(f"{PROG}: not implemented yet", file=sys.stderr)
-    return 1
+    return placeholder_main(PROG, DESCRIPTION, argv)
 
 
 if __name__ == "__main__":
