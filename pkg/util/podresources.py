@@ -1,0 +1,149 @@
+"""Pod and node resource arithmetic on parsed JSON objects.
+
+Corresponds to Kubernetes' ``k8s.io/component-helpers/resource`` (``PodRequests``,
+``PodLimits``) and the scheduler's ``schedutil.GetNonzeroRequests``; every Koordinator
+component that sums requests (scheduler, slo-controller, descheduler, koordlet) uses these.
+
+Quantities become integers as upstream's plugins see them: ``cpu`` in millicores
+(``MilliValue``, rounded up), everything else in units (``Value``, rounded up; bytes for
+memory). ``kubernetes.io/batch-cpu`` and ``kubernetes.io/mid-cpu`` are already integer
+millicores in Koordinator (``"2000"`` = 2 cores), so they are plain ``Value``s. Parsing goes
+through ``kubernetes.utils.parse_quantity`` and is memoised: the same few strings recur on
+every pod.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+from kubernetes.utils import parse_quantity
+
+CPU = "cpu"
+MEMORY = "memory"
+PODS = "pods"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+
+# schedutil.DefaultMilliCPURequest / DefaultMemoryRequest: what a container without a request
+# counts as when spreading load.
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+
+
+@lru_cache(maxsize=4096)
+def _parse(quantity: str) -> Any:
+    return parse_quantity(quantity)
+
+
+def quantity_int(resource: str, quantity: str | int | float) -> int:
+    """A quantity of ``resource`` as the integer upstream compares: milli for cpu, else units.
+
+    Raises ValueError for a malformed quantity.
+    """
+    value = _parse(quantity) if isinstance(quantity, str) else parse_quantity(quantity)
+    if resource == CPU:
+        value = value * 1000
+    return math.ceil(value)
+
+
+def resource_list(rl: Mapping[str, Any] | None) -> dict[str, int]:
+    """A ``ResourceList`` (name → quantity) as name → integer (see ``quantity_int``)."""
+    if not rl:
+        return {}
+    return {name: quantity_int(name, q) for name, q in rl.items()}
+
+
+def _add(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for name, v in other.items():
+        into[name] = into.get(name, 0) + v
+
+
+def _max(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for name, v in other.items():
+        if v > into.get(name, 0):
+            into[name] = v
+
+
+def _containers_total(spec: Mapping[str, Any], field: str,
+                      non_zero: bool = False) -> dict[str, int]:
+    """Sum of containers, raised to the largest init container (with sidecars running)."""
+    total: dict[str, int] = {}
+    for c in spec.get("containers") or ():
+        r = resource_list((c.get("resources") or {}).get(field))
+        if non_zero:
+            r = _with_defaults(r)
+        _add(total, r)
+    init_max: dict[str, int] = {}
+    sidecars: dict[str, int] = {}
+    for c in spec.get("initContainers") or ():
+        r = resource_list((c.get("resources") or {}).get(field))
+        if non_zero:
+            r = _with_defaults(r)
+        if c.get("restartPolicy") == "Always":
+            # A restartable init container (sidecar) keeps running next to later containers.
+            _add(sidecars, r)
+            step = dict(sidecars)
+        else:
+            step = dict(sidecars)
+            _add(step, r)
+        _max(init_max, step)
+    _add(total, sidecars)
+    _max(total, init_max)
+    return total
+
+
+def _with_defaults(r: dict[str, int]) -> dict[str, int]:
+    out = dict(r)
+    if not out.get(CPU):
+        out[CPU] = DEFAULT_MILLI_CPU_REQUEST
+    if not out.get(MEMORY):
+        out[MEMORY] = DEFAULT_MEMORY_REQUEST
+    return out
+
+
+def _pod_level(spec: Mapping[str, Any], field: str, total: dict[str, int]) -> dict[str, int]:
+    # Pod-level resources (spec.resources) override the container sum for cpu and memory.
+    pod_level = resource_list((spec.get("resources") or {}).get(field))
+    for name in (CPU, MEMORY):
+        if name in pod_level:
+            total[name] = pod_level[name]
+    return total
+
+
+def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
+    """Effective requests of a pod: containers, init containers, sidecars and overhead."""
+    spec = pod.get("spec") or {}
+    total = _pod_level(spec, "requests", _containers_total(spec, "requests"))
+    _add(total, resource_list(spec.get("overhead")))
+    return total
+
+
+def pod_limits(pod: Mapping[str, Any]) -> dict[str, int]:
+    """Effective limits of a pod, computed like requests (``resourcehelper.PodLimits``)."""
+    spec = pod.get("spec") or {}
+    total = _pod_level(spec, "limits", _containers_total(spec, "limits"))
+    if total:
+        _add(total, {k: v for k, v in resource_list(spec.get("overhead")).items() if k in total})
+    return total
+
+
+def pod_non_zero_requests(pod: Mapping[str, Any]) -> tuple[int, int]:
+    """(milli-cpu, memory) with 100m / 200 MiB for each container that requests none."""
+    spec = pod.get("spec") or {}
+    total = _containers_total(spec, "requests", non_zero=True)
+    pod_level = resource_list((spec.get("resources") or {}).get("requests"))
+    cpu = pod_level.get(CPU) or total.get(CPU, 0)
+    mem = pod_level.get(MEMORY) or total.get(MEMORY, 0)
+    overhead = resource_list(spec.get("overhead"))
+    return cpu + overhead.get(CPU, 0), mem + overhead.get(MEMORY, 0)
+
+
+def sum_requests(pods: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Requests of several pods added together."""
+    total: dict[str, int] = {}
+    for pod in pods:
+        _add(total, pod_requests(pod))
+    return total
