@@ -1,0 +1,119 @@
+"""Why is my pod pending: the structured diagnosis of one failed scheduling attempt.
+
+Corresponds to kube-scheduler's ``framework.Diagnosis`` and ``FitError`` (pkg/scheduler/
+framework/types.go), whose message shape ("0/N nodes are available: ...") we keep exactly,
+plus what upstream does not keep: for every Filter plugin, how many nodes it rejected and
+why, and the *nearest miss* — the node that failed the fewest filters, with each failing
+plugin's reasons and, where the plugin can say, by how much it missed. The scheduler keeps the
+latest diagnosis per pending pod; it is served at ``/debug/pods/<ns>/<name>`` and printed by
+``hack/koord explain pod NS/NAME``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.framework.interface import NodeToStatus
+
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+
+
+@dataclass
+class PluginRejections:
+    nodes: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"nodes": self.nodes, "reasons": dict(self.reasons.most_common())}
+
+
+@dataclass
+class NearestMiss:
+    node: str
+    failed_plugins: list[str]
+    # plugin → reasons, and how far the node was (Filter plugins' explain()).
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    details: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "failedPlugins": self.failed_plugins,
+                "reasons": self.reasons, "details": self.details}
+
+
+@dataclass
+class Diagnosis:
+    node_to_status: NodeToStatus = field(default_factory=NodeToStatus)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+    plugin_rejections: dict[str, PluginRejections] = field(default_factory=dict)
+    nearest_miss: NearestMiss | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "unschedulablePlugins": sorted(self.unschedulable_plugins),
+            "preFilterMessage": self.pre_filter_msg,
+            "postFilterMessage": self.post_filter_msg,
+            "pluginRejections": {k: v.to_dict() for k, v in self.plugin_rejections.items()},
+            "nearestMiss": self.nearest_miss.to_dict() if self.nearest_miss else None,
+        }
+
+
+class FitError(Exception):
+    """No node fits the pod (kube-scheduler's FitError); ``str()`` is upstream's message."""
+
+    def __init__(self, pod_key: str, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        self.pod_key = pod_key
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        d = self.diagnosis
+        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            counts: Counter[str] = Counter()
+            statuses = d.node_to_status.statuses
+            for status in statuses.values():
+                counts.update(status.reasons)
+            absent = d.node_to_status.absent
+            if absent is not None and len(statuses) < self.num_all_nodes:
+                for reason in absent.reasons:
+                    counts[reason] += self.num_all_nodes - len(statuses)
+            histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
+            if histogram:
+                msg += f" {', '.join(histogram)}."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}."
+        return msg
+
+
+def explain_text(pod_key: str, diagnosis: dict[str, Any], message: str = "") -> str:
+    """A diagnosis (as served by the scheduler) in words, for the CLI."""
+    lines = [f"Pod {pod_key} is pending."]
+    if message:
+        lines.append(f"  {message}")
+    if diagnosis.get("preFilterMessage"):
+        lines.append(f"  PreFilter: {diagnosis['preFilterMessage']}")
+    rejections = diagnosis.get("pluginRejections") or {}
+    if rejections:
+        lines.append("Filter plugins that rejected nodes:")
+        for plugin, r in rejections.items():
+            reasons = "; ".join(f"{n}× {reason}" for reason, n in r["reasons"].items())
+            lines.append(f"  {plugin}: {r['nodes']} node(s) — {reasons}")
+    miss = diagnosis.get("nearestMiss")
+    if miss:
+        lines.append(f"Nearest miss: node {miss['node']} failed "
+                     f"{len(miss['failedPlugins'])} filter(s): {', '.join(miss['failedPlugins'])}")
+        for plugin in miss["failedPlugins"]:
+            reasons = ", ".join(miss["reasons"].get(plugin, []))
+            detail = miss["details"].get(plugin)
+            lines.append(f"  {plugin}: {reasons}" + (f" ({detail})" if detail else ""))
+    if diagnosis.get("postFilterMessage"):
+        lines.append(f"PostFilter: {diagnosis['postFilterMessage']}")
+    return "\n".join(lines)

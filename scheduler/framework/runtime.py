@@ -1,0 +1,513 @@
+"""The framework of one scheduling profile: its plugins, in order, run at each extension point.
+
+Corresponds to kube-scheduler ``pkg/scheduler/framework/runtime/framework.go``
+(``frameworkImpl``) and ``waiting_pods_map.go``. One ``Framework`` per profile; it is also the
+``handle`` every plugin receives (snapshot, clock, client, informers, nominator, binder, event
+recorder, and the simulation helpers preemption needs).
+
+Extension-point semantics follow shared/upstream/scheduler.md sections 3.4-3.10. Filter and
+Score run vectorised over the snapshot (see ``interface.py``); the scalar
+``run_filter_plugins`` is the reference used for single nodes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    MAX_PERMIT_TIMEOUT,
+    BindPlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeToStatus,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from scheduler.framework.snapshot import Snapshot
+from scheduler.framework.status import Code, Status, is_success
+from scheduler.framework.types import NodeInfo, PodInfo
+
+log = logging.getLogger(__name__)
+
+
+class FrameworkError(Exception):
+    """A profile that cannot be built (unknown plugin, plugin at a point it does not serve)."""
+
+
+@dataclass
+class FrameworkDeps:
+    """What the scheduler hands every profile (and through it, every plugin)."""
+
+    snapshot: Snapshot = field(default_factory=Snapshot)
+    clock: Any = None
+    client: Any = None
+    informer_factory: Any = None
+    nominator: Any = None
+    binder: Any = None
+    recorder: Any = None
+    metrics: Any = None
+    parallelism: int = 16
+    # Called by plugins to move pods back to activeQ (upstream PodActivator).
+    activate: Callable[[Sequence[dict[str, Any]]], None] | None = None
+
+
+class WaitingPod:
+    """A pod parked at Permit until every waiting plugin allows it or one rejects it."""
+
+    def __init__(self, pod: PodInfo, plugin_timeouts: Mapping[str, float],
+                 monotonic: Callable[[], float]) -> None:
+        self.pod = pod
+        self._cond = threading.Condition()
+        now = monotonic()
+        self._pending = {name: now + t for name, t in plugin_timeouts.items()}
+        self._monotonic = monotonic
+        self._result: Status | None = None
+
+    def pending_plugins(self) -> list[str]:
+        with self._cond:
+            return list(self._pending)
+
+    def allow(self, plugin: str) -> None:
+        with self._cond:
+            self._pending.pop(plugin, None)
+            if not self._pending and self._result is None:
+                self._result = Status()
+                self._cond.notify_all()
+
+    def reject(self, plugin: str, message: str) -> None:
+        with self._cond:
+            if self._result is None:
+                self._result = Status(Code.UNSCHEDULABLE, message, plugin=plugin)
+                self._cond.notify_all()
+
+    def wait(self) -> Status:
+        with self._cond:
+            while self._result is None:
+                now = self._monotonic()
+                expired = [p for p, deadline in self._pending.items() if deadline <= now]
+                if expired:
+                    self._result = Status(Code.UNSCHEDULABLE,
+                                          f"rejected due to timeout after waiting at plugin "
+                                          f"{expired[0]}", plugin=expired[0])
+                    break
+                self._cond.wait(min(self._pending.values()) - now)
+            return self._result
+
+
+class Framework:
+    """The plugins of one profile and the code that runs them at each extension point."""
+
+    def __init__(self, profile_name: str, plugins: Mapping[str, Sequence[tuple[str, int]]],
+                 registry: Mapping[str, type[Plugin]], args: Mapping[str, Any],
+                 deps: FrameworkDeps | None = None, *,
+                 percentage_of_nodes_to_score: int | None = None) -> None:
+        self.profile_name = profile_name
+        self.deps = deps or FrameworkDeps()
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.instances: dict[str, Plugin] = {}
+        for point, entries in plugins.items():
+            for name, _ in entries:
+                if name in self.instances:
+                    continue
+                cls = registry.get(name)
+                if cls is None:
+                    raise FrameworkError(f"profile {profile_name!r}: plugin {name!r} "
+                                         f"(at {point}) is not registered")
+                try:
+                    self.instances[name] = cls(args.get(name), self)
+                except Exception as err:
+                    raise FrameworkError(f"profile {profile_name!r}: initializing plugin "
+                                         f"{name!r}: {err}") from err
+        self.weights: dict[str, int] = {}
+
+        def at(point: str, base: type) -> list[Any]:
+            out = []
+            for name, weight in plugins.get(point, ()):
+                p = self.instances[name]
+                if not isinstance(p, base):
+                    raise FrameworkError(f"profile {profile_name!r}: plugin {name!r} does "
+                                         f"not extend {point}")
+                out.append(p)
+                if point == "score":
+                    self.weights[name] = weight or 1
+            return out
+
+        self.pre_enqueue: list[PreEnqueuePlugin] = at("preEnqueue", PreEnqueuePlugin)
+        queue_sort: list[QueueSortPlugin] = at("queueSort", QueueSortPlugin)
+        if len(queue_sort) != 1:
+            raise FrameworkError(f"profile {profile_name!r}: exactly one queueSort plugin is "
+                                 f"needed, got {[p.name for p in queue_sort]}")
+        self.queue_sort = queue_sort[0]
+        self.pre_filter: list[PreFilterPlugin] = at("preFilter", PreFilterPlugin)
+        self.filter: list[FilterPlugin] = at("filter", FilterPlugin)
+        self.post_filter: list[PostFilterPlugin] = at("postFilter", PostFilterPlugin)
+        self.pre_score: list[PreScorePlugin] = at("preScore", PreScorePlugin)
+        self.score: list[ScorePlugin] = at("score", ScorePlugin)
+        self.reserve: list[ReservePlugin] = at("reserve", ReservePlugin)
+        self.permit: list[PermitPlugin] = at("permit", PermitPlugin)
+        self.pre_bind: list[PreBindPlugin] = at("preBind", PreBindPlugin)
+        self.bind: list[BindPlugin] = at("bind", BindPlugin)
+        if not self.bind:
+            raise FrameworkError(f"profile {profile_name!r}: at least one bind plugin is needed")
+        self.post_bind: list[PostBindPlugin] = at("postBind", PostBindPlugin)
+        self._waiting: dict[str, WaitingPod] = {}
+        self._waiting_lock = threading.Lock()
+
+    # Handle ------------------------------------------------------------------------------
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self.deps.snapshot
+
+    @property
+    def clock(self) -> Any:
+        return self.deps.clock
+
+    @property
+    def client(self) -> Any:
+        return self.deps.client
+
+    @property
+    def informer_factory(self) -> Any:
+        return self.deps.informer_factory
+
+    @property
+    def nominator(self) -> Any:
+        return self.deps.nominator
+
+    @property
+    def binder(self) -> Any:
+        return self.deps.binder
+
+    @property
+    def recorder(self) -> Any:
+        return self.deps.recorder
+
+    def plugin(self, name: str) -> Plugin | None:
+        return self.instances.get(name)
+
+    def events_to_register(self) -> dict[str, list[Any]]:
+        """Plugin name → its ClusterEventWithHints (plugins without the extension: none)."""
+        return {name: p.events_to_register() for name, p in self.instances.items()
+                if isinstance(p, EnqueueExtensions)}
+
+    def _observe(self, plugin: str, point: str, status: Status | None, start: float) -> None:
+        m = self.deps.metrics
+        if m is not None:
+            m.observe_plugin(plugin, point, status, time.perf_counter() - start)
+
+    # Queue -------------------------------------------------------------------------------
+
+    def run_pre_enqueue(self, pod: PodInfo) -> tuple[bool, str | None]:
+        for p in self.pre_enqueue:
+            status = p.pre_enqueue(pod)
+            if not is_success(status):
+                return False, p.name
+        return True, None
+
+    # PreFilter / Filter ------------------------------------------------------------------
+
+    def run_pre_filter(self, state: CycleState,
+                       pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        result: PreFilterResult | None = None
+        restricting: list[str] = []
+        snap = self.deps.snapshot
+        rec = state.record_plugin_metrics
+        for p in self.pre_filter:
+            start = time.perf_counter() if rec else 0.0
+            r, status = p.pre_filter(state, pod, snap)
+            if rec:
+                self._observe(p.name, "PreFilter", status, start)
+            if status is not None and status.code != Code.SUCCESS:
+                if status.code == Code.SKIP:
+                    state.skip_filter_plugins.add(p.name)
+                    continue
+                status.with_plugin(p.name)
+                if status.is_rejected():
+                    return None, status
+                return None, Status(Code.ERROR, f"running PreFilter plugin {p.name!r}: "
+                                    f"{status.message()}", plugin=p.name, error=status.error)
+            if r is not None and r.node_names is not None:
+                restricting.append(p.name)
+                result = r if result is None else result.merge(r)
+                if not result.node_names:
+                    if len(restricting) == 1:
+                        msg = f"node(s) didn't satisfy plugin {restricting[0]}"
+                    else:
+                        msg = ("node(s) didn't satisfy plugin(s) "
+                               f"[{' '.join(restricting)}] simultaneously")
+                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg,
+                                          plugin=p.name)
+        return result, None
+
+    def filter_masks(self, state: CycleState,
+                     pod: PodInfo) -> list[tuple[FilterPlugin, np.ndarray]]:
+        """Run every (non-skipped) Filter plugin over the whole snapshot.
+
+        Returns the masks of the plugins that rejected at least one node, in plugin order.
+        """
+        out = []
+        snap = self.deps.snapshot
+        skip = state.skip_filter_plugins
+        rec = state.record_plugin_metrics
+        for p in self.filter:
+            if p.name in skip:
+                continue
+            start = time.perf_counter() if rec else 0.0
+            mask = p.filter_nodes(state, pod, snap)
+            if rec:
+                self._observe(p.name, "Filter", None, start)
+            if mask is not None:
+                out.append((p, mask))
+        return out
+
+    def run_filter_plugins(self, state: CycleState, pod: PodInfo,
+                           node_info: NodeInfo) -> Status | None:
+        """Scalar Filter on one node: the first non-Success status, or None."""
+        for p in self.filter:
+            if p.name in state.skip_filter_plugins:
+                continue
+            status = p.filter(state, pod, node_info)
+            if status is not None and status.code != Code.SUCCESS:
+                status.with_plugin(p.name)
+                if not status.is_rejected():
+                    return Status(Code.ERROR, f"running {p.name!r} filter plugin: "
+                                  f"{status.message()}", plugin=p.name, error=status.error)
+                return status
+        return None
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: PodInfo,
+                                         to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        for p in self.pre_filter:
+            if p.name in state.skip_filter_plugins:
+                continue
+            ext = p.pre_filter_extensions()
+            if ext is not None:
+                status = ext.add_pod(state, pod, to_add, node_info)
+                if not is_success(status):
+                    return status
+        return None
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: PodInfo,
+                                            to_remove: PodInfo,
+                                            node_info: NodeInfo) -> Status | None:
+        for p in self.pre_filter:
+            if p.name in state.skip_filter_plugins:
+                continue
+            ext = p.pre_filter_extensions()
+            if ext is not None:
+                status = ext.remove_pod(state, pod, to_remove, node_info)
+                if not is_success(status):
+                    return status
+        return None
+
+    def nominated_pods_for(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """Pods nominated to ``node_name`` that ``pod`` must leave room for."""
+        nominator = self.deps.nominator
+        if nominator is None:
+            return []
+        return [p for p in nominator.nominated_pods_for_node(node_name)
+                if p.uid != pod.uid and p.priority >= pod.priority]
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: PodInfo,
+                                               node_info: NodeInfo) -> Status | None:
+        """Filter with higher-or-equal-priority nominated pods counted, then without them."""
+        nominated = self.nominated_pods_for(pod, node_info.name)
+        if nominated:
+            state2 = state.clone()
+            ni2 = node_info.clone()
+            for other in nominated:
+                ni2.add_pod(other)
+                status = self.run_pre_filter_extension_add_pod(state2, pod, other, ni2)
+                if not is_success(status):
+                    return status
+            status = self.run_filter_plugins(state2, pod, ni2)
+            if not is_success(status):
+                return status
+        return self.run_filter_plugins(state, pod, node_info)
+
+    # PostFilter --------------------------------------------------------------------------
+
+    def run_post_filter(self, state: CycleState, pod: PodInfo,
+                        statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+        reasons: list[str] = []
+        result: PostFilterResult | None = None
+        rejector = ""
+        for p in self.post_filter:
+            r, status = p.post_filter(state, pod, statuses)
+            if is_success(status):
+                return r, Status(plugin=p.name)
+            assert status is not None
+            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, status.with_plugin(p.name)
+            if not status.is_rejected():
+                return None, Status(Code.ERROR, status.message(), plugin=p.name,
+                                    error=status.error)
+            reasons.extend(status.reasons)
+            rejector = rejector or p.name
+            if r is not None and r.nominated_node_name:
+                result = r
+        return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+
+    # Scoring -----------------------------------------------------------------------------
+
+    def run_pre_score(self, state: CycleState, pod: PodInfo,
+                      nodes: Sequence[NodeInfo]) -> Status | None:
+        for p in self.pre_score:
+            status = p.pre_score(state, pod, nodes)
+            if status is None or status.code == Code.SUCCESS:
+                continue
+            if status.code == Code.SKIP:
+                state.skip_score_plugins.add(p.name)
+                continue
+            return Status(Code.ERROR, f"running PreScore plugin {p.name!r}: "
+                          f"{status.message()}", plugin=p.name, error=status.error)
+        return None
+
+    def run_score(self, state: CycleState, pod: PodInfo, idx: np.ndarray,
+                  per_plugin: dict[str, np.ndarray] | None = None
+                  ) -> tuple[np.ndarray, Status | None]:
+        """Weighted total score of the nodes ``idx``; fills ``per_plugin`` when given."""
+        total = np.zeros(len(idx), dtype=np.int64)
+        snap = self.deps.snapshot
+        skip = state.skip_score_plugins
+        rec = state.record_plugin_metrics
+        for p in self.score:
+            if p.name in skip:
+                continue
+            start = time.perf_counter() if rec else 0.0
+            scores, status = p.score_nodes(state, pod, snap, idx)
+            if not is_success(status):
+                return total, Status(Code.ERROR, f"running Score plugin {p.name!r}: "
+                                     f"{status.message()}", plugin=p.name)
+            if p.has_normalize:
+                status = p.normalize_score(state, pod, scores)
+                if not is_success(status):
+                    return total, Status(Code.ERROR, f"running Normalize on Score plugin "
+                                         f"{p.name!r}: {status.message()}", plugin=p.name)
+            if rec:
+                self._observe(p.name, "Score", None, start)
+            if len(scores) and (scores.min() < 0 or scores.max() > MAX_NODE_SCORE):
+                bad = int(scores.max()) if scores.max() > MAX_NODE_SCORE else int(scores.min())
+                return total, Status(Code.ERROR, f"plugin {p.name!r} returns an invalid score "
+                                     f"{bad}, it should in the range of [0, 100] after "
+                                     f"normalizing", plugin=p.name)
+            if per_plugin is not None:
+                per_plugin[p.name] = scores.copy()
+            total += scores * self.weights[p.name]
+        return total, None
+
+    # Reserve / Permit --------------------------------------------------------------------
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for p in self.reserve:
+            status = p.reserve(state, pod, node_name)
+            if not is_success(status):
+                assert status is not None
+                status.with_plugin(p.name)
+                if status.is_rejected():
+                    return status
+                return Status(Code.ERROR, f"running Reserve plugin {p.name!r}: "
+                              f"{status.message()}", plugin=p.name, error=status.error)
+        return None
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for p in reversed(self.reserve):
+            try:
+                p.unreserve(state, pod, node_name)
+            except Exception:  # noqa: BLE001 - one plugin's failure must not skip the rest
+                log.exception("Unreserve of plugin %s failed for pod %s", p.name, pod.key)
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        timeouts: dict[str, float] = {}
+        for p in self.permit:
+            status, timeout = p.permit(state, pod, node_name)
+            if status is None or status.code == Code.SUCCESS:
+                continue
+            status.with_plugin(p.name)
+            if status.is_rejected():
+                return status
+            if status.code == Code.WAIT:
+                timeouts[p.name] = min(timeout, MAX_PERMIT_TIMEOUT)
+                continue
+            return Status(Code.ERROR, f"running Permit plugin {p.name!r}: "
+                          f"{status.message()}", plugin=p.name, error=status.error)
+        if timeouts:
+            clock = self.deps.clock
+            mono = clock.monotonic if clock is not None else time.monotonic
+            with self._waiting_lock:
+                self._waiting[pod.uid] = WaitingPod(pod, timeouts, mono)
+            return Status(Code.WAIT, f"one or more plugins asked to wait: {sorted(timeouts)}")
+        return None
+
+    def wait_on_permit(self, pod: PodInfo) -> Status | None:
+        with self._waiting_lock:
+            wp = self._waiting.get(pod.uid)
+        if wp is None:
+            return None
+        try:
+            status = wp.wait()
+        finally:
+            with self._waiting_lock:
+                self._waiting.pop(pod.uid, None)
+        return None if status.is_success() else status
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        with self._waiting_lock:
+            return self._waiting.get(uid)
+
+    def waiting_pods(self) -> list[WaitingPod]:
+        with self._waiting_lock:
+            return list(self._waiting.values())
+
+    # Binding -----------------------------------------------------------------------------
+
+    def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for p in self.pre_bind:
+            status = p.pre_bind(state, pod, node_name)
+            if not is_success(status):
+                assert status is not None
+                return Status(status.code if status.is_rejected() else Code.ERROR,
+                              f"running PreBind plugin {p.name!r}: {status.message()}",
+                              plugin=p.name, error=status.error)
+        return None
+
+    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for p in self.bind:
+            status = p.bind(state, pod, node_name)
+            if status is not None and status.code == Code.SKIP:
+                continue
+            if not is_success(status):
+                assert status is not None
+                return Status(status.code if status.is_rejected() else Code.ERROR,
+                              f"binding rejected: running Bind plugin {p.name!r}: "
+                              f"{status.message()}", plugin=p.name, error=status.error)
+            return None
+        return Status(Code.SKIP, "no Bind plugin handled the pod")
+
+    def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for p in self.post_bind:
+            try:
+                p.post_bind(state, pod, node_name)
+            except Exception:  # noqa: BLE001 - PostBind is informational
+                log.exception("PostBind of plugin %s failed for pod %s", p.name, pod.key)
