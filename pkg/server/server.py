@@ -99,6 +99,7 @@ class Server:
         self.healthz = Checks("healthz")
         self.readyz = Checks("readyz")
         self._handlers: dict[str, Handler] = {}
+        self._subtrees: dict[str, Handler] = {}
         if health:
             self._handlers["/healthz"] = self._probe(self.healthz)
             self._handlers["/readyz"] = self._probe(self.readyz)
@@ -113,9 +114,15 @@ class Server:
     def add_readyz_check(self, name: str, check: Check) -> None:
         self.readyz.add(name, check)
 
-    def add_handler(self, path: str, handler: Handler) -> None:
-        """Serve ``handler`` at ``path`` (``/configz``, ``/external-metrics``, ...)."""
+    def add_handler(self, path: str, handler: Handler, *, subtree: bool = False) -> None:
+        """Serve ``handler`` at ``path`` (``/configz``, ``/external-metrics``, ...).
+
+        With ``subtree``, also every path below it (``/debug/pods/<ns>/<name>``); the rest of
+        the path reaches the handler as ``query["__subpath__"]``.
+        """
         self._handlers[path] = handler
+        if subtree:
+            self._subtrees[path.rstrip("/")] = handler
 
     def add_metrics_path(self, path: str, registry: CollectorRegistry) -> None:
         self._handlers[path] = self._metrics(registry)
@@ -184,6 +191,13 @@ class Server:
             probe = {"/healthz": self.healthz, "/readyz": self.readyz}.get(base)
             if probe is not None and base in self._handlers and sub:
                 handler = self._probe(probe, only=sub)
+        if handler is None:
+            prefix = path
+            while handler is None and "/" in prefix.strip("/"):
+                prefix = prefix.rsplit("/", 1)[0]
+                handler = self._subtrees.get(prefix)
+            if handler is not None:
+                query["__subpath__"] = [path[len(prefix) + 1:]]
         if handler is None:
             status, ctype, body = 404, "text/plain; charset=utf-8", b"404 page not found\n"
         else:

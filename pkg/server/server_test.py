@@ -108,3 +108,10 @@ def test_parse_address() -> None:
         parse_address(":http")
     with pytest.raises(ValueError):
         parse_address(":70000")
+
+
+def test_subtree_handler_gets_the_rest_of_the_path(srv: Server) -> None:
+    srv.add_handler("/debug/pods", lambda q: (200, "text/plain", q["__subpath__"][0].encode()),
+                    subtree=True)
+    assert get(srv.url + "/debug/pods/default/web-1")[::2] == (200, "default/web-1")
+    assert get(srv.url + "/debug/other")[0] == 404
