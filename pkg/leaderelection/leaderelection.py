@@ -3,20 +3,33 @@
 Corresponds to client-go ``tools/leaderelection`` (``LeaderElector``, ``tryAcquireOrRenew``,
 ``ReleaseOnCancel``, ``HealthzAdaptor``). The algorithm, per candidate:
 
-* **acquire**: every ``retry_period`` (jittered by up to 1.2×), read the lock. Whenever its
-  record changes, note the local time (``observed_time``). The lease is free when it has no
-  holder, or when ``lease_duration`` has passed on *our* clock since we last saw the record
-  change — so clock skew between machines does not matter. Take it by writing our identity,
-  conditional on the resourceVersion we read: of two racing candidates only one wins.
+* **observe**: whenever the lock's record changes, note the local time (``observed_time``).
+  The lease is free when it has no holder, or when ``lease_duration`` has passed on *our*
+  clock since we last saw the record change: the holder's ``renewTime`` is never trusted, so
+  clock skew between machines cannot make two leaders.
+* **acquire** (standby): read the lock once, then keep a watch open on it (when the lock
+  offers ``watch()``, as ``LeaseLock`` does), so each renewal is observed within milliseconds
+  of being written. Sleep on the injected clock until ``observed_time + lease_duration`` or
+  the next watched change, whichever comes first; a release or deletion wakes us at once.
+  An attempt re-reads the lock and takes it by writing our identity, conditional on the
+  resourceVersion just read: of two racing candidates only one wins, and a renewal that came
+  in at the last moment just restarts our wait. A standby therefore replaces a dead leader
+  within ``lease_duration`` of its last renewal (upstream polls, so up to about two jittered
+  retry periods later). Without a watch (the lock has none, it cannot be opened, e.g. no RBAC
+  ``watch`` on leases, or it ended and is being reopened with a backoff) the standby also
+  polls every ``retry_period`` (jittered by up to 1.2×), as upstream does; it retries the
+  same way after a failed attempt on a lease that looked free (a rival won, an API error).
 * **renew**: while leading, rewrite ``renewTime`` every ``retry_period``. If no renewal
   succeeds for ``renew_deadline``, leadership is lost: ``on_stopped_leading`` runs and the
-  component is expected to exit (as kube-scheduler does).
+  component is expected to exit (as kube-scheduler does). The leader does not watch.
 * **release** (``release_on_cancel``): on a graceful stop the leader clears the holder, so a
-  standby takes over at its next retry instead of waiting for the lease to expire.
+  standby sees it on its watch and takes over at once (at its next poll without a watch)
+  instead of waiting for the lease to expire.
 
 ``lease_duration > renew_deadline > 1.2 × retry_period`` is required, as upstream.
 ``on_started_leading`` runs on its own thread with an ``Event`` that is set when leadership
-ends; ``on_new_leader`` is told every time the observed holder changes.
+ends; ``on_new_leader`` is told every time the observed holder changes. Everything waits on
+the injected ``Clock``, so tests drive a standby with a ``FakeClock``.
 """
 
 from __future__ import annotations
@@ -32,7 +45,7 @@ from dataclasses import dataclass, replace
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
 from pkg.client.errors import ApiError, ConnectionFailure
-from pkg.leaderelection.resourcelock import LeaderElectionRecord, ResourceLock
+from pkg.leaderelection.resourcelock import LeaderElectionRecord, LockWatch, ResourceLock
 from pkg.util.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
@@ -93,9 +106,18 @@ class LeaderElector:
         self._rng = rng or random.Random()
         self._observed: LeaderElectionRecord | None = None
         self._observed_time = 0.0  # clock.monotonic() when the record last changed
+        self._changes = 0  # how many times it changed
         self._reported_leader = ""
         self._leading = False
         self._state = threading.Lock()
+        # Standby machinery: the watch thread notes changes and wakes the acquire loop.
+        self._standby = False   # in _acquire: watched records may be applied
+        self._watching = False  # a watch on the lock is open
+        self._attempt = threading.Lock()  # held across an acquire attempt
+        self._wake = threading.Condition()
+        self._kicked = False
+        self._watch_mu = threading.Lock()
+        self._watch: LockWatch | None = None
 
     # -- state ----------------------------------------------------------------------------
 
@@ -156,16 +178,157 @@ class LeaderElector:
         return self.retry_period * (1.0 + self._rng.random() * JITTER_FACTOR)
 
     def _acquire(self, stop: threading.Event) -> bool:
+        """Wait as a standby until we hold the lease (True) or ``stop`` is set (False).
+
+        An attempt (``_try_acquire_or_renew``: a fresh GET, then the conditional write) is
+        made at the start; when the observed holder's lease expires by our clock
+        (``observed_time + lease_duration``); at once when the lock is seen released or
+        deleted; and otherwise every jittered ``retry_period`` while the lock is not being
+        watched, or after a failed attempt on a lease that looked free."""
         log.info("attempting to acquire leader lease %s...", self.name)
-        while not stop.is_set():
-            ok = self._try_acquire_or_renew()
-            self._report_leader()
-            if ok:
-                log.info("successfully acquired lease %s", self.name)
-                return True
-            if self._sleep(self._jittered_retry(), stop):
-                break
-        return False
+        done = threading.Event()
+        with self._state:
+            self._standby = True
+        helpers = [threading.Thread(target=self._relay_stop, args=(stop, done),
+                                    name=f"leader-stop-{self.name}", daemon=True)]
+        if callable(getattr(self.lock, "watch", None)):
+            helpers.append(threading.Thread(target=self._watch_lock, args=(done,),
+                                            name=f"leader-watch-{self.name}", daemon=True))
+        for t in helpers:
+            t.start()
+        attempted_at = next_poll = float("-inf")
+        tried: int | None = None  # self._changes as our last attempt left it
+        try:
+            while not stop.is_set():
+                if tried is None or self.clock.monotonic() >= \
+                        self._next_attempt(attempted_at, next_poll, tried):
+                    attempted_at = self.clock.monotonic()
+                    next_poll = attempted_at + self._jittered_retry()
+                    with self._attempt:
+                        ok = self._try_acquire_or_renew()
+                        with self._state:
+                            tried = self._changes
+                            if ok:
+                                self._standby = False
+                    self._report_leader()
+                    if ok:
+                        log.info("successfully acquired lease %s", self.name)
+                        return True
+                    continue
+                self._report_leader()
+                self._wait_until(self._next_attempt(attempted_at, next_poll, tried), stop)
+            return False
+        finally:
+            with self._state:
+                self._standby = False
+            done.set()
+            self._kick()
+            with self._watch_mu:
+                watch = self._watch
+            if watch is not None:
+                watch.stop()
+
+    def _next_attempt(self, attempted_at: float, next_poll: float, tried: int) -> float:
+        """When (``clock.monotonic()``) the standby should next try to acquire, given when
+        it last tried, its next poll, and the change count its last attempt left."""
+        with self._state:
+            observed, seen, watching = self._observed, self._observed_time, self._watching
+            changed = self._changes != tried
+        holder = observed.holder_identity if observed is not None else ""
+        if holder and holder != self.identity:
+            expiry = seen + self.lease_duration
+            if not changed and expiry <= attempted_at:
+                # Tried since it expired and failed (a rival won, or an error): retry later;
+                # a rival's write seen on the watch moves the expiry ahead.
+                return next_poll
+            # The watch tells us of any renewal before the expiry; without it, poll as well.
+            return expiry if watching else min(expiry, next_poll)
+        # No holder (released), no lock (deleted), or our own identity (we restarted): try
+        # at once if that changed since our last attempt, else at the next poll.
+        return seen if changed else next_poll
+
+    def _wait_until(self, when: float, stop: threading.Event) -> None:
+        """Sleep on our clock until ``when``, a watched change or ``stop``."""
+        with self._wake:
+            while not self._kicked and not stop.is_set():
+                left = when - self.clock.monotonic()
+                if left <= 0:
+                    break
+                self.clock.wait(self._wake, left)
+            self._kicked = False
+
+    def _kick(self) -> None:
+        with self._wake:
+            self._kicked = True
+            self._wake.notify_all()
+
+    def _relay_stop(self, stop: threading.Event, done: threading.Event) -> None:
+        """Wakes the standby loop when ``stop`` is set (an Event cannot share its condition);
+        exits within a second once the standby phase is over."""
+        while not done.is_set():
+            if stop.wait(1.0):
+                self._kick()
+                return
+
+    def _watch_lock(self, done: threading.Event) -> None:
+        """While standing by, keep a watch open on the lock and note each change the moment
+        it arrives. A watch that ends is reopened (at once after a long-lived one); one that
+        cannot be opened or fails quickly is retried with a backoff from ``retry_period`` up
+        to ``lease_duration`` (e.g. RBAC without ``watch`` on leases), polling meanwhile."""
+        failures = 0
+        while not done.is_set():
+            opened = self.clock.monotonic()
+            healthy = False
+            try:
+                watch = self.lock.watch()  # type: ignore[attr-defined]
+            except Exception as e:  # noqa: BLE001 - any failure: poll, retry later
+                (log.info if failures == 0 else log.debug)(
+                    "cannot watch lock %s, polling it: %s", self.name, e)
+            else:
+                with self._watch_mu:
+                    self._watch = watch
+                if done.is_set():
+                    watch.stop()
+                self._set_watching(True)
+                try:
+                    for record in watch:
+                        if done.is_set():
+                            break
+                        self._observe_watched(record)
+                    healthy = self.clock.monotonic() - opened >= self.lease_duration
+                except Exception as e:  # noqa: BLE001 - ApiError, or a broken stream
+                    log.debug("watch of lock %s ended: %s", self.name, e)
+                finally:
+                    self._set_watching(False)
+                    with self._watch_mu:
+                        self._watch = None
+            if done.is_set():
+                return
+            if healthy:
+                failures = 0
+                continue
+            failures += 1
+            backoff = min(self.retry_period * 2 ** min(failures - 1, 16), self.lease_duration)
+            self.clock.sleep(backoff * (1.0 + self._rng.random() * JITTER_FACTOR), done)
+
+    def _set_watching(self, watching: bool) -> None:
+        with self._state:
+            self._watching = watching
+        self._kick()
+
+    def _observe_watched(self, record: LeaderElectionRecord | None) -> None:
+        mono = self.clock.monotonic()
+        # Not during an attempt, nor once it succeeded: a late event must not overwrite the
+        # record we just wrote. (A stale record between attempts is harmless: it only moves
+        # observed_time later, and every attempt re-reads the lock first.)
+        with self._attempt:
+            with self._state:
+                if not self._standby or self._observed == record:
+                    return
+                self._observed = record
+                self._observed_time = mono
+                self._changes += 1
+        self._kick()
 
     def _renew(self, stop: threading.Event) -> None:
         while not stop.is_set():
@@ -210,14 +373,17 @@ class LeaderElector:
             self._observe(mine, mono)
             return True
 
+        # When we saw it: after the read, so never before the record was written.
+        seen = self.clock.monotonic()
         with self._state:
             if self._observed != current:
                 self._observed = current
-                self._observed_time = mono
+                self._observed_time = seen
+                self._changes += 1
             observed_time = self._observed_time
         holder = current.holder_identity
         if holder and holder != self.identity and \
-                observed_time + self.lease_duration > mono:
+                observed_time + self.lease_duration > seen:
             log.debug("lock is held by %s and has not yet expired", holder)
             return False
 
@@ -238,6 +404,7 @@ class LeaderElector:
         with self._state:
             self._observed = record
             self._observed_time = mono
+            self._changes += 1
 
     def _report_leader(self) -> None:
         leader = self.get_leader()

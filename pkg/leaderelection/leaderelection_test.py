@@ -1,11 +1,15 @@
 """Leader election logic on an in-memory lock: acquisition, expiry measured on the local clock,
-optimistic concurrency, release, renew-deadline loss, health check, flags."""
+optimistic concurrency, release, renew-deadline loss, health check, flags; the standby loop
+(waking exactly at the observed expiry, on a watched release, polling without a watch)."""
 
 from __future__ import annotations
 
 import argparse
+import queue
+import random
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import pytest
@@ -33,6 +37,40 @@ class Store:
         self.version = 0
         self.fail = False
         self.lock = threading.Lock()
+        self.watchers: list[FakeWatch] = []
+
+    def changed(self) -> None:
+        """Called with ``lock`` held after every write: tell the watchers."""
+        for w in self.watchers:
+            w.events.put(self.record)
+
+
+class FakeWatch:
+    """A watch on the store: the current record, then every change, until stopped."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.events: queue.Queue[object] = queue.Queue()
+        self.stopped = threading.Event()
+        with store.lock:
+            if store.record is not None:
+                self.events.put(store.record)
+            store.watchers.append(self)
+
+    def __iter__(self) -> Iterator[LeaderElectionRecord | None]:
+        try:
+            while True:
+                ev = self.events.get()
+                if ev is self:
+                    return
+                yield ev  # type: ignore[misc]
+        finally:
+            with self.store.lock:
+                self.store.watchers.remove(self)
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.events.put(self)
 
 
 class FakeLock:
@@ -40,12 +78,14 @@ class FakeLock:
         self.store = store
         self.identity = identity
         self.seen_version = -1
+        self.gets = 0
 
     def describe(self) -> str:
         return "ns/lock"
 
     def get(self) -> LeaderElectionRecord | None:
         with self.store.lock:
+            self.gets += 1
             if self.store.fail:
                 raise ConnectionFailure("down")
             self.seen_version = self.store.version
@@ -58,6 +98,7 @@ class FakeLock:
             self.store.record = record
             self.store.version += 1
             self.seen_version = self.store.version
+            self.store.changed()
 
     def update(self, record: LeaderElectionRecord) -> None:
         with self.store.lock:
@@ -68,6 +109,38 @@ class FakeLock:
             self.store.record = record
             self.store.version += 1
             self.seen_version = self.store.version
+            self.store.changed()
+
+
+class WatchableLock(FakeLock):
+    """A lock with ``watch()``, like ``LeaseLock``; ``watch_fails`` makes opening it fail."""
+
+    def __init__(self, store: Store, identity: str, watch_fails: bool = False) -> None:
+        super().__init__(store, identity)
+        self.watch_fails = watch_fails
+        self.opened: list[FakeWatch] = []
+
+    def watch(self) -> FakeWatch:
+        if self.watch_fails:
+            raise ApiError(403, "Forbidden", "cannot watch leases")
+        w = FakeWatch(self.store)
+        self.opened.append(w)
+        return w
+
+
+class ZeroJitter(random.Random):
+    def random(self) -> float:
+        return 0.0
+
+
+def until(cond: Callable[[], bool], timeout: float = 5.0) -> bool:
+    """Wait in real time for something another thread does."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
 
 
 def callbacks() -> LeaderCallbacks:
@@ -198,6 +271,143 @@ def test_run_releases_on_stop() -> None:
     stop.set()
     t.join(5)
     assert stopped.is_set() and store.record.holder_identity == ""
+
+
+class Standby:
+    """``elector._acquire`` on a thread, as ``run`` calls it."""
+
+    def __init__(self, e: LeaderElector) -> None:
+        self.elector = e
+        self.stop = threading.Event()
+        self.acquired = threading.Event()
+        self.result: bool | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        self.result = self.elector._acquire(self.stop)
+        if self.result:
+            self.acquired.set()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(5)
+
+
+def test_standby_wakes_exactly_when_the_observed_lease_expires() -> None:
+    clock = FakeClock()
+    store = Store()
+    a = elector(store, "a", clock)
+    lock = WatchableLock(store, "b")
+    b = LeaderElector(lock, callbacks(), lease_duration=15, renew_deadline=10, retry_period=2,
+                      clock=clock)
+    assert a._try_acquire_or_renew()
+    sb = Standby(b)
+    try:
+        assert clock.wait_for_waiters(1) and until(lambda: b._watching)
+        assert lock.gets == 1 and b.get_leader() == "a"
+        clock.step(14.9)
+        assert a._try_acquire_or_renew(), "a renews; b sees it on the watch at 14.9"
+        assert until(lambda: b._observed == store.record)
+        clock.step(14.9)
+        assert not sb.acquired.wait(0.05), "b's lease clock restarted at the renewal"
+        assert lock.gets == 1, "no polling while the watch is open"
+        clock.step(0.1)  # 14.9 + 15 = 29.9: b's own clock says the renewal has expired
+        assert sb.acquired.wait(5), "b did not wake at the expiry"
+        assert lock.gets == 2 and clock.monotonic() == pytest.approx(29.9)
+        assert store.record.holder_identity == "b" and store.record.leader_transitions == 1
+        assert until(lambda: all(w.stopped.is_set() for w in lock.opened))
+    finally:
+        sb.close()
+
+
+def test_standby_takes_a_released_lease_at_once() -> None:
+    clock = FakeClock()
+    store = Store()
+    a = elector(store, "a", clock)
+    lock = WatchableLock(store, "b")
+    b = LeaderElector(lock, callbacks(), lease_duration=15, renew_deadline=10, retry_period=2,
+                      clock=clock)
+    assert a._try_acquire_or_renew()
+    sb = Standby(b)
+    try:
+        assert clock.wait_for_waiters(1) and until(lambda: b._watching)
+        assert a.release()
+        assert sb.acquired.wait(5), "the watched release did not wake the standby"
+        assert clock.monotonic() == 0 and store.record.holder_identity == "b"
+    finally:
+        sb.close()
+
+
+def test_standby_that_cannot_watch_polls_and_still_wakes_at_the_expiry() -> None:
+    clock = FakeClock()
+    store = Store()
+    a = elector(store, "a", clock)
+    lock = WatchableLock(store, "b", watch_fails=True)
+    b = LeaderElector(lock, callbacks(), lease_duration=15, renew_deadline=10, retry_period=2,
+                      clock=clock, rng=ZeroJitter())
+    assert a._try_acquire_or_renew()
+    sb = Standby(b)
+    try:
+        # The loop and the watch thread's reconnect backoff both wait on the clock.
+        assert clock.wait_for_waiters(2) and lock.gets == 1
+        clock.step(2)
+        assert until(lambda: lock.gets == 2), "no poll after a retry period"
+        assert clock.wait_for_waiters(2)
+        clock.step(12.9)  # 14.9: one more poll, which finds the lease still held
+        assert until(lambda: lock.gets == 3) and clock.wait_for_waiters(2)
+        assert not sb.acquired.is_set()
+        clock.step(0.1)  # 15: the expiry comes before the next poll (16.9)
+        assert sb.acquired.wait(5) and lock.gets == 4
+        assert store.record.holder_identity == "b"
+    finally:
+        sb.close()
+
+
+def test_standby_stops_promptly_and_closes_its_watch() -> None:
+    clock = FakeClock()
+    store = Store()
+    a = elector(store, "a", clock)
+    lock = WatchableLock(store, "b")
+    b = LeaderElector(lock, callbacks(), lease_duration=15, renew_deadline=10, retry_period=2,
+                      clock=clock)
+    assert a._try_acquire_or_renew()
+    sb = Standby(b)
+    assert clock.wait_for_waiters(1) and until(lambda: b._watching)
+    started = time.monotonic()
+    sb.close()
+    assert not sb.thread.is_alive() and sb.result is False
+    assert time.monotonic() - started < 1.0
+    assert until(lambda: all(w.stopped.is_set() for w in lock.opened))
+    assert until(lambda: not store.watchers)
+
+
+def test_run_takes_over_an_abandoned_lease_with_a_watch_that_keeps_ending() -> None:
+    store = Store()
+    store.record = LeaderElectionRecord("gone", 1)
+    store.version = 1
+
+    class EndingLock(WatchableLock):
+        def watch(self) -> FakeWatch:
+            w = super().watch()
+            w.stop()  # the server closes every watch at once: b must still take over
+            return w
+
+    started = threading.Event()
+    e = LeaderElector(EndingLock(store, "b"), LeaderCallbacks(lambda s: started.set(),
+                                                               lambda: None),
+                      lease_duration=0.6, renew_deadline=0.4, retry_period=0.05)
+    stop = threading.Event()
+    t = threading.Thread(target=e.run, args=(stop,))
+    began = time.monotonic()
+    t.start()
+    try:
+        assert started.wait(5)
+        assert 0.6 <= time.monotonic() - began < 1.5
+        assert store.record.holder_identity == "b"
+    finally:
+        stop.set()
+        t.join(5)
 
 
 def test_micro_time_round_trip() -> None:

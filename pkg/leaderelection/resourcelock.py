@@ -4,18 +4,25 @@ Corresponds to client-go ``tools/leaderelection/resourcelock`` (``LeaderElection
 ``LeaseLock``; the old ConfigMap/Endpoints locks are gone upstream too). Writes are conditional
 on the Lease's resourceVersion, so of two candidates updating the same observed record only one
 succeeds (the other gets 409 Conflict).
+
+A lock may also offer ``watch()``: a stream of the record's changes (``LeaseLock`` watches its
+Lease with ``fieldSelector=metadata.name=<name>``). Standby candidates use it to notice a
+renewal, a release or a deletion within milliseconds instead of at their next poll; a lock
+without it is simply polled.
 """
 
 from __future__ import annotations
 
+import random
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from pkg.client.errors import ApiError
 from pkg.client.resources import LEASES
-from pkg.client.rest import Client
+from pkg.client.rest import Client, WatchStream
 
 LEASES_LOCK = "leases"
 
@@ -65,6 +72,10 @@ def parse_micro_time(value: Any) -> float | None:
 
 
 class ResourceLock(Protocol):
+    """What the elector needs of a lock. A lock may also offer ``watch() -> LockWatch``
+    (optional, so not declared here): standbys then learn of changes as they happen instead of
+    by polling."""
+
     identity: str
 
     def get(self) -> LeaderElectionRecord | None:
@@ -78,6 +89,39 @@ class ResourceLock(Protocol):
         ...
 
     def describe(self) -> str: ...
+
+
+class LockWatch(Protocol):
+    """An open watch on a lock (optional ``ResourceLock.watch()``). Iterating yields the
+    record as it is now (first the current one, when the lock exists) and after every change,
+    ``None`` when the lock object is deleted. Iteration ends, or raises ``ApiError``, when the
+    watch ends; ``stop()`` ends it from any thread."""
+
+    def __iter__(self) -> Iterator[LeaderElectionRecord | None]: ...
+
+    def stop(self) -> None: ...
+
+
+class LeaseWatch:
+    """The events of a watch on one Lease, as records."""
+
+    def __init__(self, stream: WatchStream) -> None:
+        self._stream = stream
+
+    def __iter__(self) -> Iterator[LeaderElectionRecord | None]:
+        for event in self._stream:
+            kind = event.get("type")
+            obj = event.get("object") or {}
+            if kind in ("ADDED", "MODIFIED"):
+                yield LeaderElectionRecord.from_lease_spec(obj.get("spec") or {})
+            elif kind == "DELETED":
+                yield None
+            elif kind == "ERROR":  # e.g. 410 Expired: the caller opens a new watch
+                raise ApiError.from_status(int(obj.get("code") or 500), obj)
+            # BOOKMARK: nothing changed
+
+    def stop(self) -> None:
+        self._stream.stop()
 
 
 class LeaseLock:
@@ -133,8 +177,17 @@ class LeaseLock:
         with self._lock:
             self._lease = out
 
+    def watch(self) -> LeaseWatch:
+        """Watch this Lease from its current state: the server first sends it as ADDED (when
+        it exists), then every change. The server ends the watch after 5-10 minutes, as
+        client-go's reflector asks, so a silently dead connection is not trusted forever."""
+        stream = self.client.watch(LEASES, self.namespace,
+                                   field_selector=f"metadata.name={self.name}",
+                                   timeout_seconds=random.randint(300, 600))
+        return LeaseWatch(stream)
+
 
 __all__ = [
-    "LEASES_LOCK", "LeaderElectionRecord", "LeaseLock", "ResourceLock", "format_micro_time",
-    "parse_micro_time",
+    "LEASES_LOCK", "LeaderElectionRecord", "LeaseLock", "LeaseWatch", "LockWatch",
+    "ResourceLock", "format_micro_time", "parse_micro_time",
 ]
