@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.events import WILDCARD, ClusterEventWithHint
 from scheduler.framework.interface import (
     MAX_NODE_SCORE,
     MAX_PERMIT_TIMEOUT,
@@ -206,10 +207,14 @@ class Framework:
     def plugin(self, name: str) -> Plugin | None:
         return self.instances.get(name)
 
-    def events_to_register(self) -> dict[str, list[Any]]:
-        """Plugin name → its ClusterEventWithHints (plugins without the extension: none)."""
-        return {name: p.events_to_register() for name, p in self.instances.items()
-                if isinstance(p, EnqueueExtensions)}
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Plugin name → the cluster events that may make pods it rejected schedulable.
+
+        A plugin without EnqueueExtensions is requeued by every event, as upstream.
+        """
+        return {name: (p.events_to_register() if isinstance(p, EnqueueExtensions)
+                       else [ClusterEventWithHint(WILDCARD)])
+                for name, p in self.instances.items()}
 
     def _observe(self, plugin: str, point: str, status: Status | None, start: float) -> None:
         m = self.deps.metrics

@@ -1,0 +1,91 @@
+"""``hack/koord``: small operator commands; ``explain pod NS/NAME`` says why a pod is pending.
+
+There is no upstream counterpart: kube-scheduler only leaves the last ``FailedScheduling``
+message. ``explain`` asks koord-scheduler's ``/debug/pods/<ns>/<name>`` for the structured
+diagnosis (per Filter plugin: nodes rejected and reasons; the nearest miss and by how much).
+When the scheduler cannot be reached it falls back to the pod's ``PodScheduled`` condition
+read from the API server with ``--kubeconfig``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from typing import Any
+
+from scheduler.diagnosis import explain_text
+
+
+def _from_scheduler(url: str, key: str, timeout: float) -> dict[str, Any] | None:
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/debug/pods/{key}",
+                                    timeout=timeout) as resp:
+            return json.loads(resp.read())
+    except urllib.error.HTTPError as err:
+        if err.code == 404:
+            return {}
+        raise
+
+
+def _from_api_server(kubeconfig: str | None, ns: str, name: str) -> str:
+    from pkg.client.resources import PODS
+    from pkg.client.rest import Client
+
+    pod = Client.from_kubeconfig(kubeconfig).get(PODS, name, ns)
+    if (pod.get("spec") or {}).get("nodeName"):
+        return f"Pod {ns}/{name} is bound to node {pod['spec']['nodeName']}."
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return (f"Pod {ns}/{name} is pending ({c.get('reason')}).\n  {c.get('message')}\n"
+                    "(the scheduler was not reachable: no per-plugin diagnosis)")
+    return f"Pod {ns}/{name} has not been tried by a scheduler yet."
+
+
+def explain_pod(args: argparse.Namespace) -> int:
+    ns, _, name = args.pod.partition("/")
+    if not name:
+        print(f"error: pod must be NAMESPACE/NAME, got {args.pod!r}", file=sys.stderr)
+        return 2
+    try:
+        entry = _from_scheduler(args.scheduler, f"{ns}/{name}", args.timeout)
+    except (urllib.error.URLError, OSError) as err:
+        print(f"(scheduler at {args.scheduler} not reachable: {err})", file=sys.stderr)
+        try:
+            print(_from_api_server(args.kubeconfig, ns, name))
+        except Exception as api_err:  # noqa: BLE001 - report, don't trace back
+            print(f"error: {api_err}", file=sys.stderr)
+            return 1
+        return 0
+    if not entry:
+        print(f"The scheduler has no pending diagnosis for {ns}/{name} "
+              "(scheduled, not yet tried, or not its scheduler).")
+        return 1
+    if args.output == "json":
+        print(json.dumps(entry, indent=2))
+    else:
+        print(explain_text(entry["pod"], entry.get("diagnosis") or {}, entry.get("message", "")))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hack/koord")
+    sub = parser.add_subparsers(dest="command", required=True)
+    explain = sub.add_parser("explain", help="say why an object is in its state")
+    what = explain.add_subparsers(dest="what", required=True)
+    pod = what.add_parser("pod", help="why a pod is pending")
+    pod.add_argument("pod", metavar="NAMESPACE/NAME")
+    pod.add_argument("--scheduler", default="http://127.0.0.1:10251",
+                     help="koord-scheduler's debug endpoint base URL")
+    pod.add_argument("--kubeconfig", default=None)
+    pod.add_argument("--timeout", type=float, default=5.0)
+    pod.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    pod.set_defaults(func=explain_pod)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
