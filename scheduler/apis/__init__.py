@@ -1,0 +1,1 @@
+"""koord-scheduler's configuration API (upstream ``pkg/scheduler/apis``)."""
