@@ -5,9 +5,9 @@ Corresponds to Koordinator ``pkg/scheduler/apis/config/v1/types.go`` and ``defau
 defaults and rules as in shared/upstream/scheduler.md 2.2 and 2.3. One model serves every
 apiVersion (upstream's v1beta2/v1beta3 copies are subsets of v1).
 
-Resource maps are ``dict[str, int]``; durations are seconds (see ``base.py``). Beyond upstream,
-scoring strategy types are checked when loading (upstream plugins refuse an unknown type only
-when they are built).
+Resource maps are ``dict[str, int]``; durations are seconds (see ``base.py``). Beyond upstream's
+validation, the scoring strategy types of NodeNUMAResource, DeviceShare and NodeResourcesFitPlus
+are checked when loading (upstream's plugins refuse an unknown type only when they are built).
 """
 
 from __future__ import annotations

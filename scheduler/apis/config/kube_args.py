@@ -198,10 +198,9 @@ class PodTopologySpreadArgs(PluginArgs):
             loc: Loc = ("defaultConstraints", i)
             if c.max_skew <= 0:
                 errors.append(FieldError(loc + ("maxSkew",), f"must be positive, got {c.max_skew}"))
-            if not c.topology_key:
-                errors.append(FieldError(loc + ("topologyKey",), "required"))
-            errors += [FieldError(loc + ("topologyKey",), p)
-                       for p in (qualified_name_problems(c.topology_key) if c.topology_key else [])]
+            key_problems = qualified_name_problems(c.topology_key) if c.topology_key else [
+                "required"]
+            errors += [FieldError(loc + ("topologyKey",), p) for p in key_problems]
             if not c.when_unsatisfiable:
                 errors.append(FieldError(loc + ("whenUnsatisfiable",), "required"))
             else:
