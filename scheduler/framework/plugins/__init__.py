@@ -1,0 +1,1 @@
+"""In-tree kube-scheduler plugins (kubernetes ``pkg/scheduler/framework/plugins``)."""
