@@ -112,7 +112,7 @@ class Scheduler:
                        nominated, cycle, start)
             return True
         except SchedulingError as err:
-            self._fail(fwk, qpi, pi, err.status, None, "", cycle, start)
+            self._fail(fwk, qpi, pi, err.status, None, None, cycle, start)
             return True
 
         host = result.suggested_host
@@ -126,7 +126,7 @@ class Scheduler:
         if not is_success(status):
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
-            self._fail(fwk, qpi, pi, status, None, "", cycle, start)  # type: ignore[arg-type]
+            self._fail(fwk, qpi, pi, status, None, None, cycle, start)  # type: ignore[arg-type]
             return True
         self.queue.done(pi.uid)
         with self._inflight_cond:
@@ -135,16 +135,17 @@ class Scheduler:
         return True
 
     def _post_filter(self, fwk: Framework, state: CycleState, pi: PodInfo,
-                     diagnosis: Diagnosis) -> str:
+                     diagnosis: Diagnosis) -> str | None:
+        """The node to nominate; "" to clear the nomination; None to leave it."""
         if not fwk.post_filter:
-            return ""
+            return None
         result, status = fwk.run_post_filter(state, pi, diagnosis.node_to_status)
         if status.code == Code.ERROR:
             log.error("Status after running PostFilter plugins for pod %s: %s", pi.key,
                       status.message())
         elif not status.is_success() and status.message():
             diagnosis.post_filter_msg = status.message()
-        return result.nominated_node_name if result is not None else ""
+        return result.nominated_node_name if result is not None else None
 
     # Binding cycle -----------------------------------------------------------------------
 
@@ -159,7 +160,7 @@ class Scheduler:
             if not is_success(status):
                 fwk.run_unreserve(state, assumed, host)
                 self.cache.forget_pod(assumed)
-                self._fail(fwk, qpi, assumed.with_node(""), status, None, "",  # type: ignore
+                self._fail(fwk, qpi, assumed.with_node(""), status, None, None,  # type: ignore
                            self.queue.scheduling_cycle(), start, binding=True)
                 return
             self.cache.finish_binding(assumed)
@@ -183,8 +184,8 @@ class Scheduler:
     # Failures ----------------------------------------------------------------------------
 
     def _fail(self, fwk: Framework, qpi: Any, pi: PodInfo, status: Status,
-              diagnosis: Diagnosis | None, nominated: str, cycle: int, start: float,
-              binding: bool = False) -> None:
+              diagnosis: Diagnosis | None, nominated: str | None, cycle: int,
+              start: float, binding: bool = False) -> None:
         rejected = status.is_rejected()
         reason = "Unschedulable" if rejected else "SchedulerError"
         message = status.message()
@@ -205,6 +206,8 @@ class Scheduler:
         self.queue.add_unschedulable_if_not_present(qpi, cycle)
         if nominated:
             self.queue.add_nominated_pod(pi, nominated)
+        elif nominated == "":
+            self.queue.delete_nominated_pod_if_exists(pi.pod)
         if not binding:
             self.queue.done(pi.uid)
         self._keep_diagnosis(pi, message, reason, diagnosis, nominated)
@@ -215,14 +218,14 @@ class Scheduler:
                                      nominated)
 
     def _update_pod_condition(self, pi: PodInfo, reason: str, message: str,
-                              nominated: str) -> None:
-        """Patch ``PodScheduled=False`` (and nominatedNodeName) unless nothing changed."""
+                              nominated: str | None) -> None:
+        """Patch ``PodScheduled=False`` and the nomination, unless nothing changed."""
         current = next((c for c in (pi.pod.get("status") or {}).get("conditions") or ()
                         if c.get("type") == "PodScheduled"), None)
         old_nominated = (pi.pod.get("status") or {}).get("nominatedNodeName") or ""
         if (current is not None and current.get("status") == "False"
                 and current.get("reason") == reason and current.get("message") == message
-                and nominated == old_nominated):
+                and (nominated is None or nominated == old_nominated)):
             return
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock.now()))
         condition = {"type": "PodScheduled", "status": "False", "reason": reason,
@@ -230,6 +233,8 @@ class Scheduler:
         status: dict[str, Any] = {"conditions": [condition]}
         if nominated:
             status["nominatedNodeName"] = nominated
+        elif nominated == "" and old_nominated:
+            status["nominatedNodeName"] = None
         try:
             self.client.patch(PODS, pi.name, {"status": status}, pi.namespace,
                               patch_type="strategic", subresource="status")
@@ -239,7 +244,7 @@ class Scheduler:
     # Why pending -------------------------------------------------------------------------
 
     def _keep_diagnosis(self, pi: PodInfo, message: str, reason: str,
-                        diagnosis: Diagnosis | None, nominated: str) -> None:
+                        diagnosis: Diagnosis | None, nominated: str | None) -> None:
         entry = {"pod": pi.key, "reason": reason, "message": message,
                  "nominatedNodeName": nominated or None,
                  "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock.now())),
@@ -257,6 +262,10 @@ class Scheduler:
     def diagnosis_of(self, key: str) -> dict[str, Any] | None:
         with self._diag_lock:
             return self._diagnoses.get(key)
+
+    def pending_diagnoses(self) -> list[str]:
+        with self._diag_lock:
+            return list(self._diagnoses)
 
     def forget_pod(self, key: str) -> None:
         """The pod is gone (deleted or bound elsewhere): drop what we kept about it."""

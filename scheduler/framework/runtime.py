@@ -370,7 +370,8 @@ class Framework:
                                     error=status.error)
             reasons.extend(status.reasons)
             rejector = rejector or p.name
-            if r is not None and r.nominated_node_name:
+            # A result with no node tells the scheduler to clear the pod's nomination.
+            if r is not None and (result is None or r.nominated_node_name):
                 result = r
         return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
 

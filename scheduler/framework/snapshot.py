@@ -103,7 +103,9 @@ class Snapshot:
         for ni in node_infos:
             names.update(ni.allocatable)
             names.update(ni.requested)
-        self.ensure_resources(sorted(names))
+        for name in sorted(names - self.rows.keys()):  # the arrays are rebuilt just below
+            self.rows[name] = len(self.resources)
+            self.resources.append(name)
         n = len(node_infos)
         self.allocatable = np.zeros((len(self.resources), n), dtype=np.int64)
         self.requested = np.zeros((len(self.resources), n), dtype=np.int64)
