@@ -1,0 +1,31 @@
+"""DefaultBinder: bind the pod to the chosen node through the handle's Binder.
+
+Corresponds to kubernetes ``pkg/scheduler/framework/plugins/defaultbinder``: upstream POSTs a
+``v1.Binding`` with the clientset; here ``handle.binder`` (``scheduler.framework.binder``) does,
+or records the binding in benchmarks. A failure becomes an Error status (``AsStatus``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import BindPlugin
+from scheduler.framework.status import Status
+from scheduler.framework.types import PodInfo
+
+log = logging.getLogger(__name__)
+
+NAME = "DefaultBinder"
+
+
+class DefaultBinder(BindPlugin):
+    name = NAME
+
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        log.debug("Attempting to bind pod to node pod=%s node=%s", pod.key, node_name)
+        try:
+            self.handle.binder.bind(pod, node_name)
+        except Exception as err:  # noqa: BLE001 - any failure fails this binding cycle
+            return Status.as_error(err)
+        return None

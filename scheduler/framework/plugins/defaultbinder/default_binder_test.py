@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pkg.client.errors import ApiError
+from scheduler.framework.binder import InMemoryBinder
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.plugins.defaultbinder.default_binder import DefaultBinder
+from scheduler.framework.status import Code
+from scheduler.framework.types import PodInfo
+
+
+@dataclass
+class Handle:
+    binder: object
+
+
+class Refusing:
+    def bind(self, pod: PodInfo, node_name: str) -> None:
+        raise ApiError(409, "Conflict", f'pod {pod.name} is already assigned to node "n0"')
+
+
+def pod() -> PodInfo:
+    return PodInfo({"metadata": {"name": "p", "namespace": "default"},
+                    "spec": {"containers": [{"name": "c"}]}})
+
+
+def test_binds_through_the_handles_binder() -> None:
+    binder = InMemoryBinder()
+    assert DefaultBinder(None, Handle(binder)).bind(CycleState(), pod(), "n1") is None
+    assert binder.bindings == {"default/p": "n1"}
+
+
+def test_a_refused_binding_is_an_error() -> None:
+    status = DefaultBinder(None, Handle(Refusing())).bind(CycleState(), pod(), "n1")
+    assert status is not None and status.code == Code.ERROR
+    assert isinstance(status.error, ApiError)
+    assert status.message() == '409 Conflict: pod p is already assigned to node "n0"'
