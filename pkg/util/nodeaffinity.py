@@ -116,7 +116,11 @@ class NumericRequirement:
     value: int
 
     def matches(self, labels: Mapping[str, str]) -> bool:
-        n = parse_int64(labels.get(self.key))
+        return self.accepts(labels.get(self.key))
+
+    def accepts(self, label_value: str | None) -> bool:
+        """Whether a node whose label has this value (None: absent) matches."""
+        n = parse_int64(label_value)
         if n is None:
             return False
         return n > self.value if self.operator == GT else n < self.value
