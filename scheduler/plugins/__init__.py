@@ -1,0 +1,1 @@
+"""Koordinator's scheduler plugins (koordinator ``pkg/scheduler/plugins``)."""

@@ -1,0 +1,217 @@
+"""The pods assigned to each node and each node's NodeMetric, fed by informers and Reserve.
+
+Corresponds to koordinator ``pkg/scheduler/plugins/loadaware/pod_assign_cache.go``
+(``podAssignCache``: ``assign``/``unAssign``, ``shouldEstimatePodDeadline``, the pod and
+NodeMetric event handlers); rules in shared/upstream/scheduler.md 5.4. Informer handlers run on
+their own threads, so every change happens under one lock and names its node in ``dirty``;
+the plugin's per-node arrays re-read exactly those nodes at the next cycle.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from api.extension.load_aware import (
+    get_estimated_seconds_after_initialized,
+    get_estimated_seconds_after_pod_scheduled,
+)
+from pkg.client.informers import EventHandlerFuncs, deleted_object
+from pkg.util.clock import Clock
+from scheduler.plugins.loadaware.estimator import DefaultEstimator, is_prod_pod
+from scheduler.plugins.loadaware.metric import MetricSummary, summarize, timestamp
+from scheduler.plugins.loadaware.nodeload import AssignedPod, NodeLoad, UsageSource
+from scheduler.plugins.loadaware.vector import ResourceVectorizer, Vector
+
+log = logging.getLogger(__name__)
+
+# Set on the in-memory pods that stand for Reservations (Reservation plugin); such pods never
+# run, so the informer path leaves them out.
+ANNOTATION_RESERVE_POD = "scheduling.koordinator.sh/reserve-pod"
+
+
+def pod_uid(pod: Mapping[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def _terminated(pod: Mapping[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def _true_condition_time(pod: Mapping[str, Any], kind: str) -> float | None:
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == kind:
+            return timestamp(c.get("lastTransitionTime")) if c.get("status") == "True" else None
+    return None
+
+
+class PodAssignCache:
+    def __init__(self, vectorizer: ResourceVectorizer, estimator: DefaultEstimator, args: Any,
+                 clock: Clock) -> None:
+        self.vectorizer = vectorizer
+        self.estimator = estimator
+        self.args = args
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.nodes: dict[str, NodeLoad] = {}
+        # uid → (node, spec, conditions) of the pod as last assigned.
+        self._pods: dict[str, tuple[str, Any, Any]] = {}
+        self.dirty: set[str] = set()
+
+    # Reading -----------------------------------------------------------------------------
+
+    def existing(self, node: str,
+                 source: UsageSource) -> tuple[MetricSummary | None, Vector | None]:
+        """The node's NodeMetric summary and its existing load (None, None without one)."""
+        with self.lock:
+            load = self.nodes.get(node)
+            if load is None or load.metric is None:
+                return None, None
+            return load.metric, load.existing(source)
+
+    def take_dirty(self) -> set[str]:
+        """Nodes changed since the last call; the caller holds ``lock``."""
+        dirty, self.dirty = self.dirty, set()
+        return dirty
+
+    # Pods --------------------------------------------------------------------------------
+
+    def assign(self, node: str, pod: Mapping[str, Any], uid: str | None = None) -> None:
+        """Account ``pod`` on ``node`` (added, updated, or reserved there by the scheduler)."""
+        if not node or _terminated(pod):
+            return
+        uid = uid or pod_uid(pod)
+        entry = self._assigned_pod(pod)
+        spec, conditions = pod.get("spec"), (pod.get("status") or {}).get("conditions")
+        with self.lock:
+            old = self._pods.get(uid)
+            if old is not None and old[0] != node:
+                self._remove_locked(old[0], uid)
+            self._pods[uid] = (node, spec, conditions)
+            load = self.nodes.get(node)
+            if load is None:
+                load = self.nodes[node] = NodeLoad(self.vectorizer,
+                                                   self.args.prod_usage_include_sys)
+            load.put_pod(uid, entry)
+            self.dirty.add(node)
+
+    def unassign(self, pod: Mapping[str, Any], uid: str | None = None) -> None:
+        uid = uid or pod_uid(pod)
+        with self.lock:
+            old = self._pods.pop(uid, None)
+            if old is not None:
+                self._remove_locked(old[0], uid)
+
+    def _remove_locked(self, node: str, uid: str) -> None:
+        load = self.nodes.get(node)
+        if load is not None and load.remove_pod(uid):
+            if load.is_empty():
+                del self.nodes[node]
+            self.dirty.add(node)
+
+    def _assigned_pod(self, pod: Mapping[str, Any]) -> AssignedPod:
+        meta = pod.get("metadata") or {}
+        estimated: Vector | None = None
+        try:
+            vec = self.vectorizer.to_factor_vec(self.estimator.estimate_pod(pod))
+            if vec.any():
+                estimated = vec
+        except ValueError as err:
+            log.warning("LoadAwareScheduling: cannot estimate pod %s/%s: %s",
+                        meta.get("namespace"), meta.get("name"), err)
+        scheduled = _true_condition_time(pod, "PodScheduled")
+        # Without a PodScheduled condition, the moment the scheduler assigned it.
+        ts = scheduled if scheduled is not None else self.clock.now()
+        return AssignedPod(
+            key=f"{meta.get('namespace', '')}/{meta.get('name', '')}",
+            prod=is_prod_pod(pod),
+            estimated=estimated, timestamp=ts, deadline=self._deadline(pod, ts))
+
+    def _deadline(self, pod: Mapping[str, Any], scheduled: float) -> float | None:
+        after_scheduled = after_initialized = -1
+        args = self.args
+        if args.allow_customize_estimation:
+            annotations = (pod.get("metadata") or {}).get("annotations")
+            after_scheduled = get_estimated_seconds_after_pod_scheduled(annotations)
+            after_initialized = get_estimated_seconds_after_initialized(annotations)
+        if after_scheduled < 0 and args.estimated_seconds_after_pod_scheduled is not None:
+            after_scheduled = args.estimated_seconds_after_pod_scheduled
+        if after_initialized < 0 and args.estimated_seconds_after_initialized is not None:
+            after_initialized = args.estimated_seconds_after_initialized
+        if after_initialized > 0:
+            # Once initialised, slow init containers are over: count from that moment.
+            initialized = _true_condition_time(pod, "Initialized")
+            if initialized is not None:
+                return initialized + after_initialized
+        if after_scheduled > 0:
+            return scheduled + after_scheduled
+        return None
+
+    def on_pod_add(self, pod: Any) -> None:
+        if not _reserve_pod(pod):
+            self.assign((pod.get("spec") or {}).get("nodeName") or "", pod)
+
+    def on_pod_update(self, old: Any, pod: Any) -> None:
+        if _reserve_pod(pod):
+            return
+        node = (pod.get("spec") or {}).get("nodeName") or ""
+        uid = pod_uid(pod)
+        with self.lock:
+            cached = self._pods.get(uid)
+        if cached is None or cached[0] != node:
+            self.assign(node, pod, uid)
+        elif _terminated(pod):
+            self.unassign(pod, uid)
+        elif (cached[1] != pod.get("spec")
+              or cached[2] != (pod.get("status") or {}).get("conditions")):
+            # A new spec or condition may change the estimate, timestamp or deadline.
+            self.assign(node, pod, uid)
+
+    def on_pod_delete(self, obj: Any) -> None:
+        self.unassign(deleted_object(obj))
+
+    def pod_handler(self) -> EventHandlerFuncs:
+        return EventHandlerFuncs(self.on_pod_add, self.on_pod_update, self.on_pod_delete)
+
+    # NodeMetrics -------------------------------------------------------------------------
+
+    def set_node_metric(self, metric: Mapping[str, Any]) -> None:
+        name = (metric.get("metadata") or {}).get("name") or ""
+        try:
+            summary = summarize(metric, self.vectorizer)
+        except ValueError as err:
+            # The object would not decode upstream, so the lister would not have it.
+            log.warning("LoadAwareScheduling: ignoring malformed NodeMetric %s: %s", name, err)
+            self.delete_node_metric(name)
+            return
+        with self.lock:
+            load = self.nodes.get(name)
+            if load is None:
+                load = self.nodes[name] = NodeLoad(self.vectorizer,
+                                                   self.args.prod_usage_include_sys)
+            load.set_metric(summary)
+            self.dirty.add(name)
+
+    def delete_node_metric(self, name: str) -> None:
+        with self.lock:
+            load = self.nodes.get(name)
+            if load is None or load.metric is None:
+                return
+            load.set_metric(None)
+            if load.is_empty():
+                del self.nodes[name]
+            self.dirty.add(name)
+
+    def node_metric_handler(self) -> EventHandlerFuncs:
+        return EventHandlerFuncs(
+            self.set_node_metric, lambda _old, new: self.set_node_metric(new),
+            lambda obj: self.delete_node_metric(
+                (deleted_object(obj).get("metadata") or {}).get("name") or ""))
+
+
+def _reserve_pod(pod: Mapping[str, Any]) -> bool:
+    return ((pod.get("metadata") or {}).get("annotations") or {}).get(
+        ANNOTATION_RESERVE_POD) == "true"
