@@ -96,11 +96,10 @@ def _containers_total(spec: Mapping[str, Any], field: str,
 
 
 def _with_defaults(r: dict[str, int]) -> dict[str, int]:
+    # Only a missing request takes the default; an explicit "0" stays 0, as upstream.
     out = dict(r)
-    if not out.get(CPU):
-        out[CPU] = DEFAULT_MILLI_CPU_REQUEST
-    if not out.get(MEMORY):
-        out[MEMORY] = DEFAULT_MEMORY_REQUEST
+    out.setdefault(CPU, DEFAULT_MILLI_CPU_REQUEST)
+    out.setdefault(MEMORY, DEFAULT_MEMORY_REQUEST)
     return out
 
 
@@ -135,8 +134,8 @@ def pod_non_zero_requests(pod: Mapping[str, Any]) -> tuple[int, int]:
     spec = pod.get("spec") or {}
     total = _containers_total(spec, "requests", non_zero=True)
     pod_level = resource_list((spec.get("resources") or {}).get("requests"))
-    cpu = pod_level.get(CPU) or total.get(CPU, 0)
-    mem = pod_level.get(MEMORY) or total.get(MEMORY, 0)
+    cpu = pod_level.get(CPU, total.get(CPU, 0))
+    mem = pod_level.get(MEMORY, total.get(MEMORY, 0))
     overhead = resource_list(spec.get("overhead"))
     return cpu + overhead.get(CPU, 0), mem + overhead.get(MEMORY, 0)
 
