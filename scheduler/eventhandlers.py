@@ -11,13 +11,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from api.slo.v1alpha1.nodemetric import NodeMetric
 from pkg.client.informers import EventHandlerFuncs, FilteringEventHandler, deleted_object
-from pkg.client.resources import NODES, PODS
+from pkg.client.resources import NODES, PODS, Resource
 from scheduler.framework import events as ev
 from scheduler.framework.types import pod_key
 from scheduler.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
+
+NODE_METRICS = Resource.for_model(NodeMetric)
 
 
 def _assigned(pod: Any) -> bool:
@@ -94,6 +97,18 @@ class EventHandlers:
         self.sched.cache.remove_node(node)
         self.sched.queue.move_all_to_active_or_backoff(ev.NODE_DELETE, node, None)
 
+    # Koordinator custom resources -----------------------------------------------------------
+
+    def custom_resource_handler(self, resource: str) -> EventHandlerFuncs:
+        """Moves pods rejected by plugins that registered events on ``resource``."""
+        queue = self.sched.queue
+        add, update, delete = (ev.ClusterEvent(resource, a) for a in (
+            ev.ActionType.ADD, ev.ActionType.UPDATE, ev.ActionType.DELETE))
+        return EventHandlerFuncs(
+            lambda obj: queue.move_all_to_active_or_backoff(add, None, obj),
+            lambda old, new: queue.move_all_to_active_or_backoff(update, old, new),
+            lambda obj: queue.move_all_to_active_or_backoff(delete, deleted_object(obj), None))
+
     # Wiring --------------------------------------------------------------------------------
 
     def register(self, informer_factory: Any) -> list[Any]:
@@ -112,4 +127,9 @@ class EventHandlers:
             nodes.add_event_handler(EventHandlerFuncs(self.add_node, self.update_node,
                                                       self.delete_node)),
         ]
+        registered = {e.event.resource for fwk in self.sched.profiles.values()
+                      for events in fwk.events_to_register().values() for e in events}
+        if ev.NODE_METRIC in registered:
+            metrics = informer_factory.informer_for(NODE_METRICS, typed=False)
+            regs.append(metrics.add_event_handler(self.custom_resource_handler(ev.NODE_METRIC)))
         return regs

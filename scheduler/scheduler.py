@@ -125,7 +125,7 @@ class Scheduler:
                 status = None
         if not is_success(status):
             fwk.run_unreserve(state, assumed, host)
-            self.cache.forget_pod(assumed)
+            self._forget(fwk, assumed)
             self._fail(fwk, qpi, pi, status, None, None, cycle, start)  # type: ignore[arg-type]
             return True
         self.queue.done(pi.uid)
@@ -159,7 +159,7 @@ class Scheduler:
                 status = fwk.run_bind(state, assumed, host)
             if not is_success(status):
                 fwk.run_unreserve(state, assumed, host)
-                self.cache.forget_pod(assumed)
+                self._forget(fwk, assumed)
                 self._fail(fwk, qpi, assumed.with_node(""), status, None, None,  # type: ignore
                            self.queue.scheduling_cycle(), start, binding=True)
                 return
@@ -174,12 +174,16 @@ class Scheduler:
             fwk.run_post_bind(state, assumed, host)
         except Exception:  # noqa: BLE001 - a crashed binding must not lose the pod
             log.exception("binding cycle of pod %s failed", assumed.key)
-            self.cache.forget_pod(assumed)
+            self._forget(fwk, assumed)
             self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
         finally:
             with self._inflight_cond:
                 self._inflight -= 1
                 self._inflight_cond.notify_all()
+
+    def _forget(self, fwk: Framework, assumed: PodInfo) -> None:
+        self.cache.forget_pod(assumed)
+        fwk.forget_pod(assumed)
 
     # Failures ----------------------------------------------------------------------------
 

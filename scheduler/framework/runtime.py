@@ -486,6 +486,14 @@ class Framework:
         with self._waiting_lock:
             return list(self._waiting.values())
 
+    def forget_pod(self, pod: PodInfo) -> None:
+        """Tell plugins that keep their own view of assigned pods (Koordinator's ForgetPod
+        handlers, e.g. LoadAwareScheduling) that an assumed pod was forgotten."""
+        for p in self.instances.values():
+            forget = getattr(p, "forget_pod", None)
+            if forget is not None:
+                forget(pod)
+
     # Binding -----------------------------------------------------------------------------
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
