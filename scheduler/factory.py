@@ -45,7 +45,8 @@ def _configured_names(profile: KubeSchedulerProfile) -> dict[str, list[str]]:
     plugins = profile.plugins
     if plugins is None:
         return out
-    for point, pset in plugins:
+    for field, pset in plugins:
+        point = type(plugins).model_fields[field].alias or field
         for p in pset.enabled:
             out.setdefault(p.name, []).append(point)
     return out
