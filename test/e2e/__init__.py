@@ -1,0 +1,1 @@
+"""End-to-end suites: components as real processes against the embedded API server."""

@@ -1,0 +1,266 @@
+"""koord-scheduler end to end: the real process against the embedded API server.
+
+The scheduler runs as ``python -m scheduler.main`` with a KubeSchedulerConfiguration file,
+talks to the in-process API server over HTTPS with the kubeconfig it wrote, and binds through
+``pods/binding``; simulated nodes run the bound pods. NodeMetrics are written by the test in
+place of koordlet (what koordlet would report; koordlet itself is another component).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.slo.v1alpha1.nodemetric import NodeMetric
+from pkg.client.resources import EVENTS, PODS, PRIORITY_CLASSES, Resource
+from pkg.client.rest import Client
+from test.apiserver import ServerHandle, start
+from test.e2e.cluster import REPO_ROOT, install_crds, start_scheduler, wait_for
+
+NODE_METRICS = Resource.for_model(NodeMetric)
+SCHEDULER = "koord-scheduler"
+
+CONFIG = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: %(leader_elect)s
+  leaseDuration: 3s
+  renewDeadline: 2s
+  retryPeriod: 500ms
+  resourceName: koord-scheduler
+  resourceNamespace: default
+profiles:
+- schedulerName: koord-scheduler
+  plugins:
+    filter: {enabled: [{name: LoadAwareScheduling}]}
+    score: {enabled: [{name: LoadAwareScheduling, weight: 1}]}
+    reserve: {enabled: [{name: LoadAwareScheduling}]}
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: LeastAllocated
+        resources:
+        - {name: cpu, weight: 1}
+        - {name: memory, weight: 1}
+        - {name: kubernetes.io/batch-cpu, weight: 1}
+        - {name: kubernetes.io/batch-memory, weight: 1}
+  - name: LoadAwareScheduling
+    args:
+      filterExpiredNodeMetrics: true
+      nodeMetricExpirationSeconds: 300
+      usageThresholds: {cpu: 65, memory: 95}
+"""
+
+
+@pytest.fixture
+def srv() -> Iterator[ServerHandle]:
+    s = start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def client(srv: ServerHandle) -> Client:
+    c = Client.from_kubeconfig(srv.kubeconfig)
+    install_crds(c)
+    return c
+
+
+@pytest.fixture
+def scheduler(srv: ServerHandle, client: Client, tmp_path: Path) -> Iterator[str]:
+    proc, url = start_scheduler(srv, CONFIG % {"leader_elect": "false"}, tmp_path)
+    try:
+        wait_for(lambda: _healthy(url), what=f"koord-scheduler healthy; log:\n{proc.log()}")
+        yield url
+    finally:
+        proc.stop()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/healthz", timeout=1) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+def _pod(name: str, cpu: str = "100m", memory: str = "128Mi", **spec: Any) -> dict[str, Any]:
+    requests = {"cpu": cpu, "memory": memory}
+    requests.update(spec.pop("extra_requests", {}))
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default",
+                         "labels": spec.pop("labels", {"app": "e2e"})},
+            "spec": {"schedulerName": SCHEDULER, "terminationGracePeriodSeconds": 0,
+                     "containers": [{"name": "c", "image": "pause",
+                                     "resources": {"requests": requests,
+                                                   "limits": dict(requests)}}], **spec}}
+
+
+def _node_of(client: Client, name: str) -> str:
+    return (client.get(PODS, name, "default").get("spec") or {}).get("nodeName") or ""
+
+
+def _wait_bound(client: Client, name: str, timeout: float = 20) -> str:
+    return wait_for(lambda: _node_of(client, name), timeout, what=f"pod {name} bound")
+
+
+def _scheduled_condition(client: Client, name: str) -> dict[str, Any] | None:
+    for c in (client.get(PODS, name, "default").get("status") or {}).get("conditions") or ():
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return c
+    return None
+
+
+def _node_metric(client: Client, node: str, cpu_milli: int, age_seconds: float = 0) -> None:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - age_seconds))
+    obj = client.create(NODE_METRICS, {
+        "apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeMetric",
+        "metadata": {"name": node}, "spec": {"metricCollectPolicy": {}}})
+    obj["status"] = {"updateTime": stamp, "nodeMetric": {"nodeUsage": {"resources": {
+        "cpu": f"{cpu_milli}m", "memory": "1Gi"}}}}
+    client.update_status(NODE_METRICS, obj)
+
+
+def _debug(url: str, key: str) -> dict[str, Any]:
+    with urllib.request.urlopen(f"{url}/debug/pods/{key}", timeout=5) as r:
+        return json.loads(r.read())
+
+
+def test_pod_is_bound_and_gets_a_scheduled_event(srv: ServerHandle, client: Client,
+                                                 scheduler: str) -> None:
+    srv.add_nodes(2, cpu="4", memory="8Gi")
+    client.create(PODS, _pod("web"))
+    node = _wait_bound(client, "web")
+    assert node in ("node-0", "node-1")
+    wait_for(lambda: any(e["reason"] == "Scheduled" and e["involvedObject"]["name"] == "web"
+                         and e["message"] == f"Successfully assigned default/web to {node}"
+                         for e in client.list(EVENTS, "default")["items"]),
+             what="a Scheduled event")
+
+
+def test_pod_that_fits_nowhere_is_diagnosed(srv: ServerHandle, client: Client,
+                                            scheduler: str) -> None:
+    srv.add_nodes(2, cpu="2", memory="8Gi")
+    srv.add_nodes(1, start=2, cpu="8", memory="8Gi",
+                  taints=[{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}])
+    client.create(PODS, _pod("big", cpu="6"))
+    cond = wait_for(lambda: _scheduled_condition(client, "big"), what="PodScheduled=False")
+    assert cond["reason"] == "Unschedulable"
+    # kube-scheduler's shape, double period included (its PostFilter message ends in one).
+    # A request above a node's whole allocatable is unresolvable, so preemption cannot help.
+    assert cond["message"] == ("0/3 nodes are available: 1 node(s) had untolerated taint "
+                               "{dedicated: infra}, 2 Insufficient cpu. preemption: 0/3 nodes "
+                               "are available: 3 Preemption is not helpful for scheduling..")
+    entry = _debug(scheduler, "default/big")
+    rejections = entry["diagnosis"]["pluginRejections"]
+    assert rejections["NodeResourcesFit"]["nodes"] == 2
+    assert rejections["TaintToleration"]["nodes"] == 1
+    miss = entry["diagnosis"]["nearestMiss"]
+    # Every node fails exactly one filter; the tainted node has the cpu, the others don't.
+    assert miss["failedPlugins"] in (["NodeResourcesFit"], ["TaintToleration"])
+    out = subprocess.run([str(REPO_ROOT / "hack" / "koord"), "explain", "pod", "default/big",
+                          "--scheduler", scheduler], capture_output=True, text=True,
+                         timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert "NodeResourcesFit: 2 node(s)" in out.stdout and "Nearest miss" in out.stdout
+    events = client.list(EVENTS, "default")["items"]
+    assert any(e["reason"] == "FailedScheduling" and e["message"] == cond["message"]
+               for e in events)
+    # A node that fits arrives: the pod is requeued by the node event and bound there.
+    srv.add_nodes(1, start=3, cpu="8", memory="8Gi")
+    assert _wait_bound(client, "big") == "node-3"
+
+
+def test_node_above_cpu_threshold_gets_no_new_pods(srv: ServerHandle, client: Client,
+                                                   scheduler: str) -> None:
+    srv.add_nodes(2, cpu="4", memory="8Gi")
+    _node_metric(client, "node-0", cpu_milli=3600)  # 90% > 65%
+    _node_metric(client, "node-1", cpu_milli=400)
+    for i in range(4):
+        client.create(PODS, _pod(f"p{i}"))
+    assert {_wait_bound(client, f"p{i}") for i in range(4)} == {"node-1"}
+    client.create(PODS, _pod("pinned", nodeSelector={"kubernetes.io/hostname": "node-0"}))
+    cond = wait_for(lambda: _scheduled_condition(client, "pinned"), what="PodScheduled=False")
+    assert "1 node(s) cpu usage exceed threshold" in cond["message"]
+    # The load drops: the NodeMetric update requeues the pod and it lands.
+    nm = client.get(NODE_METRICS, "node-0")
+    nm["status"]["nodeMetric"]["nodeUsage"]["resources"]["cpu"] = "500m"
+    nm["status"]["updateTime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    client.update_status(NODE_METRICS, nm)
+    assert _wait_bound(client, "pinned", timeout=30) == "node-0"
+
+
+def test_expired_node_metric_is_filtered(srv: ServerHandle, client: Client,
+                                         scheduler: str) -> None:
+    srv.add_nodes(2, cpu="4", memory="8Gi")
+    _node_metric(client, "node-0", cpu_milli=100, age_seconds=600)  # older than 300 s
+    _node_metric(client, "node-1", cpu_milli=100)
+    client.create(PODS, _pod("a", nodeSelector={"kubernetes.io/hostname": "node-0"}))
+    client.create(PODS, _pod("b", nodeSelector={"kubernetes.io/hostname": "node-1"}))
+    assert _wait_bound(client, "b") == "node-1"
+    cond = wait_for(lambda: _scheduled_condition(client, "a"), what="PodScheduled=False")
+    assert "1 node(s) nodeMetric expired" in cond["message"]
+
+
+def test_batch_pods_land_only_where_batch_allocatable_fits(srv: ServerHandle, client: Client,
+                                                           scheduler: str) -> None:
+    srv.add_nodes(1, cpu="8", memory="16Gi",
+                  extra={"kubernetes.io/batch-cpu": "3000", "kubernetes.io/batch-memory": "4Gi"})
+    srv.add_nodes(3, start=1, cpu="8", memory="16Gi")
+    batch = {"kubernetes.io/batch-cpu": "1000", "kubernetes.io/batch-memory": "1Gi"}
+    for i in range(3):
+        client.create(PODS, _pod(f"batch-{i}", cpu="0", memory="0",
+                                 labels={"koordinator.sh/qosClass": "BE"},
+                                 extra_requests=batch))
+    assert {_wait_bound(client, f"batch-{i}") for i in range(3)} == {"node-0"}
+    client.create(PODS, _pod("batch-3", cpu="0", memory="0", extra_requests=batch))
+    cond = wait_for(lambda: _scheduled_condition(client, "batch-3"), what="PodScheduled=False")
+    # node-0's batch cpu is used up; the other nodes have no batch resources at all.
+    assert cond["message"].startswith(
+        "0/4 nodes are available: 3 Insufficient kubernetes.io/batch-memory, "
+        "4 Insufficient kubernetes.io/batch-cpu.")
+
+
+def test_higher_priority_pod_preempts_a_lower_one(srv: ServerHandle, client: Client,
+                                                  scheduler: str) -> None:
+    for name, value in (("low", 0), ("high", 1000)):
+        client.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1",
+                                         "kind": "PriorityClass", "metadata": {"name": name},
+                                         "value": value})
+    srv.add_nodes(1, cpu="2", memory="8Gi")
+    client.create(PODS, _pod("victim", cpu="1500m", priorityClassName="low"))
+    assert _wait_bound(client, "victim") == "node-0"
+    client.create(PODS, _pod("important", cpu="1500m", priorityClassName="high"))
+    assert _wait_bound(client, "important", timeout=30) == "node-0"
+    names = [p["metadata"]["name"] for p in client.list(PODS, "default")["items"]]
+    assert "victim" not in names
+
+
+def test_two_replicas_never_both_schedule(srv: ServerHandle, client: Client,
+                                          tmp_path: Path) -> None:
+    srv.add_nodes(2, cpu="4", memory="8Gi")
+    config = CONFIG % {"leader_elect": "true"}
+    a, _ = start_scheduler(srv, config, tmp_path, name="a")
+    wait_for(lambda: "is scheduling" in a.log(), what=f"a leads; log:\n{a.log()}")
+    b, _ = start_scheduler(srv, config, tmp_path, name="b")
+    try:
+        client.create(PODS, _pod("first"))
+        _wait_bound(client, "first")
+        time.sleep(4)  # longer than a lease: b must stay a standby
+        assert "is scheduling" not in b.log()
+        a.kill()
+        wait_for(lambda: "is scheduling" in b.log(), timeout=10, what="b takes over")
+        client.create(PODS, _pod("second"))
+        _wait_bound(client, "second")
+    finally:
+        a.stop()
+        b.stop()
