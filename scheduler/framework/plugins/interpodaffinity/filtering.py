@@ -172,3 +172,28 @@ def mask(s: PreFilterState, snapshot: Snapshot) -> np.ndarray:
     for counts in s.existing_anti_affinity_counts.values():
         ok &= counts.at() <= 0
     return ok
+
+
+def explain(s: PreFilterState, node_info: NodeInfo) -> str | None:
+    """Which topology pair of the node made it fail, and how many pods are in it."""
+    labels = node_info.labels
+    if check(s, node_info) is None:
+        return None
+    missing = sorted({t.topology_key for t in s.affinity_terms} - labels.keys())
+    if missing:
+        return "node has no label " + ", ".join(missing)
+    for t in s.affinity_terms:
+        pair = f"{t.topology_key}={labels[t.topology_key]}"
+        if s.affinity_counts.get(t.topology_key, labels[t.topology_key]) <= 0:
+            return f"no pod matching all affinity terms in {pair}"
+    for t in s.anti_affinity_terms:
+        value = labels.get(t.topology_key)
+        n = 0 if value is None else s.anti_affinity_counts.get(t.topology_key, value)
+        if n > 0:
+            return f"{n} pod(s) matching anti-affinity terms in {t.topology_key}={value}"
+    for key, counts in s.existing_anti_affinity_counts.items():
+        value = labels.get(key)
+        n = 0 if value is None else counts.get(value)
+        if n > 0:
+            return f"{n} existing pod(s) with anti-affinity to this pod in {key}={value}"
+    return None

@@ -131,16 +131,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def explain(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> str | None:
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return None
-        labels = node_info.labels
-        missing = [t.topology_key for t in s.affinity_terms if t.topology_key not in labels]
-        if missing:
-            return "node lacks topology label(s) " + ", ".join(sorted(set(missing)))
-        clashes = [f"{key}={labels[key]}: {counts.get(labels[key])} existing pod(s)"
-                   for key, counts in s.existing_anti_affinity_counts.items()
-                   if key in labels and counts.get(labels[key]) > 0]
-        return "anti-affinity of " + "; ".join(clashes) if clashes else None
+        return None if s is None else filtering.explain(s, node_info)
 
     # PreScore / Score ----------------------------------------------------------------------
 
