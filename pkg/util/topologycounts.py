@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 # Nodes compared per block when looking for the replaced ones: comparing list slices runs in C.
-_BLOCK = 256
+_BLOCK = 128
 
 
 class LabelColumn(Protocol):

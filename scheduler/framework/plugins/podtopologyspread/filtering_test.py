@@ -226,7 +226,7 @@ def _reference(snap: Snapshot, pl: PodTopologySpread, incoming: PodInfo) -> list
         if not all(c.topology_key in labels for c in constraints):
             continue
         for i, c in enumerate(constraints):
-            if not spread_info.inclusion.includes(c, ni):
+            if not spread_info.inclusion(incoming.pod).includes(c, ni):
                 continue
             n = sum(1 for p in ni.pods.values()
                     if c.selector.requirements and p.namespace == incoming.namespace

@@ -62,20 +62,27 @@ from scheduler.framework.types import NodeInfo, PodInfo
 SYSTEM_DEFAULTING = "System"
 
 _KIND = {DO_NOT_SCHEDULE: "hard", SCHEDULE_ANYWAY: "soft"}
+_NO_OWN_CONSTRAINTS: Mapping[str, tuple[Constraint, ...]] = {a: () for a in _KIND}
 
 
 def _not_found(key: str) -> Status:
     return Status(Code.ERROR, f'reading "{key}" from cycleState: not found')
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _PodSpread:
     """What the plugin parses once per pod."""
 
     has_own_constraints: bool
     # action → the pod's own constraints of that action, or why they did not parse.
     own: Mapping[str, tuple[Constraint, ...] | str]
-    inclusion: NodeInclusion
+    # Read only for pods with constraints: parsed on first use.
+    _inclusion: NodeInclusion | None = None
+
+    def inclusion(self, pod: Mapping[str, Any]) -> NodeInclusion:
+        if self._inclusion is None:
+            self._inclusion = NodeInclusion.of(pod)
+        return self._inclusion
 
 
 def _own_constraints(raw: Sequence[Mapping[str, Any]], labels: Mapping[str, str],
@@ -89,8 +96,9 @@ def _own_constraints(raw: Sequence[Mapping[str, Any]], labels: Mapping[str, str]
 def _parse_pod(pod: Mapping[str, Any]) -> _PodSpread:
     raw = (pod.get("spec") or {}).get("topologySpreadConstraints") or ()
     labels = (pod.get("metadata") or {}).get("labels") or {}
-    return _PodSpread(bool(raw), {a: _own_constraints(raw, labels, a) for a in _KIND},
-                      NodeInclusion.of(pod))
+    if not raw:
+        return _PodSpread(False, _NO_OWN_CONSTRAINTS)
+    return _PodSpread(True, {a: _own_constraints(raw, labels, a) for a in _KIND})
 
 
 class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin,
@@ -143,7 +151,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         if not constraints:
             return None, Status(Code.SKIP)
         state.write(PRE_FILTER_STATE_KEY, filtering.pre_filter_state(
-            snapshot, self._counter, pod, constraints, spread.inclusion))
+            snapshot, self._counter, pod, constraints, spread.inclusion(pod.pod)))
         return None, None
 
     def pre_filter_extensions(self) -> PodTopologySpread:
@@ -197,7 +205,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         # spreading still applies to nodes without a zone).
         require_all = spread.has_own_constraints or not self.system_defaulted
         state.write(PRE_SCORE_STATE_KEY, scoring.pre_score_state(
-            snapshot, self._counter, pod, constraints, spread.inclusion, require_all, nodes))
+            snapshot, self._counter, pod, constraints, spread.inclusion(pod.pod), require_all,
+            nodes))
         return None
 
     def score(self, state: CycleState, pod: PodInfo,

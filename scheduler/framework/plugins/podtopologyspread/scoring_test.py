@@ -196,7 +196,7 @@ def _reference(snap: Snapshot, pl: PodTopologySpread, incoming: PodInfo,
             continue
         for j, c in enumerate(constraints):
             value = ni.labels.get(c.topology_key, "")
-            if info.inclusion.includes(c, ni) and value in domains[j]:
+            if info.inclusion(incoming.pod).includes(c, ni) and value in domains[j]:
                 domains[j][value] += count(ni, c)
     out = []
     for i in filtered:
