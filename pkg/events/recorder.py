@@ -50,6 +50,7 @@ SPAM_QPS = 1.0 / 300.0
 MAX_TRIES = 12
 RETRY_INTERVAL = 10.0
 QUEUE_LENGTH = 1000
+DROP_LOG_INTERVAL = 10.0
 
 Obj = dict[str, Any]
 
@@ -128,6 +129,7 @@ class EventBroadcaster:
         self._last_nanos = 0
         self._idle = threading.Condition()
         self.dropped = 0
+        self._last_drop_log = float("-inf")
         self._thread = threading.Thread(target=self._run, name="event-broadcaster",
                                         daemon=True)
         self._thread.start()
@@ -157,8 +159,13 @@ class EventBroadcaster:
                 self._pending -= 1
                 self._idle.notify_all()
             self.dropped += 1
-            log.error("event queue full; dropping event %s: %s", event.get("reason"),
-                      event.get("message"))
+            # One line per burst, not per event: a full queue means the API server is slow,
+            # and a log line per dropped event would only add to the load.
+            now = self.clock.monotonic()
+            if now - self._last_drop_log >= DROP_LOG_INTERVAL:
+                log.error("event queue full; dropping events (%d dropped so far; latest: %s "
+                          "%s)", self.dropped, event.get("reason"), event.get("message"))
+                self._last_drop_log = now
 
     def flush(self, timeout: float | None = 10.0) -> bool:
         """Wait until every event handed in so far has been written (or given up)."""

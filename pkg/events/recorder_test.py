@@ -186,3 +186,17 @@ def test_events_on_the_api_server() -> None:
         assert by_reason["Scheduled"]["count"] == 1
         assert by_reason["FailedScheduling"]["involvedObject"]["uid"] == "abc"
         assert by_reason["FailedScheduling"]["source"]["component"] == "koord-scheduler"
+
+
+def test_a_full_queue_drops_events_with_one_log_line_per_interval(
+        sink: FakeSink, clock: FakeClock, caplog: pytest.LogCaptureFixture) -> None:
+    sink.create = lambda event: threading.Event().wait(0.2) or event  # a slow API server
+    b = EventBroadcaster(sink, clock=clock, queue_length=2)
+    rec = b.new_recorder("koord-scheduler")
+    with caplog.at_level("ERROR"):
+        for i in range(50):
+            rec.event(dict(POD, metadata=dict(POD["metadata"], name=f"web-{i}")), NORMAL,
+                      "Scheduled", f"pod {i}")
+    assert b.dropped >= 45
+    assert len([r for r in caplog.records if "queue full" in r.getMessage()]) == 1
+    b.shutdown(timeout=0)
