@@ -96,7 +96,9 @@ class GenericScheduler:
         """(feasible node indices, diagnosis, number of nodes evaluated)."""
         snap = fwk.snapshot
         diagnosis = Diagnosis()
-        pre, status = fwk.run_pre_filter(state, pod)
+        pre, status, restricting = fwk.run_pre_filter(state, pod)
+        # The plugins that narrowed the nodes are among those that may make the pod fit later.
+        diagnosis.unschedulable_plugins.update(restricting)
         if not is_success(status):
             assert status is not None
             if not status.is_rejected():
@@ -147,7 +149,7 @@ class GenericScheduler:
         self.next_start_node_index = (start + examined) % n
         chosen = (rotated + start) % n
         if len(chosen) == 0:
-            self._diagnose(fwk, state, pod, masks, allowed, diagnosis)
+            self._diagnose(fwk, state, pod, masks, allowed, restricting, diagnosis)
         return chosen, diagnosis, examined
 
     def _recheck_nominated(self, fwk: Framework, state: CycleState, pod: PodInfo,
@@ -165,14 +167,15 @@ class GenericScheduler:
                 feasible[i] = False
 
     def _diagnose(self, fwk: Framework, state: CycleState, pod: PodInfo,
-                  masks: list, allowed: np.ndarray | None, diagnosis: Diagnosis) -> None:
+                  masks: list, allowed: np.ndarray | None, restricting: set[str],
+                  diagnosis: Diagnosis) -> None:
         """Fill the diagnosis of a pod no node fits: statuses, per-plugin counts, nearest miss."""
         snap = fwk.snapshot
         n = len(snap)
         statuses = diagnosis.node_to_status.statuses
         if allowed is not None:
             outside = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                             "node(s) didn't satisfy plugin(s) PreFilter result")
+                             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(restricting))}]")
             for i in np.flatnonzero(~allowed):
                 statuses[snap.node_infos[i].name] = outside
         failures = np.zeros(n, dtype=np.int64)

@@ -232,10 +232,16 @@ class Framework:
 
     # PreFilter / Filter ------------------------------------------------------------------
 
-    def run_pre_filter(self, state: CycleState,
-                       pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+    def run_pre_filter(self, state: CycleState, pod: PodInfo
+                       ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """(merged result, status, the plugins whose result restricted the nodes).
+
+        An Unschedulable plugin does not stop the others, as upstream (a later
+        UnschedulableAndUnresolvable must still be able to rule preemption out).
+        """
         result: PreFilterResult | None = None
-        restricting: list[str] = []
+        restricting: set[str] = set()
+        rejected: Status | None = None
         snap = self.deps.snapshot
         rec = state.record_plugin_metrics
         for p in self.pre_filter:
@@ -248,22 +254,25 @@ class Framework:
                     state.skip_filter_plugins.add(p.name)
                     continue
                 status.with_plugin(p.name)
-                if status.is_rejected():
-                    return None, status
+                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, status, set()
+                if status.code == Code.UNSCHEDULABLE:
+                    rejected = status
+                    continue
                 return None, Status(Code.ERROR, f"running PreFilter plugin {p.name!r}: "
-                                    f"{status.message()}", plugin=p.name, error=status.error)
+                                    f"{status.message()}", plugin=p.name,
+                                    error=status.error), set()
             if r is not None and r.node_names is not None:
-                restricting.append(p.name)
+                restricting.add(p.name)
                 result = r if result is None else result.merge(r)
                 if not result.node_names:
                     if len(restricting) == 1:
-                        msg = f"node(s) didn't satisfy plugin {restricting[0]}"
+                        msg = f"node(s) didn't satisfy plugin {p.name}"
                     else:
                         msg = ("node(s) didn't satisfy plugin(s) "
-                               f"[{' '.join(restricting)}] simultaneously")
-                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg,
-                                          plugin=p.name)
-        return result, None
+                               f"[{' '.join(sorted(restricting))}] simultaneously")
+                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), restricting
+        return result, rejected, restricting
 
     def filter_masks(self, state: CycleState,
                      pod: PodInfo) -> list[tuple[FilterPlugin, np.ndarray]]:
