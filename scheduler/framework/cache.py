@@ -46,7 +46,6 @@ class Cache:
         self._dirty: set[str] = set()
         self._node_objects_changed = False
         self._structure_changed = True
-        self._affinity_changed = False
 
     # Nodes -------------------------------------------------------------------------------
 
@@ -92,7 +91,6 @@ class Cache:
     def _place(self, pi: PodInfo) -> None:
         self._node_for(pi.node_name).add_pod(pi)
         self._dirty.add(pi.node_name)
-        self._affinity_changed |= pi.has_affinity
 
     def _unplace(self, pi: PodInfo) -> None:
         ni = self._nodes.get(pi.node_name)
@@ -100,7 +98,6 @@ class Cache:
             return
         ni.remove_pod(pi.key)
         self._dirty.add(pi.node_name)
-        self._affinity_changed |= pi.has_affinity
         if ni.node is None and not ni.pods:
             del self._nodes[pi.node_name]
             self._structure_changed = True
@@ -202,16 +199,21 @@ class Cache:
                 infos = [ni.clone() for ni in self._nodes.values() if ni.node is not None]
                 snap.rebuild(infos)
             elif self._dirty:
+                # The affinity lists hold the snapshot's NodeInfos: any replaced NodeInfo
+                # with pods with affinity (before or after) must be replaced there too, or
+                # InterPodAffinity reads its old labels and pods.
+                stale_affinity_lists = False
                 for name in self._dirty:
                     ni = self._nodes.get(name)
                     i = snap.index.get(name)
                     if ni is not None and i is not None:
+                        stale_affinity_lists |= bool(snap.node_infos[i].pods_with_affinity
+                                                     or ni.pods_with_affinity)
                         snap.set_node_info(i, ni.clone())
                 if self._node_objects_changed:
                     snap.node_changed()
-                if self._affinity_changed:
+                if stale_affinity_lists:
                     snap.refresh_affinity_lists()
             self._dirty.clear()
             self._structure_changed = False
             self._node_objects_changed = False
-            self._affinity_changed = False
