@@ -18,7 +18,7 @@ import sys
 import threading
 from typing import Any
 
-from pkg.client.config import ClientOptions
+from pkg.client.config import ClientOptions, ConfigError
 from pkg.client.informers import SharedInformerFactory, wait_for_cache_sync
 from pkg.client.rest import Client
 from pkg.events.recorder import EventBroadcaster
@@ -122,9 +122,13 @@ def main(argv: list[str] | None = None) -> int:
         resource_lock=le.resource_lock, resource_name=le.resource_name,
         resource_namespace=le.resource_namespace))
     cc = cfg.client_connection
-    client = Client.from_options(ClientOptions(
-        kubeconfig=args.kubeconfig or cc.kubeconfig or None, master=args.master or None,
-        qps=cc.qps, burst=cc.burst, user_agent=PROG))
+    try:
+        client = Client.from_options(ClientOptions(
+            kubeconfig=args.kubeconfig or cc.kubeconfig or None, master=args.master or None,
+            qps=cc.qps, burst=cc.burst, user_agent=PROG))
+    except ConfigError as err:
+        log.error("%s", err)
+        return 1
     factory = SharedInformerFactory(client)
     broadcaster = EventBroadcaster(client)
     metrics = SchedulerMetrics()

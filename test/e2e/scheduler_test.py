@@ -145,6 +145,12 @@ def test_pod_is_bound_and_gets_a_scheduled_event(srv: ServerHandle, client: Clie
                          and e["message"] == f"Successfully assigned default/web to {node}"
                          for e in client.list(EVENTS, "default")["items"]),
              what="a Scheduled event")
+    with urllib.request.urlopen(scheduler + "/metrics", timeout=5) as r:
+        metrics = r.read().decode()
+    assert 'scheduler_schedule_attempts_total{profile="koord-scheduler",result="scheduled"} 1.0' \
+        in metrics
+    assert 'scheduler_pending_pods{queue="active"} 0.0' in metrics
+    assert "scheduler_scheduling_attempt_duration_seconds_bucket" in metrics
 
 
 def test_pod_that_fits_nowhere_is_diagnosed(srv: ServerHandle, client: Client,
