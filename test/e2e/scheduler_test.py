@@ -9,7 +9,9 @@ place of koordlet (what koordlet would report; koordlet itself is another compon
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -175,7 +177,7 @@ def test_pod_that_fits_nowhere_is_diagnosed(srv: ServerHandle, client: Client,
     assert miss["failedPlugins"] in (["NodeResourcesFit"], ["TaintToleration"])
     out = subprocess.run([str(REPO_ROOT / "hack" / "koord"), "explain", "pod", "default/big",
                           "--scheduler", scheduler], capture_output=True, text=True,
-                         timeout=30)
+                         timeout=30, env=dict(os.environ, PYTHON=sys.executable))
     assert out.returncode == 0, out.stderr
     assert "NodeResourcesFit: 2 node(s)" in out.stdout and "Nearest miss" in out.stdout
     events = client.list(EVENTS, "default")["items"]
