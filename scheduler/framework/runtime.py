@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from api.meta import format_duration
+from pkg.util.clock import REAL_CLOCK
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import WILDCARD, ClusterEventWithHint
 from scheduler.framework.interface import (
@@ -73,15 +75,23 @@ class FrameworkDeps:
 
 
 class WaitingPod:
-    """A pod parked at Permit until every waiting plugin allows it or one rejects it."""
+    """A pod parked at Permit until every waiting plugin allows it or one rejects it.
+
+    ``wait(cond, timeout)`` is the scheduler clock's, so that a FakeClock's step, not real
+    time, brings a plugin's timeout.
+    """
 
     def __init__(self, pod: PodInfo, plugin_timeouts: Mapping[str, float],
-                 monotonic: Callable[[], float]) -> None:
+                 monotonic: Callable[[], float],
+                 wait: Callable[[threading.Condition, float | None], None] | None = None
+                 ) -> None:
         self.pod = pod
         self._cond = threading.Condition()
         now = monotonic()
-        self._pending = {name: now + t for name, t in plugin_timeouts.items()}
+        # plugin → (deadline, how long it asked to wait).
+        self._pending = {name: (now + t, t) for name, t in plugin_timeouts.items()}
         self._monotonic = monotonic
+        self._wait = wait or (lambda cond, timeout: cond.wait(timeout))
         self._result: Status | None = None
 
     def pending_plugins(self) -> list[str]:
@@ -105,13 +115,16 @@ class WaitingPod:
         with self._cond:
             while self._result is None:
                 now = self._monotonic()
-                expired = [p for p, deadline in self._pending.items() if deadline <= now]
+                expired = [(p, t) for p, (deadline, t) in self._pending.items()
+                           if deadline <= now]
                 if expired:
+                    plugin, waited = expired[0]
                     self._result = Status(Code.UNSCHEDULABLE,
-                                          f"rejected due to timeout after waiting at plugin "
-                                          f"{expired[0]}", plugin=expired[0])
+                                          f"rejected due to timeout after waiting "
+                                          f"{format_duration(waited)} at plugin {plugin}",
+                                          plugin=plugin)
                     break
-                self._cond.wait(min(self._pending.values()) - now)
+                self._wait(self._cond, min(d for d, _ in self._pending.values()) - now)
             return self._result
 
 
@@ -379,8 +392,9 @@ class Framework:
                                     error=status.error)
             reasons.extend(status.reasons)
             rejector = rejector or p.name
-            # A result with no node tells the scheduler to clear the pod's nomination.
-            if r is not None and (result is None or r.nominated_node_name):
+            # The last plugin with a result decides the nomination (a result without a node
+            # clears it), as upstream's last non-noop PostFilterResult.
+            if r is not None:
                 result = r
         return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
 
@@ -468,10 +482,9 @@ class Framework:
             return Status(Code.ERROR, f"running Permit plugin {p.name!r}: "
                           f"{status.message()}", plugin=p.name, error=status.error)
         if timeouts:
-            clock = self.deps.clock
-            mono = clock.monotonic if clock is not None else time.monotonic
+            clock = self.deps.clock or REAL_CLOCK
             with self._waiting_lock:
-                self._waiting[pod.uid] = WaitingPod(pod, timeouts, mono)
+                self._waiting[pod.uid] = WaitingPod(pod, timeouts, clock.monotonic, clock.wait)
             return Status(Code.WAIT, f"one or more plugins asked to wait: {sorted(timeouts)}")
         return None
 
