@@ -22,8 +22,10 @@ from typing import Any
 from pkg.client.resources import PODS
 from pkg.util.clock import REAL_CLOCK, Clock
 from scheduler.diagnosis import Diagnosis, FitError
+from scheduler.framework import events as ev
 from scheduler.framework.cache import Cache
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import NodeToStatus
 from scheduler.framework.runtime import Framework
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, is_success
@@ -124,9 +126,18 @@ class Scheduler:
             if status is not None and status.code == Code.WAIT:
                 status = None
         if not is_success(status):
+            assert status is not None
             fwk.run_unreserve(state, assumed, host)
             self._forget(fwk, assumed)
-            self._fail(fwk, qpi, pi, status, None, None, cycle, start)  # type: ignore[arg-type]
+            diagnosis = None
+            if status.is_rejected():
+                # Upstream reports a rejection after host selection as a FitError on that host.
+                diagnosis = Diagnosis(node_to_status=NodeToStatus({host: status}))
+                if status.plugin:
+                    diagnosis.unschedulable_plugins.add(status.plugin)
+                status = Status(status.code, FitError(pi.key, 1, diagnosis).message(),
+                                plugin=status.plugin)
+            self._fail(fwk, qpi, pi, status, diagnosis, "", cycle, start)
             return True
         self.queue.done(pi.uid)
         with self._inflight_cond:
@@ -140,11 +151,11 @@ class Scheduler:
         if not fwk.post_filter:
             return None
         result, status = fwk.run_post_filter(state, pi, diagnosis.node_to_status)
+        # Upstream appends the message of any outcome, an error's included.
+        diagnosis.post_filter_msg = status.message()
         if status.code == Code.ERROR:
             log.error("Status after running PostFilter plugins for pod %s: %s", pi.key,
                       status.message())
-        elif not status.is_success() and status.message():
-            diagnosis.post_filter_msg = status.message()
         return result.nominated_node_name if result is not None else None
 
     # Binding cycle -----------------------------------------------------------------------
@@ -160,8 +171,9 @@ class Scheduler:
             if not is_success(status):
                 fwk.run_unreserve(state, assumed, host)
                 self._forget(fwk, assumed)
-                self._fail(fwk, qpi, assumed.with_node(""), status, None, None,  # type: ignore
+                self._fail(fwk, qpi, assumed.with_node(""), status, None, "",  # type: ignore
                            self.queue.scheduling_cycle(), start, binding=True)
+                self._assumed_pod_gone(assumed)
                 return
             self.cache.finish_binding(assumed)
             if self.metrics is not None:
@@ -176,6 +188,7 @@ class Scheduler:
             log.exception("binding cycle of pod %s failed", assumed.key)
             self._forget(fwk, assumed)
             self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
+            self._assumed_pod_gone(assumed)
         finally:
             with self._inflight_cond:
                 self._inflight -= 1
@@ -184,6 +197,14 @@ class Scheduler:
     def _forget(self, fwk: Framework, assumed: PodInfo) -> None:
         self.cache.forget_pod(assumed)
         fwk.forget_pod(assumed)
+
+    def _assumed_pod_gone(self, assumed: PodInfo) -> None:
+        """A pod forgotten in its binding cycle had held room on its node: to the others it is
+        an assigned pod deleted (upstream handleBindingCycleError)."""
+        uid = assumed.uid
+        self.queue.move_all_to_active_or_backoff(
+            ev.ASSIGNED_POD_DELETE, assumed.pod, None,
+            precheck=lambda pod: (pod.get("metadata") or {}).get("uid") != uid)
 
     # Failures ----------------------------------------------------------------------------
 
