@@ -139,7 +139,7 @@ class Scheduler:
                                 plugin=status.plugin)
             self._fail(fwk, qpi, pi, status, diagnosis, "", cycle, start)
             return True
-        self.queue.done(pi.uid)
+        # The queue keeps tracking the pod until it passed Permit (see _binding_cycle).
         with self._inflight_cond:
             self._inflight += 1
         self._binder_pool.submit(self._binding_cycle, fwk, state, qpi, assumed, host, start)
@@ -165,6 +165,10 @@ class Scheduler:
         try:
             status = fwk.wait_on_permit(assumed)
             if is_success(status):
+                # Past Permit the pod counts as scheduled (upstream bindingCycle); until then a
+                # deletion or update is recorded, so a pod deleted while waiting is not
+                # requeued when its rejection comes back here.
+                self.queue.done(qpi.uid)
                 status = fwk.run_pre_bind(state, assumed, host)
             if is_success(status):
                 status = fwk.run_bind(state, assumed, host)
@@ -172,7 +176,7 @@ class Scheduler:
                 fwk.run_unreserve(state, assumed, host)
                 self._forget(fwk, assumed)
                 self._fail(fwk, qpi, assumed.with_node(""), status, None, "",  # type: ignore
-                           self.queue.scheduling_cycle(), start, binding=True)
+                           self.queue.scheduling_cycle(), start)
                 self._assumed_pod_gone(assumed)
                 return
             self.cache.finish_binding(assumed)
@@ -210,7 +214,7 @@ class Scheduler:
 
     def _fail(self, fwk: Framework, qpi: Any, pi: PodInfo, status: Status,
               diagnosis: Diagnosis | None, nominated: str | None, cycle: int,
-              start: float, binding: bool = False) -> None:
+              start: float) -> None:
         rejected = status.is_rejected()
         reason = "Unschedulable" if rejected else "SchedulerError"
         message = status.message()
@@ -228,13 +232,12 @@ class Scheduler:
         if self.metrics is not None:
             self.metrics.observe_attempt("unschedulable" if rejected else "error",
                                          fwk.profile_name, time.perf_counter() - start, qpi)
+        # Also ends the pod's in-flight state in the queue (as done()).
         self.queue.add_unschedulable_if_not_present(qpi, cycle)
         if nominated:
             self.queue.add_nominated_pod(pi, nominated)
         elif nominated == "":
             self.queue.delete_nominated_pod_if_exists(pi.pod)
-        if not binding:
-            self.queue.done(pi.uid)
         self._keep_diagnosis(pi, message, reason, diagnosis, nominated)
         if self.recorder is not None:
             self.recorder.event(pi.pod, "Warning", "FailedScheduling", message)
