@@ -70,7 +70,8 @@ def build_profile(profile: KubeSchedulerProfile, registry: Mapping[str, type[Plu
         log.warning("profile %s: plugin %s (%s) is not implemented in this version of "
                     "koord-scheduler and is left out at %s", name, plugin,
                     NOT_YET_IMPLEMENTED[plugin], ", ".join(points))
-    plugins = {point: [(ref.name, ref.weight) for ref in refs]
+    # Plugins named at a point itself stay in its expanded list: leave the skipped ones out.
+    plugins = {point: [(ref.name, ref.weight) for ref in refs if ref.name not in skipped]
                for point, refs in expanded.items()}
     fwk = Framework(name, plugins, registry, profile.plugin_args(), deps,
                     percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score)
