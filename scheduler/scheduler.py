@@ -23,7 +23,7 @@ from pkg.client.resources import PODS
 from pkg.util.clock import REAL_CLOCK, Clock
 from scheduler.diagnosis import Diagnosis, FitError
 from scheduler.framework import events as ev
-from scheduler.framework.cache import Cache
+from scheduler.framework.cache import Cache, CacheError
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import NodeToStatus
 from scheduler.framework.runtime import Framework
@@ -119,7 +119,13 @@ class Scheduler:
 
         host = result.suggested_host
         assumed = pi.with_node(host)
-        self.cache.assume_pod(assumed)
+        try:
+            self.cache.assume_pod(assumed)
+        except CacheError as err:
+            # The pod was bound meanwhile (by another scheduler): an error, as upstream; the
+            # queue drops it if the informer reported it gone from the pending pods.
+            self._fail(fwk, qpi, pi, Status.as_error(err), None, "", cycle, start)
+            return True
         status = fwk.run_reserve(state, assumed, host)
         if is_success(status):
             status = fwk.run_permit(state, assumed, host)
