@@ -6,7 +6,7 @@ and profiles chosen by ``schedulerName``."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -22,9 +22,12 @@ from scheduler.framework.interface import (
     Plugin,
     PostFilterPlugin,
     PostFilterResult,
+    PreFilterPlugin,
+    PreFilterResult,
     ReservePlugin,
 )
 from scheduler.framework.plugins.defaultpreemption.testing import FakeClient
+from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, unschedulable
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins.registry import new_registry
@@ -46,6 +49,24 @@ class FailReserve(ReservePlugin):
         pass
 
 
+class Hook(PreFilterPlugin):
+    """Runs ``during`` once, in the middle of a scheduling cycle (an informer event racing
+    with the cycle)."""
+
+    name = "Hook"
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        super().__init__(args, handle)
+        self.during: Callable[[], None] | None = None
+
+    def pre_filter(self, state: CycleState, pod: PodInfo,
+                   snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:
+        if self.during is not None:
+            self.during()
+            self.during = None
+        return None, None
+
+
 class OnlyN2(FilterPlugin):
     name = "OnlyN2"
 
@@ -63,7 +84,7 @@ class BrokenPostFilter(PostFilterPlugin):
 
 REGISTRY: dict[str, type[Plugin]] = {
     **new_registry(), FailReserve.name: FailReserve, OnlyN2.name: OnlyN2,
-    BrokenPostFilter.name: BrokenPostFilter}
+    BrokenPostFilter.name: BrokenPostFilter, Hook.name: Hook}
 
 
 class Binder(InMemoryBinder):
@@ -327,3 +348,33 @@ def test_a_pod_deleted_while_waiting_is_forgotten(cluster: Cluster) -> None:
     cluster.handlers.delete_pod_from_queue(pod)
     assert cluster.queued() == {}
     assert cluster.sched.diagnosis_of("default/p") is None
+
+
+HOOK = """profiles:
+- schedulerName: default-scheduler
+  plugins:
+    preFilter: {enabled: [{name: Hook}]}
+"""
+
+
+def test_a_pod_bound_by_someone_else_during_its_cycle_does_not_stop_the_loop() -> None:
+    cluster = Cluster(HOOK)
+    try:
+        h = cluster.handlers
+        h.add_node(make_node("n1"))
+        pod = make_pod("p", cpu="2")
+        h.add_pod_to_queue(pod)
+        elsewhere = dict(pod, spec=dict(pod["spec"], nodeName="n1"))
+        hook: Any = cluster.sched.profiles["default-scheduler"].plugin("Hook")
+        # The informer reports the pod bound (by another scheduler) while we schedule it.
+        hook.during = lambda: (h.delete_pod_from_queue(pod), h.add_pod_to_cache(elsewhere))
+        cluster.schedule()
+        assert cluster.binder.bindings == {}
+        assert cluster.cpu_counted("n1") == 2000  # counted once, as the bound pod
+        assert not cluster.sched.cache.is_assumed("default/p")
+        assert cluster.queued() == {}
+        h.add_pod_to_queue(make_pod("next", cpu="1"))
+        cluster.schedule()
+        assert cluster.binder.bindings == {"default/next": "n1"}
+    finally:
+        cluster.sched.stop()
