@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pkg.client.resources import PODS
 from pkg.util.clock import REAL_CLOCK, Clock
 from scheduler.apis.config import KubeSchedulerConfiguration
 from scheduler.apis.config.multipoint import expand_profile_plugins
@@ -82,7 +83,8 @@ def build_scheduler(cfg: KubeSchedulerConfiguration, *, client: Any = None,
                     informer_factory: Any = None, binder: Any = None, recorder: Any = None,
                     metrics: Any = None, clock: Clock = REAL_CLOCK,
                     registry: Mapping[str, type[Plugin]] | None = None,
-                    rng: random.Random | None = None, bind_workers: int = 16) -> Built:
+                    rng: random.Random | None = None, bind_workers: int = 16,
+                    pod_getter: Any = None) -> Built:
     """A Scheduler with one Framework per profile, sharing one queue, cache and snapshot."""
     registry = registry if registry is not None else new_registry()
     if binder is None and client is not None:
@@ -112,8 +114,10 @@ def build_scheduler(cfg: KubeSchedulerConfiguration, *, client: Any = None,
         pod_max_backoff=float(cfg.pod_max_backoff_seconds), metrics=metrics)
     deps.nominator = queue
     deps.activate = queue.activate
+    if pod_getter is None and informer_factory is not None:
+        pod_getter = informer_factory.informer_for(PODS, typed=False).indexer.get_by_key
     sched = Scheduler(profiles, queue, Cache(clock=clock), snapshot,
                       percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score or 0,
                       client=client, recorder=recorder, metrics=metrics, clock=clock,
-                      bind_workers=bind_workers, rng=rng)
+                      bind_workers=bind_workers, rng=rng, pod_getter=pod_getter)
     return Built(sched, EventHandlers(sched), skipped)

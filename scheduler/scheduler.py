@@ -16,6 +16,7 @@ import random
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -45,7 +46,8 @@ class Scheduler:
                  snapshot: Snapshot, *, percentage_of_nodes_to_score: int = 0,
                  client: Any = None, recorder: Any = None, metrics: Any = None,
                  clock: Clock = REAL_CLOCK, bind_workers: int = 16,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None,
+                 pod_getter: Callable[[str], dict[str, Any] | None] | None = None) -> None:
         self.profiles = profiles
         self.queue = queue
         self.cache = cache
@@ -54,6 +56,8 @@ class Scheduler:
         self.recorder = recorder
         self.metrics = metrics
         self.clock = clock
+        # The informer's view of a pod by key; failures consult it before requeueing.
+        self.pod_getter = pod_getter
         self._rng = rng or random.Random()
         self.algorithm = GenericScheduler(percentage_of_nodes_to_score, self._rng)
         self._default_percentage = percentage_of_nodes_to_score
@@ -238,6 +242,13 @@ class Scheduler:
         if self.metrics is not None:
             self.metrics.observe_attempt("unschedulable" if rejected else "error",
                                          fwk.profile_name, time.perf_counter() - start, qpi)
+        if self.pod_getter is not None:
+            current = self.pod_getter(pi.key)
+            if current is None or (current.get("spec") or {}).get("nodeName"):
+                # Deleted or bound while we tried (e.g. during a failed bind): not requeued.
+                log.info("Pod %s was deleted or bound meanwhile; not requeued", pi.key)
+                self.queue.done(pi.uid)
+                return
         # Also ends the pod's in-flight state in the queue (as done()).
         self.queue.add_unschedulable_if_not_present(qpi, cycle)
         if nominated:

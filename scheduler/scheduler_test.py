@@ -378,3 +378,21 @@ def test_a_pod_bound_by_someone_else_during_its_cycle_does_not_stop_the_loop() -
         assert cluster.binder.bindings == {"default/next": "n1"}
     finally:
         cluster.sched.stop()
+
+
+def test_a_pod_deleted_during_a_failed_bind_is_not_requeued() -> None:
+    """The informer's view (``pod_getter``) says the pod is gone: no ghost comes back."""
+    informer: dict[str, dict[str, Any]] = {}
+    c = Cluster(pod_getter=informer.get)
+    try:
+        c.handlers.add_node(make_node("n1"))
+        c.binder.fail.add("p")
+        pod = make_pod("p")
+        informer["default/p"] = pod
+        c.handlers.add_pod_to_queue(pod)
+        del informer["default/p"]  # deleted while its binding is failing
+        c.schedule()
+        assert "default/p" not in c.queued()
+        assert c.cpu_counted("n1") == 0
+    finally:
+        c.sched.stop()
