@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pkg.client.informers import Indexer
 from pkg.util.clock import FakeClock
 from scheduler.apis.config import load_scheduler_config
 from scheduler.factory import build_scheduler
@@ -25,11 +26,13 @@ from scheduler.scheduler import Scheduler
 
 
 class FakeInformer:
-    """Calls its handlers as an informer would; ``lister`` answers no objects."""
+    """Keeps its store and calls its handlers as an informer would; ``lister`` answers no
+    objects."""
 
     def __init__(self) -> None:
         self.handlers: list[Any] = []
         self.lister = self
+        self.indexer = Indexer()
 
     def list(self) -> list[Any]:
         return []
@@ -39,14 +42,17 @@ class FakeInformer:
         return handler
 
     def add(self, obj: dict[str, Any]) -> None:
+        self.indexer.add(obj)
         for h in self.handlers:
             h.on_add(obj, False)
 
     def update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        self.indexer.update(new)
         for h in self.handlers:
             h.on_update(old, new)
 
     def delete(self, obj: dict[str, Any]) -> None:
+        self.indexer.delete(obj)
         for h in self.handlers:
             h.on_delete(obj)
 
