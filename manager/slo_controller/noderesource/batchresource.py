@@ -1,0 +1,221 @@
+"""The BatchResource plugin: ``kubernetes.io/batch-cpu`` and ``kubernetes.io/batch-memory``
+(upstream `pkg/slo-controller/noderesource/plugins/batchresource` and
+``CalculateBatchResourceByPolicy`` of `plugins/util`).
+
+Batch gets what high-priority (HP: neither koord-batch nor koord-free) pods and the system
+leave, minus a safety margin::
+
+    byUsage           = max(capacity − margin − max(systemUsed, nodeReserved) − HPUsed, 0)
+    byRequest         = max(capacity − margin − nodeReserved − HPRequest, 0)
+    byMaxUsageRequest = max(capacity − margin − max(systemUsed, nodeReserved) − HPMaxUsedReq, 0)
+
+then an optional cap at ``batch*ThresholdPercent`` of capacity. The messages are upstream's,
+character for character (upstream's tests assert them). NUMA-zone results on the
+NodeResourceTopology (upstream's NodePreUpdate stage) are not implemented.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from api.configuration import CalculatePolicy, ColocationStrategy
+from api.core import format_quantity
+from api.errors import MalformedValueError
+from api.extension.node import (
+    ANNOTATION_NODE_ORIGIN_EXTENDED_ALLOCATABLE,
+    third_party_allocated_by_priority,
+)
+from api.extension.priority import PriorityClass
+from api.extension.qos import QoSClass
+from api.extension.resource import BATCH_CPU, BATCH_MEMORY
+from manager.slo_controller.noderesource import inputs
+from manager.slo_controller.noderesource.framework import (
+    NodeResource,
+    PodInfo,
+    ResourceItem,
+    ResourceMetrics,
+    Resources,
+)
+from manager.slo_controller.noderesource.resourcesync import is_resource_diff, write_resource
+from pkg.util.podresources import CPU, MEMORY, quantity_int
+
+PLUGIN_NAME = "BatchResource"
+DEGRADE_MESSAGE = ("degrade node resource because of abnormal nodeMetric, "
+                   "reason: degradedByBatchResource")
+
+
+def reserve_ratio(reclaim_percent: int) -> float:
+    return float(100 - reclaim_percent) / 100.0
+
+
+def safety_margin(strategy: ColocationStrategy, capacity: Resources) -> Resources:
+    """The share of the node batch must never take (``100 − *ReclaimThresholdPercent``)."""
+    return {
+        CPU: int(float(capacity[CPU]) * reserve_ratio(strategy.cpu_reclaim_threshold_percent or 0)),
+        MEMORY: int(float(capacity[MEMORY])
+                    * reserve_ratio(strategy.memory_reclaim_threshold_percent or 0)),
+    }
+
+
+def hp_accumulate(pods: list[PodInfo], metrics: Mapping[str, Any] | None
+                  ) -> tuple[Resources, Resources, Resources]:
+    """(HPRequest, HPUsed, HPMaxUsedReq) over the active pods and the dangling metrics."""
+    usages = inputs.pods_usage(metrics)
+    req, used, max_used_req = inputs.zero(), inputs.zero(), inputs.zero()
+    seen: set[str] = set()
+    for pod in inputs.active(pods):
+        seen.add(pod.key)
+        if pod.priority_class in inputs.LOW_PRIORITY:
+            continue
+        req = inputs.add(req, pod.requests)
+        metric = usages.get(pod.key)
+        if metric is None:
+            # Upstream quirk: request counts as used, but not in HPMaxUsedReq.
+            used = inputs.add(used, pod.requests)
+            continue
+        usage = metric[0]
+        if pod.qos == QoSClass.LSE.value:
+            # LSE cpus are bound exclusively: the whole request is taken whatever the usage.
+            used = inputs.add(used, {CPU: pod.requests[CPU], MEMORY: usage[MEMORY]})
+        else:
+            used = inputs.add(used, usage)
+        max_used_req = inputs.add(max_used_req, inputs.rmax(pod.requests, usage))
+    # Metrics of pods no longer (or not yet) in the list still occupy the node.
+    for key, (usage, priority) in usages.items():
+        if key not in seen and priority not in inputs.LOW_PRIORITY:
+            used = inputs.add(used, usage)
+            max_used_req = inputs.add(max_used_req, usage)
+    return req, used, max_used_req
+
+
+def _capped(value: int, capacity: int, percent: int | None) -> tuple[int, str | None]:
+    if percent is None:
+        return value, None
+    ratio = float(percent) / 100
+    return min(value, int(float(capacity) * ratio)), inputs.go_float(ratio)
+
+
+def _wrap(ratio: str | None, cap: int, body: str) -> str:
+    return body if ratio is None else f"min(nodeCapacity:{cap} * thresholdRatio:{ratio}, {body})"
+
+
+def calculate_batch(strategy: ColocationStrategy, node: Mapping[str, Any], pods: list[PodInfo],
+                    metrics: Mapping[str, Any] | None) -> list[ResourceItem]:
+    """batch-cpu (millicores) and batch-memory (bytes) by the strategy's policies."""
+    capacity = inputs.node_capacity(node)
+    margin = safety_margin(strategy, capacity)
+    reserved = inputs.node_reserved(node)
+    system_used = inputs.add(inputs.system_usage(metrics),
+                             inputs.host_app_hp_used(metrics, PriorityClass.BATCH))
+    sys_or_reserved = inputs.rmax(system_used, reserved)
+    hp_req, hp_used, hp_max = hp_accumulate(pods, metrics)
+    base = inputs.sub(capacity, margin)
+    by_usage = inputs.clamp(inputs.sub(inputs.sub(base, sys_or_reserved), hp_used))
+    by_request = inputs.clamp(inputs.sub(inputs.sub(base, reserved), hp_req))
+    by_max = inputs.clamp(inputs.sub(inputs.sub(base, sys_or_reserved), hp_max))
+
+    cap_c, cap_m = capacity[CPU], capacity[MEMORY]
+    if strategy.cpu_calculate_policy == CalculatePolicy.MAX_USAGE_REQUEST:
+        cpu, hp_label, hp_cpu = by_max[CPU], "podHPMaxUsedRequest", hp_max[CPU]
+    else:
+        cpu, hp_label, hp_cpu = by_usage[CPU], "podHPUsed", hp_used[CPU]
+    cpu, ratio = _capped(cpu, cap_c, strategy.batch_cpu_threshold_percent)
+    cpu_msg = f"batchAllocatable[CPU(Milli-Core)]:{cpu} = " + _wrap(
+        ratio, cap_c, f"nodeCapacity:{cap_c} - nodeSafetyMargin:{margin[CPU]} - "
+        f"systemUsageOrNodeReserved:{sys_or_reserved[CPU]} - {hp_label}:{hp_cpu}")
+
+    g = inputs.giga
+    policy = strategy.memory_calculate_policy
+    if policy == CalculatePolicy.REQUEST:
+        memory = by_request[MEMORY]
+        tail = f"nodeReserved:{g(reserved[MEMORY])} - podHPRequest:{g(hp_req[MEMORY])}"
+    elif policy == CalculatePolicy.MAX_USAGE_REQUEST:
+        memory = by_max[MEMORY]
+        tail = (f"systemUsage:{g(sys_or_reserved[MEMORY])} - "
+                f"podHPMaxUsedRequest:{g(hp_max[MEMORY])}")
+    else:
+        memory = by_usage[MEMORY]
+        tail = f"systemUsage:{g(sys_or_reserved[MEMORY])} - podHPUsed:{g(hp_used[MEMORY])}"
+    memory, mratio = _capped(memory, cap_m, strategy.batch_memory_threshold_percent)
+    if mratio is not None and policy not in (CalculatePolicy.REQUEST,
+                                             CalculatePolicy.MAX_USAGE_REQUEST):
+        # Upstream quirk: the capped usage message names HPMaxUsedReq.
+        tail = (f"systemUsage:{g(sys_or_reserved[MEMORY])} - "
+                f"podHPMaxUsedRequest:{g(hp_max[MEMORY])}")
+    mem_msg = f"batchAllocatable[Mem(GB)]:{g(memory)} = " + _wrap(
+        mratio, g(cap_m),
+        f"nodeCapacity:{g(cap_m)} - nodeSafetyMargin:{g(margin[MEMORY])} - {tail}")
+    return [ResourceItem(BATCH_CPU, cpu, cpu_msg), ResourceItem(BATCH_MEMORY, memory, mem_msg)]
+
+
+def _origin_annotation(node: dict[str, Any], nr: NodeResource) -> None:
+    """Record batch allocatable before third-party allocations, merged into the annotation."""
+    annotations = (node.get("metadata") or {}).get("annotations")
+    if annotations is None:
+        return  # upstream quirk: no annotations map, nothing written
+    try:
+        origin = json.loads(annotations.get(ANNOTATION_NODE_ORIGIN_EXTENDED_ALLOCATABLE) or "{}")
+        if not isinstance(origin, dict):
+            origin = {}
+    except json.JSONDecodeError:
+        origin = {}
+    resources = origin.get("resources") if isinstance(origin.get("resources"), dict) else {}
+    for name in (BATCH_CPU, BATCH_MEMORY):
+        resources[name] = format_quantity(max(nr.resources.get(name) or 0, 0))
+    origin["resources"] = resources
+    annotations[ANNOTATION_NODE_ORIGIN_EXTENDED_ALLOCATABLE] = json.dumps(
+        origin, separators=(",", ":"), sort_keys=True)
+
+
+def _subtract_third_party(node: dict[str, Any]) -> None:
+    annotations = (node.get("metadata") or {}).get("annotations")
+    try:
+        allocated = third_party_allocated_by_priority(annotations, PriorityClass.BATCH.value)
+    except MalformedValueError:
+        return
+    if not allocated:
+        return
+    status = node["status"]
+    for name in (BATCH_CPU, BATCH_MEMORY):
+        if name not in status.get("allocatable", {}):
+            continue
+        origin = quantity_int(name, status["allocatable"][name])
+        used = quantity_int(name, allocated.get(name, "0"))
+        value = format_quantity(max(origin - used, 0))
+        status["capacity"][name] = value
+        status["allocatable"][name] = value
+
+
+class BatchResourcePlugin:
+    """Calculate, Reset, NodePrepare and NodeStatusCheck for batch-cpu / batch-memory."""
+
+    name = PLUGIN_NAME
+    resource_names = (BATCH_CPU, BATCH_MEMORY)
+
+    def calculate(self, strategy: ColocationStrategy, node: Mapping[str, Any],
+                  pods: list[PodInfo], metrics: ResourceMetrics,
+                  now: float) -> list[ResourceItem]:
+        if inputs.is_degraded(metrics.status, strategy.degrade_time_minutes or 0, now):
+            return self.reset(node, DEGRADE_MESSAGE)
+        return calculate_batch(strategy, node, pods, metrics.status)
+
+    def reset(self, node: Mapping[str, Any], message: str) -> list[ResourceItem]:
+        return [ResourceItem(name, None, message, reset=True) for name in self.resource_names]
+
+    def prepare(self, node: dict[str, Any], nr: NodeResource) -> None:
+        for name in self.resource_names:
+            write_resource(node, nr, name)
+        _origin_annotation(node, nr)
+        if not any(nr.resets.get(name) for name in self.resource_names):
+            _subtract_third_party(node)
+
+    def need_sync(self, strategy: ColocationStrategy, old: Mapping[str, Any],
+                  new: Mapping[str, Any]) -> tuple[bool, str]:
+        return is_resource_diff(old, new, self.resource_names,
+                                strategy.resource_diff_threshold or 0.0)
+
+
+__all__ = ["BatchResourcePlugin", "DEGRADE_MESSAGE", "PLUGIN_NAME", "calculate_batch",
+           "hp_accumulate", "safety_margin"]

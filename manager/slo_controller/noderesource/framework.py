@@ -1,0 +1,94 @@
+"""The plugin framework of the noderesource controller (upstream
+`pkg/slo-controller/noderesource/framework`).
+
+A plugin contributes to one or more stages: ``calculate`` (and ``reset``) produce
+``ResourceItem``s that are collected into a ``NodeResource``; ``prepare`` writes them onto a
+copy of the node; ``need_sync`` says whether the node's status differs enough to be written.
+Everything here works on parsed JSON dicts and integers (cpu in millicores, memory in bytes);
+no API access, so the same code serves the controller and the benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from api.configuration import ColocationStrategy
+
+# A ResourceList restricted to cpu (millicores) and memory (bytes).
+Resources = dict[str, int]
+
+
+@dataclass(slots=True)
+class ResourceItem:
+    """One calculated resource (upstream ``framework.ResourceItem``); ``reset`` removes it."""
+
+    name: str
+    quantity: int | None = None
+    message: str = ""
+    reset: bool = False
+
+
+@dataclass(slots=True)
+class NodeResource:
+    """What the calculate stage produced for a node (upstream ``framework.NodeResource``)."""
+
+    resources: dict[str, int | None] = field(default_factory=dict)
+    resets: dict[str, bool] = field(default_factory=dict)
+    messages: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+
+    def set(self, items: list[ResourceItem]) -> None:
+        for item in items:
+            self.resources[item.name] = item.quantity
+            self.resets[item.name] = item.reset
+            if item.message:
+                self.messages[item.name] = item.message
+
+
+@dataclass(slots=True)
+class PodInfo:
+    """What the calculation needs of a pod, extracted once per pod version."""
+
+    key: str  # namespace/name, the key of NodeMetric.status.podsMetric
+    phase: str
+    priority_class: str  # with default (section 3.3)
+    qos: str  # Koordinator QoS with default
+    requests: Resources  # cpu/memory of Kubernetes PodRequests
+
+
+@dataclass(slots=True)
+class ResourceMetrics:
+    """The node's NodeMetric status, as JSON (``None`` when there is no NodeMetric)."""
+
+    status: Mapping[str, Any] | None
+
+
+class Plugin(Protocol):
+    """A noderesource plugin; every stage is optional except ``name``."""
+
+    name: str
+
+
+class CalculatePlugin(Plugin, Protocol):
+    def calculate(self, strategy: ColocationStrategy, node: Mapping[str, Any],
+                  pods: list[PodInfo], metrics: ResourceMetrics,
+                  now: float) -> list[ResourceItem]: ...
+
+    def reset(self, node: Mapping[str, Any], message: str) -> list[ResourceItem]: ...
+
+
+class PreparePlugin(Plugin, Protocol):
+    def prepare(self, node: dict[str, Any], nr: NodeResource) -> None: ...
+
+
+class StatusCheckPlugin(Plugin, Protocol):
+    def need_sync(self, strategy: ColocationStrategy, old: Mapping[str, Any],
+                  new: Mapping[str, Any]) -> tuple[bool, str]: ...
+
+
+__all__ = [
+    "CalculatePlugin", "NodeResource", "Plugin", "PodInfo", "PreparePlugin", "ResourceItem",
+    "ResourceMetrics", "Resources", "StatusCheckPlugin",
+]

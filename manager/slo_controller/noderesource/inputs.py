@@ -1,0 +1,219 @@
+"""Inputs shared by the batch and mid calculations (upstream
+`pkg/slo-controller/noderesource/plugins/util` and `pkg/util`: GetNodeCapacity,
+GetNodeReservation, GetHostAppHPUsed, GetPodMetricUsage, the degrade check).
+
+Quantities are integers: cpu in millicores, memory in bytes (``pkg.util.podresources``).
+Malformed quantities or annotations never raise: upstream ignores them (logs and counts 0), so
+a single bad NodeMetric entry cannot stop a node's calculation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from api.errors import MalformedValueError
+from api.extension.node import parse_node_reservation
+from api.extension.priority import (
+    PriorityClass,
+    default_priority_value,
+    get_pod_priority_class_with_default,
+)
+from api.extension.qos import get_pod_qos_class_with_default
+from manager.slo_controller.noderesource.framework import PodInfo, Resources
+from pkg.util.podresources import CPU, MEMORY, pod_requests, quantity_int
+
+log = logging.getLogger(__name__)
+
+CPU_MEMORY = (CPU, MEMORY)
+LOW_PRIORITY = frozenset({PriorityClass.BATCH.value, PriorityClass.FREE.value})
+ACTIVE_PHASES = frozenset({"Running", "Pending"})
+
+
+def zero() -> Resources:
+    return {CPU: 0, MEMORY: 0}
+
+
+def cpu_memory(rl: Mapping[str, Any] | None) -> Resources:
+    """cpu and memory of a JSON ResourceList as integers; absent or malformed → 0."""
+    out = zero()
+    if not rl:
+        return out
+    for name in CPU_MEMORY:
+        q = rl.get(name)
+        if q is None:
+            continue
+        try:
+            out[name] = quantity_int(name, q)
+        except (ValueError, TypeError, ArithmeticError):
+            log.warning("ignoring malformed quantity %s=%r", name, q)
+    return out
+
+
+def add(a: Resources, b: Resources) -> Resources:
+    return {CPU: a[CPU] + b[CPU], MEMORY: a[MEMORY] + b[MEMORY]}
+
+
+def sub(a: Resources, b: Resources) -> Resources:
+    return {CPU: a[CPU] - b[CPU], MEMORY: a[MEMORY] - b[MEMORY]}
+
+
+def rmax(a: Resources, b: Resources) -> Resources:
+    return {CPU: max(a[CPU], b[CPU]), MEMORY: max(a[MEMORY], b[MEMORY])}
+
+
+def clamp(a: Resources) -> Resources:
+    return {CPU: max(a[CPU], 0), MEMORY: max(a[MEMORY], 0)}
+
+
+def _status(node: Mapping[str, Any]) -> Mapping[str, Any]:
+    return node.get("status") or {}
+
+
+def node_capacity(node: Mapping[str, Any]) -> Resources:
+    """``node.status.capacity`` restricted to cpu and memory."""
+    return cpu_memory(_status(node).get("capacity"))
+
+
+def kubelet_reserved(node: Mapping[str, Any]) -> Resources:
+    """What kubelet keeps back: ``max(capacity − allocatable, 0)``."""
+    status = _status(node)
+    return clamp(sub(cpu_memory(status.get("capacity")), cpu_memory(status.get("allocatable"))))
+
+
+def cpuset_size(cpus: str) -> int:
+    """Number of CPUs in a Linux cpuset list (``"0-3,8"`` → 5); raises ValueError."""
+    count = 0
+    for part in cpus.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        low, sep, high = part.partition("-")
+        start, end = int(low), int(high) if sep else int(low)
+        if end < start:
+            raise ValueError(f"invalid cpuset range {part!r}")
+        count += end - start + 1
+    return count
+
+
+def anno_reserved(node: Mapping[str, Any]) -> Resources:
+    """The ``node.koordinator.sh/reservation`` annotation; ``reservedCPUs`` replaces
+    ``resources.cpu`` with its CPU count. Unparsable → nothing reserved (logged)."""
+    annotations = (node.get("metadata") or {}).get("annotations")
+    try:
+        reservation = parse_node_reservation(annotations)
+        reserved = cpu_memory(reservation.resources)
+        if reservation.reserved_cpus:
+            reserved[CPU] = cpuset_size(reservation.reserved_cpus) * 1000
+    except (MalformedValueError, ValueError) as err:
+        log.warning("node %s: ignoring reservation annotation: %s",
+                    (node.get("metadata") or {}).get("name"), err)
+        return zero()
+    return reserved
+
+
+def node_reserved(node: Mapping[str, Any]) -> Resources:
+    """``max(kubeletReserved, annoReserved)``."""
+    return rmax(kubelet_reserved(node), anno_reserved(node))
+
+
+def _resources_of(usage: Mapping[str, Any] | None) -> Resources:
+    return cpu_memory((usage or {}).get("resources"))
+
+
+def system_usage(status: Mapping[str, Any] | None) -> Resources:
+    return _resources_of(((status or {}).get("nodeMetric") or {}).get("systemUsage"))
+
+
+def node_usage(status: Mapping[str, Any] | None) -> Resources | None:
+    """``nodeMetric.nodeUsage`` when it reports both cpu and memory, else None."""
+    usage = (((status or {}).get("nodeMetric") or {}).get("nodeUsage") or {}).get("resources")
+    if not usage or CPU not in usage or MEMORY not in usage:
+        return None
+    return cpu_memory(usage)
+
+
+def host_app_hp_used(status: Mapping[str, Any] | None, than: PriorityClass) -> Resources:
+    """Usage of host applications with a strictly higher default priority value than ``than``
+    (for batch: prod and mid apps; for mid: prod apps; no priority never counts)."""
+    bar = default_priority_value(than)
+    total = zero()
+    for app in (status or {}).get("hostApplicationMetric") or ():
+        if default_priority_value(app.get("priority") or "") > bar:
+            total = add(total, _resources_of(app.get("usage")))
+    return total
+
+
+def pods_usage(status: Mapping[str, Any] | None) -> dict[str, tuple[Resources, str]]:
+    """``podsMetric`` as ``namespace/name`` → (usage, priority)."""
+    out: dict[str, tuple[Resources, str]] = {}
+    for entry in (status or {}).get("podsMetric") or ():
+        key = f"{entry.get('namespace') or ''}/{entry.get('name') or ''}"
+        out[key] = (_resources_of(entry.get("podUsage")), entry.get("priority") or "")
+    return out
+
+
+def prod_reclaimable(status: Mapping[str, Any] | None) -> Resources:
+    return _resources_of(((status or {}).get("prodReclaimableMetric") or {}).get("resource"))
+
+
+def pod_info(pod: Mapping[str, Any]) -> PodInfo:
+    """The summary of a pod the calculation reads (priority and QoS with defaults, requests)."""
+    meta = pod.get("metadata") or {}
+    try:
+        requests = pod_requests(pod)
+    except (ValueError, TypeError, ArithmeticError) as err:
+        log.warning("pod %s/%s: ignoring malformed requests: %s",
+                    meta.get("namespace"), meta.get("name"), err)
+        requests = {}
+    return PodInfo(
+        key=f"{meta.get('namespace') or ''}/{meta.get('name') or ''}",
+        phase=(pod.get("status") or {}).get("phase") or "",
+        priority_class=get_pod_priority_class_with_default(pod).value,
+        qos=get_pod_qos_class_with_default(pod).value,
+        requests={CPU: requests.get(CPU, 0), MEMORY: requests.get(MEMORY, 0)},
+    )
+
+
+def active(pods: Iterable[PodInfo]) -> list[PodInfo]:
+    """Pods in phase Running or Pending: the only ones that hold resources."""
+    return [p for p in pods if p.phase in ACTIVE_PHASES]
+
+
+def parse_time(value: Any) -> float | None:
+    """An RFC 3339 timestamp as epoch seconds; None when absent or unparsable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def is_degraded(status: Mapping[str, Any] | None, degrade_minutes: int, now: float) -> bool:
+    """No NodeMetric, no ``updateTime``, or ``now > updateTime + degradeTimeMinutes``."""
+    if status is None:
+        return True
+    updated = parse_time(status.get("updateTime"))
+    return updated is None or now > updated + degrade_minutes * 60
+
+
+def go_float(value: float) -> str:
+    """A float as Go's ``%v`` prints it (``1``, ``0.5``, ``0.35``)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def giga(value: int) -> int:
+    """Quantity.ScaledValue(Giga): rounded up."""
+    return -(-value // 10**9)
+
+
+__all__ = [
+    "ACTIVE_PHASES", "CPU_MEMORY", "LOW_PRIORITY", "active", "add", "anno_reserved", "clamp",
+    "cpu_memory", "cpuset_size", "giga", "go_float", "host_app_hp_used", "is_degraded",
+    "kubelet_reserved", "node_capacity", "node_reserved", "node_usage", "parse_time",
+    "pod_info", "pods_usage", "prod_reclaimable", "rmax", "sub", "system_usage", "zero",
+]

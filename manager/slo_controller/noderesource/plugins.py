@@ -1,0 +1,40 @@
+"""The plugin registration list and ``--noderesource-plugins`` (upstream
+`pkg/slo-controller/noderesource/plugins_profile.go`).
+
+Stages run in registration order. Upstream registers CPUNormalization, ResourceAmplification,
+MidResource, BatchResource, GPUDeviceResource and RDMADeviceResource; the ones not
+implemented here are listed in ``NOT_IMPLEMENTED`` so the flag still accepts their names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from manager.slo_controller.noderesource.batchresource import BatchResourcePlugin
+from manager.slo_controller.noderesource.framework import Plugin
+from manager.slo_controller.noderesource.midresource import MidResourcePlugin
+
+# Calculate / NodePrepare / NodeStatusCheck order (mid before batch, as upstream).
+PLUGINS: tuple[Plugin, ...] = (MidResourcePlugin(), BatchResourcePlugin())
+
+NOT_IMPLEMENTED = ("CPUNormalization", "ResourceAmplification", "GPUDeviceResource",
+                   "RDMADeviceResource")
+ALL_PLUGIN_NAMES = tuple(sorted([p.name for p in PLUGINS] + list(NOT_IMPLEMENTED)))
+
+
+def is_enabled(name: str, selection: Sequence[str]) -> bool:
+    """The ``--controllers`` grammar: first exact ``name`` / ``-name`` wins, else ``*``."""
+    for item in selection:
+        if item == name:
+            return True
+        if item == f"-{name}":
+            return False
+    return "*" in selection
+
+
+def enabled_plugins(selection: Sequence[str] = ("*",)) -> tuple[Plugin, ...]:
+    """The registered plugins the flag value (split on commas) enables, in order."""
+    return tuple(p for p in PLUGINS if is_enabled(p.name, selection))
+
+
+__all__ = ["ALL_PLUGIN_NAMES", "NOT_IMPLEMENTED", "PLUGINS", "enabled_plugins", "is_enabled"]
