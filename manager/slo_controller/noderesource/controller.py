@@ -1,0 +1,225 @@
+"""The noderesource controller (upstream `pkg/slo-controller/noderesource`, the controller
+and the status path of `resource_calculator.go`).
+
+Watches Nodes (every event), NodeMetrics (updates whose ``status`` changed; a deletion forgets
+the node's last write and enqueues it), Pods (only as the per-node index the calculation
+reads) and the slo-controller-config (a change enqueues every node). Each key is a node name;
+``reconcile`` runs the pure calculation of ``calculator`` over informer state and writes
+``status`` only when upstream would (section 3.9: first write, ``updateTimeThresholdSeconds``
+passed, or a change past ``resourceDiffThreshold``).
+
+Wiring (koord-manager's main, on the leader)::
+
+    cache = SLOConfigCache(factory, recorder)       # manager.slo_controller.config
+    ctrl = NodeResourceController(client, factory, cache)
+    factory.start()
+    ctrl.start(sync_timeout=120)                    # waits for nodes, nodemetrics, pods
+    ...
+    ctrl.stop()
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from api.configuration import ColocationCfg, ColocationStrategy, SLOControllerConfig
+from api.extension.node_colocation import ANNOTATION_NODE_COLOCATION_STRATEGY
+from api.slo.v1alpha1.nodemetric import NodeMetric
+from manager.slo_controller.noderesource import calculator, inputs
+from manager.slo_controller.noderesource.framework import Plugin, PodInfo
+from manager.slo_controller.noderesource.plugins import PLUGINS
+from pkg.client.errors import is_conflict, is_not_found, is_too_many_requests
+from pkg.client.informers import SharedInformerFactory
+from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
+from pkg.client.informers.store import NODE_NAME_INDEX, name_of
+from pkg.client.resources import NODES, PODS, Resource
+from pkg.client.rest import Client
+from pkg.controller import Controller, Result
+from pkg.util.clock import REAL_CLOCK, Clock
+
+log = logging.getLogger(__name__)
+
+CONTROLLER_NAME = "noderesource"
+NODE_METRICS = Resource.for_model(NodeMetric)
+# client-go retry.DefaultBackoff: 4 steps from 10 ms, ×5, jitter 0.1.
+RETRY_STEPS, RETRY_DELAY, RETRY_FACTOR, RETRY_JITTER = 4, 0.01, 5.0, 0.1
+
+
+class ConfigSource(Protocol):
+    """The slo-controller-config cache (``manager.slo_controller.config.SLOConfigCache``)."""
+
+    def available(self) -> bool: ...
+
+    def current(self) -> SLOControllerConfig: ...
+
+    def add_listener(self, fn: Callable[[SLOControllerConfig, SLOControllerConfig], None]
+                     ) -> None: ...
+
+
+class StrategyCache:
+    """``ColocationCfg.for_node`` memoised on what it reads (labels and the strategy
+    annotation): merging pydantic models per node per reconcile would dominate large clusters."""
+
+    def __init__(self) -> None:
+        self._cfg: ColocationCfg | None = None
+        self._cache: dict[tuple[Any, ...], ColocationStrategy] = {}
+        self._lock = threading.Lock()
+
+    def for_node(self, cfg: ColocationCfg, node: Mapping[str, Any]) -> ColocationStrategy:
+        meta = node.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        key = (tuple(sorted(labels.items())),
+               (meta.get("annotations") or {}).get(ANNOTATION_NODE_COLOCATION_STRATEGY))
+        with self._lock:
+            if cfg is not self._cfg:
+                self._cfg, self._cache = cfg, {}
+            found = self._cache.get(key)
+        if found is None:
+            found = cfg.for_node(node)
+            with self._lock:
+                if cfg is self._cfg:
+                    self._cache[key] = found
+        return found
+
+
+class PodInfoCache:
+    """``PodInfo`` per pod, rebuilt only when the pod's resourceVersion changes."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[str, PodInfo]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, pod: Mapping[str, Any]) -> PodInfo:
+        meta = pod.get("metadata") or {}
+        uid, rv = meta.get("uid") or "", meta.get("resourceVersion") or ""
+        with self._lock:
+            hit = self._cache.get(uid)
+        if hit is not None and hit[0] == rv and rv:
+            return hit[1]
+        info = inputs.pod_info(pod)
+        with self._lock:
+            self._cache[uid] = (rv, info)
+        return info
+
+    def forget(self, pod: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._cache.pop((pod.get("metadata") or {}).get("uid") or "", None)
+
+
+class NodeResourceController:
+    """Reconciles batch/mid resources of every node; see the module docstring."""
+
+    def __init__(self, client: Client, factory: SharedInformerFactory, config: ConfigSource,
+                 *, plugins: Sequence[Plugin] = PLUGINS, clock: Clock = REAL_CLOCK,
+                 workers: int = 4) -> None:
+        self.client = client
+        self.config = config
+        self.plugins = tuple(plugins)
+        self.clock = clock
+        self.nodes = factory.informer_for(NODES)
+        # Plain JSON: decoding 5,000 NodeMetrics into models on every report would be wasted.
+        self.metrics = factory.informer_for(NODE_METRICS, typed=False)
+        self.pods = factory.informer_for(PODS)
+        self.strategies = StrategyCache()
+        self.pod_infos = PodInfoCache()
+        self._last_update: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self.controller = Controller(CONTROLLER_NAME, self.reconcile, workers=workers,
+                                     clock=clock)
+        self.nodes.add_event_handler(self.controller.event_handler(name_of))
+        self.metrics.add_event_handler(EventHandlerFuncs(
+            update=self._on_metric_update, delete=self._on_metric_delete))
+        self.pods.add_event_handler(EventHandlerFuncs(
+            delete=lambda obj: self.pod_infos.forget(deleted_object(obj))))
+        config.add_listener(lambda _old, _new: self.enqueue_all())
+
+    # -- events ---------------------------------------------------------------------------
+
+    def _on_metric_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        if old.get("status") != new.get("status"):
+            self.controller.enqueue(name_of(new))
+
+    def _on_metric_delete(self, obj: Any) -> None:
+        name = name_of(deleted_object(obj))
+        with self._lock:
+            self._last_update.pop(name, None)
+        self.controller.enqueue(name)
+
+    def enqueue_all(self) -> None:
+        for node in self.nodes.lister.list():
+            self.controller.enqueue(name_of(node))
+
+    # -- running --------------------------------------------------------------------------
+
+    def start(self, sync_timeout: float | None = None) -> bool:
+        return self.controller.start(wait_for=[self.nodes, self.metrics, self.pods],
+                                     sync_timeout=sync_timeout)
+
+    def stop(self, timeout: float | None = 30.0) -> bool:
+        return self.controller.stop(timeout)
+
+    # -- reconcile ------------------------------------------------------------------------
+
+    def pods_on(self, node_name: str) -> list[PodInfo]:
+        return [self.pod_infos.get(p) for p in self.pods.lister.by_index(NODE_NAME_INDEX,
+                                                                           node_name)]
+
+    def desired(self, cfg: ColocationCfg, node: Mapping[str, Any]
+                ) -> tuple[ColocationStrategy, dict[str, Any]]:
+        """The node's strategy and the node as it should be, from informer state."""
+        name = name_of(node)
+        strategy = self.strategies.for_node(cfg, node)
+        metric = self.metrics.lister.get(name)
+        status = metric.get("status") if metric is not None else None
+        nr = calculator.calculate(cfg, strategy, node, status if metric is not None else None,
+                                  self.pods_on(name), self.clock.now(), self.plugins)
+        return strategy, calculator.prepare_node(node, nr, self.plugins)
+
+    def reconcile(self, name: str) -> Result | None:
+        if not self.config.available():
+            return None
+        node = self.nodes.lister.get(name)
+        if node is None:
+            with self._lock:
+                self._last_update.pop(name, None)
+            return None
+        cfg = self.config.current().colocation
+        strategy, new = self.desired(cfg, node)
+        with self._lock:
+            last = self._last_update.get(name)
+        needed, reason = calculator.need_status_update(strategy, node, new, last,
+                                                       self.clock.now(), self.plugins)
+        if not needed:
+            return None
+        log.debug("node %s: updating status: %s", name, reason)
+        self.update_status(name, cfg)
+        return None
+
+    def update_status(self, name: str, cfg: ColocationCfg) -> None:
+        """GET, prepare and PUT the node's status; retried on Conflict / 429 as client-go's
+        ``RetryOnConflict`` with the default backoff. A vanished node is not an error."""
+        delay = RETRY_DELAY
+        for step in range(RETRY_STEPS):
+            try:
+                fresh = self.client.get(NODES, name)
+                _, prepared = self.desired(cfg, fresh)
+                self.client.update_status(NODES, prepared)
+            except Exception as err:
+                if is_not_found(err):
+                    return
+                if (is_conflict(err) or is_too_many_requests(err)) and step < RETRY_STEPS - 1:
+                    self.clock.sleep(delay * (1 + random.random() * RETRY_JITTER))
+                    delay *= RETRY_FACTOR
+                    continue
+                raise
+            with self._lock:
+                self._last_update[name] = self.clock.now()
+            return
+
+
+__all__ = ["CONTROLLER_NAME", "ConfigSource", "NODE_METRICS", "NodeResourceController",
+           "PodInfoCache", "StrategyCache"]
