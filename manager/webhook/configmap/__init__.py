@@ -1,0 +1,1 @@
+"""ConfigMap admission (upstream ``pkg/webhook/cm``): ``/validate-configmap``."""

@@ -1,0 +1,174 @@
+"""``/validate-configmap``: a bad slo-controller-config is refused before it is stored.
+
+Corresponds to upstream ``pkg/webhook/cm/validating`` and its ``plugins/sloconfig`` checkers
+(manager-descheduler.md 7.8). For each strategy key whose value is non-empty and changed:
+JSON parse (``ParseConfigFail``), node entries need a parsable non-empty ``nodeSelector``
+and the values must be in range (``ConfigParamInvalid``, reusing api/configuration's parsers),
+names unique when ``--node-strategy-name-need-check``, no two node selectors overlap
+(``NodeStrategiesOverlap``), no existing node matched by two entries (``ExistNodeConfict``).
+Errors answer 400 with a JSON ``{reason, message}`` body.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from api.configuration import (
+    COLOCATION_CONFIG_KEY,
+    CPU_BURST_CONFIG_KEY,
+    RESOURCE_QOS_CONFIG_KEY,
+    RESOURCE_THRESHOLD_CONFIG_KEY,
+    SYSTEM_CONFIG_KEY,
+)
+from api.configuration.slo_controller_config import KEY_PARSERS
+from api.errors import MalformedValueError
+from pkg.client import ApiError, Client
+from pkg.client.resources import NODES
+from pkg.util.labels import InvalidSelectorError, Selector, parse_selector
+
+from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored
+from ..options import WebhookOptions
+
+CHECKED_KEYS = (COLOCATION_CONFIG_KEY, RESOURCE_THRESHOLD_CONFIG_KEY, RESOURCE_QOS_CONFIG_KEY,
+                SYSTEM_CONFIG_KEY, CPU_BURST_CONFIG_KEY)
+
+
+class ConfigRejected(Exception):
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+    def body(self) -> str:
+        return json.dumps({"reason": self.reason, "message": self.message})
+
+
+def _node_entries(key: str, data: dict[str, Any]) -> list[Any]:
+    entries = data.get("nodeConfigs" if key == COLOCATION_CONFIG_KEY else "nodeStrategies")
+    return entries if isinstance(entries, list) else []
+
+
+def _selectors(key: str, data: dict[str, Any]) -> list[tuple[str, Selector]]:
+    out = []
+    for i, entry in enumerate(_node_entries(key, data)):
+        field_name = "nodeConfigs" if key == COLOCATION_CONFIG_KEY else "nodeStrategies"
+        where = f"{key}: {field_name}[{i}].nodeSelector"
+        sel = entry.get("nodeSelector") if isinstance(entry, dict) else None
+        if not sel or not isinstance(sel, dict) or \
+                not (sel.get("matchLabels") or sel.get("matchExpressions")):
+            raise ConfigRejected("ConfigParamInvalid", f"{where}: Required value: "
+                                                       f"nodeSelector can not be empty")
+        try:
+            out.append((str(entry.get("name") or f"#{i}"), parse_selector(sel)))
+        except InvalidSelectorError as e:
+            raise ConfigRejected("ConfigParamInvalid", f"{where}: Invalid value: {e}") from None
+    return out
+
+
+def _synthetic_label_sets(data_entries: list[Any]) -> list[dict[str, str]]:
+    """matchLabels plus the i-th value of every matchExpressions list (upstream's overlap
+    probe)."""
+    out = []
+    for entry in data_entries:
+        sel = entry.get("nodeSelector") or {}
+        exprs = [e for e in sel.get("matchExpressions") or [] if e.get("values")]
+        width = max((len(e["values"]) for e in exprs), default=1)
+        for i in range(width):
+            labels = dict(sel.get("matchLabels") or {})
+            for e in exprs:
+                if e.get("operator") == "In":
+                    labels[e["key"]] = e["values"][min(i, len(e["values"]) - 1)]
+            out.append(labels)
+    return out
+
+
+@dataclass(slots=True)
+class ConfigMapValidatingHandler:
+    client: Client
+    options: WebhookOptions = field(default_factory=WebhookOptions)
+
+    def __call__(self, req: AdmissionRequest) -> AdmissionResponse:
+        if req.resource != "configmaps" or req.operation == "DELETE":
+            return allowed()
+        obj = req.object or {}
+        md = obj.get("metadata") or {}
+        if md.get("name") != self.options.slo_config_name or \
+                (md.get("namespace") or req.namespace) != self.options.config_namespace:
+            return allowed()
+        try:
+            self.validate(obj.get("data") or {}, (req.old_object or {}).get("data") or {})
+        except ConfigRejected as e:
+            return errored(400, e.body())
+        return allowed()
+
+    def validate(self, data: dict[str, Any], old: dict[str, Any]) -> None:
+        multi: list[tuple[str, list[tuple[str, Selector]]]] = []
+        for key in CHECKED_KEYS:
+            text = data.get(key)
+            if not text or text == old.get(key):
+                continue
+            try:
+                parsed = json.loads(text)
+                if not isinstance(parsed, dict):
+                    raise ValueError("expected a JSON object")
+            except ValueError as e:
+                raise ConfigRejected("ParseConfigFail", f"{key}: invalid JSON: {e}") from None
+            selectors = _selectors(key, parsed)
+            try:
+                KEY_PARSERS[key][1](text)
+            except MalformedValueError as e:
+                raise ConfigRejected("ConfigParamInvalid", str(e)) from None
+            self._check_names(key, parsed)
+            self._check_overlap(key, parsed, selectors)
+            if len(selectors) > 1:
+                multi.append((key, selectors))
+        if multi:
+            self._check_nodes(multi)
+
+    def _check_names(self, key: str, parsed: dict[str, Any]) -> None:
+        if not self.options.node_strategy_name_need_check:
+            return
+        seen: set[str] = set()
+        for entry in _node_entries(key, parsed):
+            name = entry.get("name") if isinstance(entry, dict) else None
+            if not name:
+                raise ConfigRejected("ConfigParamInvalid", f"{key}: node strategy name is "
+                                                           f"required")
+            if name in seen:
+                raise ConfigRejected("ConfigParamInvalid", f"{key}: node strategy name "
+                                                           f"{name!r} is duplicated")
+            seen.add(name)
+
+    @staticmethod
+    def _check_overlap(key: str, parsed: dict[str, Any],
+                       selectors: list[tuple[str, Selector]]) -> None:
+        entries = _node_entries(key, parsed)
+        for i, entry in enumerate(entries):
+            for labels in _synthetic_label_sets([entry]):
+                hits = [name for j, (name, sel) in enumerate(selectors)
+                        if j != i and sel.matches(labels)]
+                if hits:
+                    raise ConfigRejected(
+                        "NodeStrategiesOverlap",
+                        f"{key}: node strategy {selectors[i][0]} overlaps with {hits[0]} "
+                        f"(labels {labels})")
+
+    def _check_nodes(self, multi: list[tuple[str, list[tuple[str, Selector]]]]) -> None:
+        try:
+            nodes = self.client.list_all(NODES).get("items") or []
+        except ApiError as e:
+            raise ConfigRejected("ListNodeFail", f"failed to list nodes: {e}") from None
+        for node in nodes:
+            labels = (node.get("metadata") or {}).get("labels") or {}
+            for key, selectors in multi:
+                hits = [name for name, sel in selectors if sel.matches(labels)]
+                if len(hits) > 1:
+                    raise ConfigRejected(
+                        "ExistNodeConfict",
+                        f"{key}: node {node['metadata'].get('name')} is matched by more than "
+                        f"one node strategy: {', '.join(hits)}")
+
+
+__all__ = ["CHECKED_KEYS", "ConfigMapValidatingHandler", "ConfigRejected"]

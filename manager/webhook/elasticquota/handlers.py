@@ -1,0 +1,91 @@
+"""The ElasticQuota mutating and validating handlers.
+
+Corresponds to upstream ``pkg/webhook/elasticquota/mutating`` (defaults: parent label, tree
+ID inherited from the parent, shared-weight aligned to ``spec.max``) and
+``pkg/webhook/elasticquota/validating`` (``ValidAddQuota``, ``ValidUpdateQuota``,
+``ValidDeleteQuota`` on the shared QuotaTopology), manager-descheduler.md 7.6.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+
+from api.extension.elastic_quota import (
+    ANNOTATION_SHARED_WEIGHT,
+    LABEL_QUOTA_PARENT,
+    LABEL_QUOTA_TREE_ID,
+    ROOT_QUOTA_NAME,
+)
+
+from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored, patch_response
+from .topology import QuotaError, QuotaTopology
+
+
+@dataclass(slots=True)
+class QuotaMutatingHandler:
+    topology: QuotaTopology
+
+    def __call__(self, req: AdmissionRequest) -> AdmissionResponse:
+        if req.resource != "elasticquotas" or req.operation != "CREATE" or req.object is None:
+            return allowed()
+        quota = copy.deepcopy(req.object)
+        md = quota.setdefault("metadata", {})
+        name = md.get("name", "")
+        if name == ROOT_QUOTA_NAME:
+            return allowed()
+        labels = dict(md.get("labels") or {})
+        if not labels.get(LABEL_QUOTA_PARENT):
+            labels[LABEL_QUOTA_PARENT] = ROOT_QUOTA_NAME
+        parent = labels[LABEL_QUOTA_PARENT]
+        if not labels.get(LABEL_QUOTA_TREE_ID) and parent != ROOT_QUOTA_NAME:
+            info = self.topology.get(parent)
+            if info is None:
+                return errored(500, f"fill quota {name} failed, parent not exist")
+            if info.tree_id:
+                labels[LABEL_QUOTA_TREE_ID] = info.tree_id
+        md["labels"] = labels
+        spec_max = (quota.get("spec") or {}).get("max") or {}
+        annotations = dict(md.get("annotations") or {})
+        raw = annotations.get(ANNOTATION_SHARED_WEIGHT)
+        if not raw:
+            annotations[ANNOTATION_SHARED_WEIGHT] = json.dumps(spec_max, separators=(",", ":"),
+                                                               sort_keys=True)
+        else:
+            try:
+                weight = json.loads(raw)
+                if not isinstance(weight, dict):
+                    raise ValueError("not an object")
+            except ValueError as e:
+                return errored(400, f"metadata.annotations[{ANNOTATION_SHARED_WEIGHT}]: "
+                                    f"invalid JSON resource list: {e}")
+            aligned = {k: weight.get(k, v) for k, v in spec_max.items()}
+            if aligned != weight:
+                annotations[ANNOTATION_SHARED_WEIGHT] = json.dumps(
+                    aligned, separators=(",", ":"), sort_keys=True)
+        md["annotations"] = annotations
+        return patch_response(req.object, quota)
+
+
+@dataclass(slots=True)
+class QuotaValidatingHandler:
+    topology: QuotaTopology
+
+    def __call__(self, req: AdmissionRequest) -> AdmissionResponse:
+        if req.resource != "elasticquotas":
+            return allowed()
+        try:
+            if req.operation == "CREATE" and req.object is not None:
+                self.topology.valid_add(req.object)
+            elif req.operation == "UPDATE" and req.object is not None and \
+                    req.old_object is not None:
+                self.topology.valid_update(req.old_object, req.object)
+            elif req.operation == "DELETE" and req.old_object is not None:
+                self.topology.valid_delete(req.old_object)
+        except QuotaError as e:
+            return errored(400, str(e))
+        return allowed()
+
+
+__all__ = ["QuotaMutatingHandler", "QuotaValidatingHandler"]

@@ -1,0 +1,248 @@
+"""The HTTPS webhook server every koord-manager replica runs, and its certificate and
+configuration upkeep.
+
+Corresponds to upstream ``pkg/webhook/server.go`` (handler registration by feature gate,
+``/healthz``), ``pkg/webhook/controller`` (the background loop that keeps the Secret, the cert
+dir and both webhook configurations current, resync one minute) and controller-runtime's
+webhook server (TLS from the cert dir, AdmissionReview decoding).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import ssl
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import orjson
+
+from api.extension.elastic_quota import LABEL_QUOTA_NAME
+from api.thirdparty.schedulerplugins.v1alpha1 import ElasticQuota
+from pkg.client import ApiError, Client, Resource
+from pkg.client.resources import PODS
+from pkg.features import FeatureGate, default_feature_gate
+from pkg.features.features import (
+    CONFIG_MAP_VALIDATING_WEBHOOK,
+    ELASTIC_MUTATING_WEBHOOK,
+    ELASTIC_VALIDATING_WEBHOOK,
+    POD_MUTATING_WEBHOOK,
+    POD_VALIDATING_WEBHOOK,
+)
+
+from . import certs
+from .admission import AdmissionRequest, Handler, errored
+from .configmap.validating import ConfigMapValidatingHandler
+from .configuration import (
+    MUTATE_ELASTIC_QUOTA,
+    MUTATE_POD,
+    VALIDATE_CONFIGMAP,
+    VALIDATE_ELASTIC_QUOTA,
+    VALIDATE_POD,
+    VALIDATE_POD_BINDING,
+    ensure_configurations,
+)
+from .elasticquota.handlers import QuotaMutatingHandler, QuotaValidatingHandler
+from .elasticquota.topology import QuotaInfo, QuotaTopology
+from .options import CERT_WRITER_FS, WebhookOptions
+from .pod.mutating import PodMutatingHandler
+from .pod.validating import BindingAdmissionHandler, PodValidatingHandler
+
+log = logging.getLogger(__name__)
+ELASTIC_QUOTAS = Resource.for_model(ElasticQuota)
+
+
+def ensure_webhook_setup(client: Client, options: WebhookOptions,
+                         paths: list[str] | tuple[str, ...]) -> certs.Artifacts:
+    """Certificates in the Secret (or the cert dir), written to the cert dir, and both
+    webhook configurations carrying their CA bundle for ``paths``. Safe to call from every
+    replica at any time."""
+    if options.writer == CERT_WRITER_FS:
+        artifacts = certs.ensure_dir(options.cert_dir, options.dns_name)
+    else:
+        artifacts = certs.ensure_secret(client, options.namespace, options.secret_name,
+                                        options.dns_name)
+        certs.write_dir(options.cert_dir, artifacts)
+    ensure_configurations(client, options, artifacts.ca_bundle(), paths)
+    return artifacts
+
+
+def _pods_of(client: Client) -> Callable[[QuotaInfo], list[str]]:
+    def pods(q: QuotaInfo) -> list[str]:
+        names: list[str] = []
+        try:
+            for pod in client.list_all(PODS, label_selector=f"{LABEL_QUOTA_NAME}={q.name}"
+                                       ).get("items") or []:
+                names.append(pod["metadata"]["name"])
+            for ns in {q.name, *q.namespaces}:
+                for pod in client.list_all(PODS, ns).get("items") or []:
+                    if pod["metadata"]["name"] not in names:
+                        names.append(pod["metadata"]["name"])
+        except ApiError as e:
+            log.error("listing pods of quota %s: %s", q.name, e)
+        return names
+    return pods
+
+
+def build_handlers(client: Client, options: WebhookOptions, gate: FeatureGate,
+                   topology: QuotaTopology) -> dict[str, Handler]:
+    """Path → handler for the enabled gates (manager-descheduler.md 1.6, 7.2)."""
+    out: dict[str, Handler] = {}
+    if gate.enabled(POD_MUTATING_WEBHOOK):
+        out[MUTATE_POD] = PodMutatingHandler(client, gate)
+    if gate.enabled(POD_VALIDATING_WEBHOOK):
+        out[VALIDATE_POD] = PodValidatingHandler(client, topology, gate)
+        out[VALIDATE_POD_BINDING] = BindingAdmissionHandler(client, options, gate)
+    if gate.enabled(ELASTIC_MUTATING_WEBHOOK):
+        out[MUTATE_ELASTIC_QUOTA] = QuotaMutatingHandler(topology)
+    if gate.enabled(ELASTIC_VALIDATING_WEBHOOK):
+        out[VALIDATE_ELASTIC_QUOTA] = QuotaValidatingHandler(topology)
+    if gate.enabled(CONFIG_MAP_VALIDATING_WEBHOOK):
+        out[VALIDATE_CONFIGMAP] = ConfigMapValidatingHandler(client, options)
+    return out
+
+
+def serve_review(handler: Handler, body: bytes) -> tuple[int, bytes]:
+    """One AdmissionReview in, one out; a body that is not a review is an errored 400."""
+    try:
+        review = orjson.loads(body)
+        req = AdmissionRequest.from_review(review)
+    except (orjson.JSONDecodeError, ValueError) as e:
+        resp = errored(400, f"cannot decode AdmissionReview: {e}")
+        return 200, orjson.dumps(resp.to_review(""))
+    api_version = review.get("apiVersion") or "admission.k8s.io/v1"
+    try:
+        resp = handler(req)
+    except Exception as e:  # noqa: BLE001 - a handler bug must not take the server down
+        log.exception("webhook handler failed for %s %s", req.operation, req.resource)
+        resp = errored(500, f"internal error: {e}")
+    return 200, orjson.dumps(resp.to_review(req.uid, api_version))
+
+
+class WebhookServer:
+    """HTTPS on ``options.bind_address:options.port`` serving the enabled webhooks.
+
+    ``start()`` ensures certificates and configurations (``ensure_webhook_setup``), starts
+    serving and a background loop that repeats the upkeep every ``options.resync_seconds``
+    and refreshes the quota tree; ``stop()`` ends both.
+    """
+
+    def __init__(self, client: Client, options: WebhookOptions | None = None,
+                 gate: FeatureGate = default_feature_gate, *,
+                 manage_configurations: bool = True) -> None:
+        self.client = client
+        self.options = options or WebhookOptions.from_env()
+        self.gate = gate
+        self.manage_configurations = manage_configurations
+        self.topology = QuotaTopology(pods_of=_pods_of(client), gate=gate)
+        self.handlers = build_handlers(client, self.options, gate, self.topology)
+        self._ssl: ssl.SSLContext | None = None
+        self._httpd: ThreadingHTTPServer | None = None
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._cert: certs.Artifacts | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port (the real one when options.port was 0)."""
+        return self._httpd.server_address[1] if self._httpd else self.options.port
+
+    def sync(self) -> None:
+        """Certificates, configurations and the quota tree brought up to date once."""
+        if self.manage_configurations:
+            artifacts = ensure_webhook_setup(self.client, self.options, list(self.handlers))
+        else:
+            artifacts = certs.read_dir(self.options.cert_dir)
+            if artifacts is None:
+                raise RuntimeError(f"no certificates in {self.options.cert_dir}")
+        if artifacts != self._cert and self._ssl is not None:
+            self._load(artifacts)
+        self._cert = artifacts
+        self.refresh_quotas()
+
+    def refresh_quotas(self) -> None:
+        try:
+            quotas = self.client.list_all(ELASTIC_QUOTAS).get("items") or []
+        except ApiError as e:
+            log.warning("listing ElasticQuotas: %s", e)
+            return
+        for quota in quotas:
+            self.topology.on_add_or_update(quota)
+
+    def _load(self, artifacts: certs.Artifacts) -> None:
+        certs.write_dir(self.options.cert_dir, artifacts)
+        assert self._ssl is not None
+        self._ssl.load_cert_chain(os.path.join(self.options.cert_dir, certs.SERVER_CERT),
+                                  os.path.join(self.options.cert_dir, certs.SERVER_KEY))
+
+    def start(self) -> None:
+        server = self
+
+        class _Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, fmt: str, *args: Any) -> None:
+                log.debug(fmt, *args)
+
+            def _reply(self, code: int, body: bytes, ctype: str = "application/json") -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                if self.path == "/healthz":
+                    self._reply(200, b"ok", "text/plain")
+                else:
+                    self._reply(404, b"not found", "text/plain")
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                handler = server.handlers.get(self.path.split("?", 1)[0])
+                if handler is None:
+                    self._reply(404, b"not found", "text/plain")
+                    return
+                code, out = serve_review(handler, body)
+                self._reply(code, out)
+
+        httpd = ThreadingHTTPServer((self.options.bind_address, self.options.port), _Handler)
+        httpd.daemon_threads = True
+        if self.options.port == 0:
+            # Port 0 picks a free port; the configurations must name the real one.
+            self.options.port = httpd.server_address[1]
+        self.sync()
+        assert self._cert is not None
+        self._ssl = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self._load(self._cert)
+        httpd.socket = self._ssl.wrap_socket(httpd.socket, server_side=True)
+        self._httpd = httpd
+        self._stop.clear()
+        for target, name in ((httpd.serve_forever, "webhook-server"),
+                             (self._resync_loop, "webhook-cert-controller")):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
+        log.info("webhook server serving %s on port %d", sorted(self.handlers), self.port)
+
+    def _resync_loop(self) -> None:
+        while not self._stop.wait(self.options.resync_seconds):
+            try:
+                self.sync()
+            except Exception as e:  # noqa: BLE001 - keep serving with the last good certs
+                log.error("webhook certificate/configuration sync failed: %s", e)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        for t in self._threads:
+            t.join(timeout=5)
+        self._threads.clear()
+
+
+__all__ = ["WebhookServer", "build_handlers", "ensure_webhook_setup", "serve_review"]
