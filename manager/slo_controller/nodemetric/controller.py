@@ -1,0 +1,117 @@
+"""The nodemetric controller: one NodeMetric per node, its spec from colocation-config.
+
+Corresponds to upstream `pkg/slo-controller/nodemetric` (``NodeMetricReconciler``, controller
+name ``nodemetric``). Keys are node names; NodeMetrics are cluster-scoped and named after
+their node. Per key:
+
+=======  ==========  ==============================================================
+Node     NodeMetric  action
+=======  ==========  ==============================================================
+absent   absent      nothing
+absent   present     delete the NodeMetric (upstream deletes explicitly, no GC)
+present  absent      create it with the computed spec
+present  present     recompute the spec; update only if it differs; while
+                     ``colocation-config`` is refused (error status) leave it as is
+=======  ==========  ==============================================================
+
+Watches: Nodes (add/delete; updates only when allocatable, labels or annotations changed),
+NodeMetrics (add/delete; updates only on a new generation, so koordlet's status reports do not
+wake it) and the config cache (every node when ``colocation-config`` changed). Nothing is done
+before the config cache is available.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from api.configuration import COLOCATION_CONFIG_KEY, SLOControllerConfig
+from api.slo.v1alpha1.nodemetric import NodeMetric
+from manager.slo_controller.config import SLOConfigCache
+from manager.slo_controller.nodemetric.collect_policy import node_metric_spec
+from pkg.client.errors import is_not_found
+from pkg.client.informers import EventHandlerFuncs, SharedInformer, SharedInformerFactory
+from pkg.client.resources import NODES, Resource
+from pkg.client.rest import Client
+from pkg.controller import Controller, Result
+from pkg.util.clock import REAL_CLOCK, Clock
+from pkg.util.predicates import generation_changed, node_slo_inputs_changed
+
+log = logging.getLogger(__name__)
+
+NAME = "nodemetric"
+NODE_METRICS = Resource.for_model(NodeMetric)
+
+
+class NodeMetricController:
+    """Keeps a NodeMetric for every node (see the module docstring)."""
+
+    def __init__(self, client: Client, informer_factory: SharedInformerFactory,
+                 config: SLOConfigCache, *, workers: int = 1, clock: Clock = REAL_CLOCK) -> None:
+        self.client = client
+        self.config = config
+        self.nodes: SharedInformer = informer_factory.informer_for(NODES)
+        self.node_metrics: SharedInformer = informer_factory.informer_for(NODE_METRICS)
+        self.controller = Controller(NAME, self.reconcile, workers=workers, clock=clock)
+        enqueue = self.controller.enqueue_object
+        self.nodes.add_event_handler(EventHandlerFuncs(
+            add=enqueue, delete=enqueue,
+            update=lambda old, new: enqueue(new) if node_slo_inputs_changed(old, new) else None))
+        self.node_metrics.add_event_handler(EventHandlerFuncs(
+            add=enqueue, delete=enqueue,
+            update=lambda old, new: enqueue(new) if generation_changed(old, new) else None))
+        config.add_listener(self._on_config_changed)
+
+    @property
+    def informers(self) -> list[SharedInformer]:
+        """The informers this controller reads (wait for them before reconciling)."""
+        return [self.nodes, self.node_metrics, self.config.informer]
+
+    def start(self, sync_timeout: float | None = None) -> bool:
+        """Start the workers once the informers synced (False if they did not in time)."""
+        return self.controller.start(wait_for=self.informers, sync_timeout=sync_timeout)
+
+    def stop(self, timeout: float | None = 30.0) -> bool:
+        return self.controller.stop(timeout)
+
+    def _on_config_changed(self, old: SLOControllerConfig, new: SLOControllerConfig) -> None:
+        if old.colocation != new.colocation:
+            for node in self.nodes.lister.list():
+                self.controller.enqueue_object(node)
+
+    def reconcile(self, name: str) -> Result | None:
+        if not self.config.available():
+            return Result(requeue=True)
+        node: dict[str, Any] | None = self.nodes.lister.get(name)
+        metric: NodeMetric | None = self.node_metrics.lister.get(name)
+        if node is None:
+            if metric is not None:
+                self._delete(name)
+            return None
+        if metric is None:
+            spec = node_metric_spec(self.config.current().colocation, node)
+            created = NodeMetric(metadata={"name": name}, spec=spec)
+            self.client.create(NODE_METRICS, created.to_dict())
+            log.info("created NodeMetric %s", name)
+            return None
+        if self.config.is_error(COLOCATION_CONFIG_KEY):
+            return None
+        spec = node_metric_spec(self.config.current().colocation, node)
+        current = metric.spec.to_dict() if metric.spec is not None else None
+        if current == spec.to_dict():
+            return None
+        updated = metric.model_copy(update={"spec": spec})
+        self.client.update(NODE_METRICS, updated.to_dict())
+        log.info("updated NodeMetric %s spec", name)
+        return None
+
+    def _delete(self, name: str) -> None:
+        try:
+            self.client.delete(NODE_METRICS, name)
+        except Exception as err:
+            if not is_not_found(err):
+                raise
+        log.info("deleted NodeMetric %s of a removed node", name)
+
+
+__all__ = ["NAME", "NODE_METRICS", "NodeMetricController"]
