@@ -49,6 +49,7 @@ from pkg.controller import Controller, Result
 from pkg.events.recorder import WARNING, EventRecorder
 from pkg.util.clock import REAL_CLOCK, Clock
 from pkg.util.labels import InvalidSelectorError, parse_selector
+from pkg.util.predicates import generation_changed
 
 log = logging.getLogger(__name__)
 
@@ -219,7 +220,7 @@ class _SpecChangeHandler:
         self.controller.enqueue_object(obj)
 
     def on_update(self, old: Any, new: Any) -> None:
-        if old.metadata.generation != new.metadata.generation:
+        if generation_changed(old, new):
             self.controller.enqueue_object(new)
 
     def on_delete(self, obj: Any) -> None:
