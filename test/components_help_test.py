@@ -25,7 +25,7 @@ COMPONENTS = {
     "koord-runtime-proxy": runtime_proxy_main,
 }
 # Components whose real command line exists; the others are still placeholders.
-IMPLEMENTED = {"koord-scheduler"}
+IMPLEMENTED = {"koord-manager", "koord-scheduler"}
 REPO_ROOT = Path(test.__file__).absolute().parents[1]
 
 
@@ -64,3 +64,15 @@ def test_scheduler_without_a_cluster_says_how_to_reach_one(
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     assert scheduler_main.main(["--port", "0"]) == 1
     assert "no cluster configuration" in capsys.readouterr().err
+
+
+def test_manager_without_a_cluster_says_how_to_reach_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert manager_main.main(["--metrics-addr", "127.0.0.1:0",
+                              "--health-probe-addr", "127.0.0.1:0"]) == 1
+    err = capsys.readouterr().err
+    assert "unable to set up koord-manager: no cluster configuration: pass --kubeconfig" in err
