@@ -1,0 +1,142 @@
+"""e2e: the noderesource controller against the embedded API server.
+
+Runs ``manager.slo_controller.noderesource`` in process with the real slo-controller-config
+cache, informers and status writes, and checks the stored nodes' ``status.allocatable`` and
+``capacity`` against the same table the formula test uses (every calculate policy,
+thresholds, reservations, degrade, nodeConfigs, mid), then the write rules.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from api.extension.resource import BATCH_CPU, BATCH_MEMORY, MID_CPU, MID_MEMORY
+from manager.slo_controller.config import SLOConfigCache
+from manager.slo_controller.noderesource.cases import CASES, Case
+from manager.slo_controller.noderesource.cases_fixtures import metric_status, node_obj, pod_objs
+from manager.slo_controller.noderesource.controller import NODE_METRICS, NodeResourceController
+from pkg.client.informers import SharedInformerFactory
+from pkg.client.resources import CONFIGMAPS, NAMESPACES, NODES, PODS
+from pkg.client.rest import Client
+from pkg.util.podresources import quantity_int
+from test.apiserver import start
+from test.e2e.cluster import install_crds, wait_for
+
+NS = "koordinator-system"
+CM = "slo-controller-config"
+
+
+@pytest.fixture(scope="module")
+def env() -> Iterator[tuple[Client, NodeResourceController]]:
+    with start() as srv:
+        client = Client.from_kubeconfig(srv.kubeconfig)
+        install_crds(client)
+        client.create(NAMESPACES, {"metadata": {"name": NS}})
+        client.create(CONFIGMAPS, {"metadata": {"name": CM, "namespace": NS},
+                                   "data": {"colocation-config": json.dumps(CASES[0].config)}},
+                      NS)
+        factory = SharedInformerFactory(client)
+        cache = SLOConfigCache(factory)
+        ctrl = NodeResourceController(client, factory, cache, workers=2)
+        factory.start()
+        assert ctrl.start(sync_timeout=30)
+        try:
+            yield client, ctrl
+        finally:
+            ctrl.stop()
+            factory.shutdown()
+            client.close()
+
+
+def set_config(client: Client, config: dict[str, Any]) -> None:
+    cm = client.get(CONFIGMAPS, CM, NS)
+    cm["data"] = {"colocation-config": json.dumps(config)}
+    client.update(CONFIGMAPS, cm, NS)
+
+
+def create_node(client: Client, case: Case, name: str, preset: bool) -> None:
+    node = client.create(NODES, node_obj(case, name))
+    node["status"] = node_obj(case, name)["status"]
+    if preset:  # as if written earlier: the controller has to take them away
+        for key in ("capacity", "allocatable"):
+            node["status"][key].update({BATCH_CPU: "1000", BATCH_MEMORY: "1G",
+                                        MID_CPU: "1000", MID_MEMORY: "1G"})
+    client.update_status(NODES, node)
+    for pod in pod_objs(case, name):
+        phase = pod.pop("status")["phase"]
+        created = client.create(PODS, pod, "default")
+        created["status"] = {"phase": phase}
+        client.update_status(PODS, created, "default")
+    metric = client.create(NODE_METRICS, {"apiVersion": "slo.koordinator.sh/v1alpha1",
+                                          "kind": "NodeMetric", "metadata": {"name": name}})
+    metric["status"] = metric_status(case, name, time.time())
+    client.update_status(NODE_METRICS, metric)
+
+
+def allocatable(client: Client, name: str) -> dict[str, Any]:
+    return client.get(NODES, name)["status"].get("allocatable") or {}
+
+
+def matches(client: Client, name: str, expect: dict[str, int | None]) -> bool:
+    status = client.get(NODES, name)["status"]
+    for key in ("allocatable", "capacity"):
+        got = status.get(key) or {}
+        for res, want in expect.items():
+            if want is None:
+                if res in got:
+                    return False
+            elif res not in got or quantity_int(res, got[res]) != want:
+                return False
+    return True
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[c.name for c in CASES])
+def test_table(env: tuple[Client, NodeResourceController], index: int) -> None:
+    client, _ = env
+    case = CASES[index]
+    name = f"case-{index}"
+    set_config(client, case.config)
+    create_node(client, case, name, preset=any(v is None for v in case.expect.values()))
+    wait_for(lambda: matches(client, name, case.expect), timeout=15,
+             what=f"{name} to get {case.expect}, has {allocatable(client, name)}")
+
+
+def test_writes_only_past_diff_threshold(env: tuple[Client, NodeResourceController]) -> None:
+    client, _ = env
+    case = CASES[0]
+    set_config(client, case.config)
+    create_node(client, case, "diff", preset=False)
+    wait_for(lambda: matches(client, "diff", case.expect), what="first write")
+    # system usage 7 → 8.5 cores: batch-cpu would be 23500, a 6% change, under the 10% threshold
+    metric = client.get(NODE_METRICS, "diff")
+    metric["status"]["nodeMetric"]["systemUsage"]["resources"]["cpu"] = "8500m"
+    client.update_status(NODE_METRICS, metric)
+    time.sleep(1.5)
+    assert quantity_int(BATCH_CPU, allocatable(client, "diff")[BATCH_CPU]) == 25000
+    # 7 → 12 cores: 20000, a 20% change, written
+    metric = client.get(NODE_METRICS, "diff")
+    metric["status"]["nodeMetric"]["systemUsage"]["resources"]["cpu"] = "12"
+    client.update_status(NODE_METRICS, metric)
+    wait_for(lambda: matches(client, "diff", {BATCH_CPU: 20000}), what="batch-cpu 20000")
+
+
+def test_malformed_config_keeps_last_good(env: tuple[Client, NodeResourceController]) -> None:
+    client, _ = env
+    case = CASES[0]
+    set_config(client, case.config)
+    create_node(client, case, "bad-cm", preset=False)
+    wait_for(lambda: matches(client, "bad-cm", case.expect), what="first write")
+    cm = client.get(CONFIGMAPS, CM, NS)
+    cm["data"] = {"colocation-config": '{"enable": true, "cpuReclaimThresholdPercent": "x"}'}
+    client.update(CONFIGMAPS, cm, NS)
+    time.sleep(1.0)
+    assert matches(client, "bad-cm", case.expect)
+    # a good change still takes effect afterwards (every node re-enqueued)
+    set_config(client, {**case.config, "enable": False})
+    wait_for(lambda: matches(client, "bad-cm", {BATCH_CPU: None, BATCH_MEMORY: None}),
+             what="batch removed when colocation is disabled")
