@@ -1,0 +1,1 @@
+"""koord-manager benchmarks (``python -m manager.bench``); see ``noderesource``."""
