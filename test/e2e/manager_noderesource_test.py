@@ -34,7 +34,7 @@ CM = "slo-controller-config"
 @pytest.fixture(scope="module")
 def env() -> Iterator[tuple[Client, NodeResourceController]]:
     with start() as srv:
-        client = Client.from_kubeconfig(srv.kubeconfig)
+        client = Client.from_kubeconfig(srv.kubeconfig, qps=-1)  # no client-side throttling
         install_crds(client)
         client.create(NAMESPACES, {"metadata": {"name": NS}})
         client.create(CONFIGMAPS, {"metadata": {"name": CM, "namespace": NS},
