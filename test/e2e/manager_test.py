@@ -1,0 +1,224 @@
+"""koord-manager end to end: two real processes against the embedded API server.
+
+Each replica runs as ``python -m manager.main`` with the server's kubeconfig, its own metrics,
+probe and webhook ports, and short lease timings. Both serve the admission webhooks (with the
+certificates in the shared Secret); only the holder of the Lease ``koordinator-manager``
+runs the controllers. Killing the leader hands the Lease to the standby within the lease
+duration, while the standby's webhooks keep answering.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.slo.v1alpha1.nodemetric import NodeMetric
+from api.slo.v1alpha1.nodeslo import NodeSLO
+from pkg.client.errors import ApiError
+from pkg.client.resources import LEASES, NAMESPACES, SECRETS, Resource
+from pkg.client.rest import Client
+from test.apiserver import ServerHandle, start
+from test.e2e.cluster import ComponentProcess, free_port, install_crds, wait_for
+
+NS = "koordinator-system"
+LEASE = "koordinator-manager"
+NODE_METRICS = Resource.for_model(NodeMetric)
+NODE_SLOS = Resource.for_model(NodeSLO)
+LEASE_DURATION = 2.0
+LEADER_FLAGS = [f"--leader-elect-lease-duration={LEASE_DURATION:g}s",
+                "--leader-elect-renew-deadline=1500ms", "--leader-elect-retry-period=500ms"]
+STARTED = "controllers started:"
+
+
+@dataclass
+class Replica:
+    proc: ComponentProcess
+    probes: str
+    webhook_port: int
+
+    def log(self) -> str:
+        return self.proc.log()
+
+    def identity(self) -> str:
+        """The Lease identity this replica announced in its log."""
+        marker = "(identity "
+        line = next(line for line in self.log().splitlines() if marker in line)
+        return line.split(marker, 1)[1].rstrip(")")
+
+
+@pytest.fixture
+def srv() -> Iterator[ServerHandle]:
+    s = start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def client(srv: ServerHandle) -> Client:
+    c = Client.from_kubeconfig(srv.kubeconfig)
+    install_crds(c)
+    c.create(NAMESPACES, {"metadata": {"name": NS}})
+    return c
+
+
+def start_manager(srv: ServerHandle, workdir: Path, name: str,
+                  monkeypatch: pytest.MonkeyPatch) -> Replica:
+    probes, webhook = free_port(), free_port()
+    # The webhook server reads its port and cert dir from the environment, as upstream.
+    monkeypatch.setenv("WEBHOOK_PORT", str(webhook))
+    monkeypatch.setenv("WEBHOOK_CERT_DIR", str(workdir / f"{name}-certs"))
+    proc = ComponentProcess("manager.main", [
+        "--kubeconfig", srv.kubeconfig, "--metrics-addr", f"127.0.0.1:{free_port()}",
+        "--health-probe-addr", f"127.0.0.1:{probes}", *LEADER_FLAGS, "-v", "2"],
+        workdir / f"{name}.log")
+    return Replica(proc, f"http://127.0.0.1:{probes}", webhook)
+
+
+def _ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+def _holder(client: Client) -> str:
+    try:
+        return client.get(LEASES, LEASE, NS)["spec"].get("holderIdentity") or ""
+    except ApiError:
+        return ""
+
+
+def _names(client: Client, resource: Resource) -> set[str]:
+    return {o["metadata"]["name"] for o in client.list(resource)["items"]}
+
+
+def _validate_pod(client: Client, replica: Replica) -> dict[str, Any]:
+    """POST an AdmissionReview to the replica's ``/validate-pod`` over HTTPS, trusting only
+    the CA of the shared webhook Secret. The pod combines BE with a prod priority, which
+    upstream's validating webhook refuses."""
+    ca = base64.b64decode(client.get(SECRETS, "koordinator-webhook-certs", NS)["data"]
+                          ["ca-cert.pem"]).decode()
+    ctx = ssl.create_default_context(cadata=ca)
+    ctx.check_hostname = False  # the certificate names the webhook Service, not 127.0.0.1
+    uid = str(uuid.uuid4())
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "p", "namespace": "default",
+                        "labels": {"koordinator.sh/qosClass": "BE"}},
+           "spec": {"priority": 9500, "containers": [{"name": "c", "image": "pause"}]}}
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+              "request": {"uid": uid, "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                          "resource": {"group": "", "version": "v1", "resource": "pods"},
+                          "namespace": "default", "operation": "CREATE", "object": pod}}
+    req = urllib.request.Request(
+        f"https://127.0.0.1:{replica.webhook_port}/validate-pod",
+        data=json.dumps(review).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=5, context=ctx) as resp:
+        response: dict[str, Any] = json.loads(resp.read())["response"]
+    assert response["uid"] == uid
+    return response
+
+
+def _refuses_be_with_prod_priority(client: Client, replica: Replica) -> None:
+    response = _validate_pod(client, replica)
+    assert response["allowed"] is False
+    assert "koordinator.sh/qosClass=BE and priorityClass=koord-prod cannot be used in " \
+           "combination" in response["status"]["message"]
+
+
+def test_one_replica_leads_and_the_standby_takes_over_within_the_lease(
+        srv: ServerHandle, client: Client, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    srv.add_nodes(2)
+    a = start_manager(srv, tmp_path, "a", monkeypatch)
+    b: Replica | None = None
+    try:
+        wait_for(lambda: STARTED in a.log(), timeout=30, what=f"a leads; log:\n{a.log()}")
+        wait_for(lambda: _names(client, NODE_METRICS) == {"node-0", "node-1"},
+                 what="the leader creates a NodeMetric per node")
+        wait_for(lambda: _names(client, NODE_SLOS) == {"node-0", "node-1"},
+                 what="the leader creates a NodeSLO per node")
+        b = start_manager(srv, tmp_path, "b", monkeypatch)
+        wait_for(lambda: _ok(b.probes + "/readyz"), timeout=30,
+                 what=f"b ready (webhook-ready); log:\n{b.log()}")
+        assert _holder(client) == a.identity()
+        time.sleep(LEASE_DURATION + 1)  # longer than a lease: b must stay a standby
+        assert STARTED not in b.log() and "starting controllers" not in b.log()
+        assert "created NodeMetric" not in b.log()
+        # Every replica serves the webhooks, the standby included.
+        _refuses_be_with_prod_priority(client, a)
+        _refuses_be_with_prod_priority(client, b)
+
+        a.proc.kill()
+        killed = time.monotonic()
+        _refuses_be_with_prod_priority(client, b)  # while nobody leads
+        wait_for(lambda: _holder(client) == b.identity(), timeout=LEASE_DURATION + 5,
+                 interval=0.02, what="b takes the lease")
+        takeover = time.monotonic() - killed
+        print(f"takeover after the leader was killed: {takeover:.2f}s "
+              f"(lease duration {LEASE_DURATION:g}s)")
+        assert takeover <= LEASE_DURATION + 0.5
+        _refuses_be_with_prod_priority(client, b)
+
+        wait_for(lambda: STARTED in b.log(), what=f"b runs the controllers; log:\n{b.log()}")
+        srv.add_nodes(1, start=2)
+        wait_for(lambda: "node-2" in _names(client, NODE_METRICS),
+                 what="the new leader creates the new node's NodeMetric")
+        assert "created NodeMetric node-2" in b.log()
+        assert _ok(b.probes + "/healthz")
+    finally:
+        a.proc.stop()
+        if b is not None:
+            b.proc.stop()
+
+
+def test_a_stopped_leader_releases_the_lease(srv: ServerHandle, client: Client,
+                                             tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    a = start_manager(srv, tmp_path, "a", monkeypatch)
+    b = start_manager(srv, tmp_path, "b", monkeypatch)
+    try:
+        wait_for(lambda: STARTED in a.log() or STARTED in b.log(), timeout=30,
+                 what="one replica leads")
+        leader, standby = (a, b) if STARTED in a.log() else (b, a)
+        wait_for(lambda: _ok(standby.probes + "/readyz"), timeout=30, what="standby ready")
+        leader.proc.stop()  # SIGTERM: a graceful stop gives the lease back at once
+        assert leader.proc.proc.returncode == 0
+        stopped = time.monotonic()
+        wait_for(lambda: _holder(client) == standby.identity(), timeout=LEASE_DURATION + 5,
+                 interval=0.02, what="standby takes the released lease")
+        assert time.monotonic() - stopped < LEASE_DURATION
+        assert "released lease" in leader.log()
+    finally:
+        a.proc.stop()
+        b.proc.stop()
+
+
+def test_controllers_flag_picks_what_the_leader_runs(
+        srv: ServerHandle, client: Client, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    srv.add_nodes(1)
+    monkeypatch.setenv("WEBHOOK_PORT", str(free_port()))
+    monkeypatch.setenv("WEBHOOK_CERT_DIR", str(tmp_path / "certs"))
+    proc = ComponentProcess("manager.main", [
+        "--kubeconfig", srv.kubeconfig, "--metrics-addr", f"127.0.0.1:{free_port()}",
+        "--health-probe-addr", f"127.0.0.1:{free_port()}", "--enable-leader-election=false",
+        "--controllers=*,-nodemetric,-noderesource"], tmp_path / "m.log")
+    try:
+        wait_for(lambda: STARTED in proc.log(), timeout=30, what=f"started; {proc.log()}")
+        assert "controllers started: nodeslo, quotaprofile" in proc.log()
+        wait_for(lambda: _names(client, NODE_SLOS) == {"node-0"}, what="NodeSLO created")
+        assert _names(client, NODE_METRICS) == set()
+        assert client.list(LEASES, NS)["items"] == []
+    finally:
+        proc.stop()
