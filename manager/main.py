@@ -378,12 +378,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     for path in ("/internal-metrics", "/external-metrics", "/all-metrics"):
         metrics.add_metrics_path(path, metrics.registry)
     probes.add_healthz_check("ping", lambda: None)
-    mgr = Manager(args, client, SharedInformerFactory(
-        client, resync_period=sync_period(args.sync_period), namespace=args.namespace or None),
-        EventBroadcaster(client))
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
     webhook: WebhookServer | None = None
     try:
         metrics.start()
@@ -398,6 +392,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         probes.stop()
         metrics.stop()
         return 1
+    mgr = Manager(args, client, SharedInformerFactory(
+        client, resync_period=sync_period(args.sync_period), namespace=args.namespace or None),
+        EventBroadcaster(client))
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
     try:
         return _run(mgr, le, probes, stop)
     finally:
