@@ -44,6 +44,7 @@ STARTED = "controllers started:"
 class Replica:
     proc: ComponentProcess
     probes: str
+    metrics: str
     webhook_port: int
 
     def log(self) -> str:
@@ -73,15 +74,15 @@ def client(srv: ServerHandle) -> Client:
 
 def start_manager(srv: ServerHandle, workdir: Path, name: str,
                   monkeypatch: pytest.MonkeyPatch) -> Replica:
-    probes, webhook = free_port(), free_port()
+    probes, metrics, webhook = free_port(), free_port(), free_port()
     # The webhook server reads its port and cert dir from the environment, as upstream.
     monkeypatch.setenv("WEBHOOK_PORT", str(webhook))
     monkeypatch.setenv("WEBHOOK_CERT_DIR", str(workdir / f"{name}-certs"))
     proc = ComponentProcess("manager.main", [
-        "--kubeconfig", srv.kubeconfig, "--metrics-addr", f"127.0.0.1:{free_port()}",
+        "--kubeconfig", srv.kubeconfig, "--metrics-addr", f"127.0.0.1:{metrics}",
         "--health-probe-addr", f"127.0.0.1:{probes}", *LEADER_FLAGS, "-v", "2"],
         workdir / f"{name}.log")
-    return Replica(proc, f"http://127.0.0.1:{probes}", webhook)
+    return Replica(proc, f"http://127.0.0.1:{probes}", f"http://127.0.0.1:{metrics}", webhook)
 
 
 def _ok(url: str) -> bool:
@@ -90,6 +91,20 @@ def _ok(url: str) -> bool:
             return r.status == 200
     except OSError:
         return False
+
+
+def _metrics(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=2) as r:
+        return r.read().decode()
+
+
+def _leading(replica: Replica) -> float:
+    """The replica's ``leader_election_master_status`` gauge for the manager's Lease."""
+    sample = f'leader_election_master_status{{name="{NS}/{LEASE}"}} '
+    for line in _metrics(replica.metrics + "/metrics").splitlines():
+        if line.startswith(sample):
+            return float(line[len(sample):])
+    return 0.0
 
 
 def _holder(client: Client) -> str:
@@ -155,6 +170,10 @@ def test_one_replica_leads_and_the_standby_takes_over_within_the_lease(
         time.sleep(LEASE_DURATION + 1)  # longer than a lease: b must stay a standby
         assert STARTED not in b.log() and "starting controllers" not in b.log()
         assert "created NodeMetric" not in b.log()
+        assert (_leading(a), _leading(b)) == (1.0, 0.0)
+        reconciles = 'controller_runtime_reconcile_total{controller="nodemetric"'
+        for path in ("/metrics", "/all-metrics"):
+            assert reconciles in _metrics(a.metrics + path)
         # Every replica serves the webhooks, the standby included.
         _refuses_be_with_prod_priority(client, a)
         _refuses_be_with_prod_priority(client, b)
@@ -175,6 +194,7 @@ def test_one_replica_leads_and_the_standby_takes_over_within_the_lease(
         wait_for(lambda: "node-2" in _names(client, NODE_METRICS),
                  what="the new leader creates the new node's NodeMetric")
         assert "created NodeMetric node-2" in b.log()
+        assert _leading(b) == 1.0
         assert _ok(b.probes + "/healthz")
     finally:
         a.proc.stop()
