@@ -32,7 +32,7 @@ def srv() -> Iterator[ServerHandle]:
 
 @pytest.fixture
 def client(srv: ServerHandle) -> Iterator[Client]:
-    c = Client.from_kubeconfig(srv.kubeconfig)
+    c = Client.from_kubeconfig(srv.kubeconfig, qps=-1)  # no client-side throttling
     try:
         c.create(NAMESPACES, {"metadata": {"name": NS}})
     except Exception:  # noqa: BLE001 - created by an earlier test of the module

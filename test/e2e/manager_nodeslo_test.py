@@ -76,7 +76,7 @@ class Manager:
 @pytest.fixture
 def manager() -> Iterator[Manager]:
     srv = start()
-    client = Client.from_kubeconfig(srv.kubeconfig)
+    client = Client.from_kubeconfig(srv.kubeconfig, qps=-1)  # no client-side throttling
     install_crds(client)
     client.create(NAMESPACES, {"metadata": {"name": NS}})
     client.create(CONFIGMAPS, {"metadata": {"name": NAME, "namespace": NS}, "data": {

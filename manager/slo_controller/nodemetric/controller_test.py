@@ -42,6 +42,15 @@ class Env:
         except Exception:  # noqa: BLE001 - not there (yet)
             return None
 
+    def reconcile_now(self, node: str) -> None:
+        """Reconcile once the controller's cache holds the stored NodeMetric."""
+        def cached() -> bool:
+            held = self.controller.node_metrics.lister.get(node)
+            stored = self.client.get(NODE_METRICS, node)["metadata"]["resourceVersion"]
+            return held is not None and held.metadata.resource_version == stored
+        wait_for(cached, 10, what=f"NodeMetric {node} in the informer cache")
+        self.controller.reconcile(node)
+
     def set_config(self, colocation: Any) -> None:
         text = colocation if isinstance(colocation, str) else json.dumps(colocation)
         cm = {"metadata": {"name": NAME, "namespace": NS}, "data": {"colocation-config": text}}
@@ -57,7 +66,7 @@ class Env:
 @pytest.fixture
 def env() -> Iterator[Env]:
     srv = start()
-    client = Client.from_kubeconfig(srv.kubeconfig)
+    client = Client.from_kubeconfig(srv.kubeconfig, qps=-1)  # no client-side throttling
     install_crds(client)
     client.create(NAMESPACES, {"metadata": {"name": NS}})
     factory = SharedInformerFactory(client)
@@ -114,7 +123,7 @@ def test_disabled_colocation_ignores_the_configured_policy(env: Env) -> None:
     wait_for(lambda: env.cache.current().colocation.metric_report_interval_seconds == 5, 5)
     wait_for(lambda: env.policy("node-0"), 10)
     # The reconcile after the config change wrote the defaults (node configs cannot enable).
-    env.controller.reconcile("node-0")
+    env.reconcile_now("node-0")
     assert env.policy("node-0") == DEFAULT_POLICY
 
 
@@ -139,7 +148,7 @@ def test_refused_config_leaves_existing_specs_and_creates_with_the_last_good(env
     env.srv.add_nodes(1, start=1)
     wait_for(lambda: env.policy("node-1"), 10)
     assert env.policy("node-1")["reportIntervalSeconds"] == 20
-    env.controller.reconcile("node-0")
+    env.reconcile_now("node-0")
     assert env.policy("node-0")["reportIntervalSeconds"] == 20
 
 
