@@ -22,7 +22,8 @@ certificate/configuration upkeep once (the server repeats it every minute).
 Paths (gates): ``/mutate-pod`` (PodMutatingWebhook), ``/validate-pod`` and
 ``/validate-pod-binding`` (PodValidatingWebhook), ``/mutate-...-elasticquota`` and
 ``/validate-...-elasticquota`` (ElasticMutating/ValidatingWebhook), ``/validate-configmap``
-(ConfigMapValidatingWebhook).
+(ConfigMapValidatingWebhook), ``/mutate-node-status`` (NodeMutatingWebhook), ``/validate-node``
+(NodeValidatingWebhook), ``/mutate-reservation`` (ReservationMutatingWebhook).
 """
 
 from manager.webhook.options import WebhookOptions, split_list

@@ -28,8 +28,11 @@ from pkg.features.features import (
     CONFIG_MAP_VALIDATING_WEBHOOK,
     ELASTIC_MUTATING_WEBHOOK,
     ELASTIC_VALIDATING_WEBHOOK,
+    NODE_MUTATING_WEBHOOK,
+    NODE_VALIDATING_WEBHOOK,
     POD_MUTATING_WEBHOOK,
     POD_VALIDATING_WEBHOOK,
+    RESERVATION_MUTATING_WEBHOOK,
 )
 
 from . import certs
@@ -37,18 +40,24 @@ from .admission import AdmissionRequest, Handler, errored
 from .configmap.validating import ConfigMapValidatingHandler
 from .configuration import (
     MUTATE_ELASTIC_QUOTA,
+    MUTATE_NODE_STATUS,
     MUTATE_POD,
+    MUTATE_RESERVATION,
     VALIDATE_CONFIGMAP,
     VALIDATE_ELASTIC_QUOTA,
+    VALIDATE_NODE,
     VALIDATE_POD,
     VALIDATE_POD_BINDING,
     ensure_configurations,
 )
 from .elasticquota.handlers import QuotaMutatingHandler, QuotaValidatingHandler
 from .elasticquota.topology import QuotaInfo, QuotaTopology
+from .node.mutating import NodeStatusMutatingHandler
+from .node.validating import NodeValidatingHandler
 from .options import CERT_WRITER_FS, WebhookOptions
 from .pod.mutating import PodMutatingHandler
 from .pod.validating import BindingAdmissionHandler, PodValidatingHandler
+from .reservation.mutating import ReservationMutatingHandler
 
 log = logging.getLogger(__name__)
 ELASTIC_QUOTAS = Resource.for_model(ElasticQuota)
@@ -101,6 +110,12 @@ def build_handlers(client: Client, options: WebhookOptions, gate: FeatureGate,
         out[VALIDATE_ELASTIC_QUOTA] = QuotaValidatingHandler(topology)
     if gate.enabled(CONFIG_MAP_VALIDATING_WEBHOOK):
         out[VALIDATE_CONFIGMAP] = ConfigMapValidatingHandler(client, options)
+    if gate.enabled(NODE_MUTATING_WEBHOOK):
+        out[MUTATE_NODE_STATUS] = NodeStatusMutatingHandler()
+    if gate.enabled(NODE_VALIDATING_WEBHOOK):
+        out[VALIDATE_NODE] = NodeValidatingHandler(client, options)
+    if gate.enabled(RESERVATION_MUTATING_WEBHOOK):
+        out[MUTATE_RESERVATION] = ReservationMutatingHandler(client)
     return out
 
 

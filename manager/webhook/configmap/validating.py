@@ -161,14 +161,45 @@ class ConfigMapValidatingHandler:
         except ApiError as e:
             raise ConfigRejected("ListNodeFail", f"failed to list nodes: {e}") from None
         for node in nodes:
-            labels = (node.get("metadata") or {}).get("labels") or {}
-            for key, selectors in multi:
-                hits = [name for name, sel in selectors if sel.matches(labels)]
-                if len(hits) > 1:
-                    raise ConfigRejected(
-                        "ExistNodeConfict",
-                        f"{key}: node {node['metadata'].get('name')} is matched by more than "
-                        f"one node strategy: {', '.join(hits)}")
+            check_node_conflict(node, multi)
 
 
-__all__ = ["CHECKED_KEYS", "ConfigMapValidatingHandler", "ConfigRejected"]
+def multi_strategy_selectors(data: dict[str, Any]) -> list[tuple[str, list[tuple[str, Selector]]]]:
+    """The keys of a stored slo-controller-config with more than one node strategy, and their
+    selectors. A key that is empty or does not parse is left out, as upstream's checkers that
+    fail to initialise are (the ConfigMap webhook reports those when the ConfigMap is written).
+    """
+    out = []
+    for key in CHECKED_KEYS:
+        text = data.get(key)
+        if not text:
+            continue
+        try:
+            parsed = json.loads(text)
+            if not isinstance(parsed, dict):
+                continue
+            selectors = _selectors(key, parsed)
+        except (ValueError, ConfigRejected):
+            continue
+        if len(selectors) > 1:
+            out.append((key, selectors))
+    return out
+
+
+def check_node_conflict(node: dict[str, Any],
+                        multi: list[tuple[str, list[tuple[str, Selector]]]]) -> None:
+    """ConfigRejected(``ExistNodeConfict``) when one key has two node strategies matching the
+    node's labels (upstream ``ExistNodeConflict``)."""
+    md = node.get("metadata") or {}
+    labels = md.get("labels") or {}
+    for key, selectors in multi:
+        hits = [name for name, sel in selectors if sel.matches(labels)]
+        if len(hits) > 1:
+            raise ConfigRejected(
+                "ExistNodeConfict",
+                f"{key}: node {md.get('name')} is matched by more than one node strategy: "
+                f"{', '.join(hits)}")
+
+
+__all__ = ["CHECKED_KEYS", "ConfigMapValidatingHandler", "ConfigRejected", "check_node_conflict",
+           "multi_strategy_selectors"]

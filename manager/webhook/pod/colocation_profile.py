@@ -1,9 +1,10 @@
-"""ClusterColocationProfile mutation of new pods (and of Reservation templates).
+"""ClusterColocationProfile mutation of new pods and Reservations.
 
 Corresponds to upstream ``pkg/webhook/pod/mutating/cluster_colocation_profile.go``
-(manager-descheduler.md 7.3): matching by ``namespaceSelector`` and ``selector``, the
-probability draw, the mutation steps in upstream's order, and the renaming of cpu/memory to
-``kubernetes.io/batch-*`` / ``mid-*`` for batch and mid pods. Profiles apply in name order.
+(manager-descheduler.md 7.3; the Reservation webhook of 7.9 shares it): matching by
+``namespaceSelector`` and ``selector``, the probability draw, the mutation steps in
+upstream's order, and the renaming of cpu/memory to ``kubernetes.io/batch-*`` / ``mid-*``
+for batch and mid pods. Profiles apply in name order.
 Upstream's quirk is kept: a selector that fails to parse, or a namespace that cannot be read,
 counts as a match.
 """
@@ -135,14 +136,22 @@ def _map_keys(values: dict[str, str], mapping: dict[str, str] | None) -> None:
         values[new] = values.get(old, "")
 
 
-def apply_profile(client: Client, obj: Obj, spec_path: tuple[str, ...],
-                  profile: ClusterColocationProfile) -> Obj:
-    """The object with one profile's mutations. ``spec_path`` leads to the pod spec holder
-    (``()`` for a pod, ``("spec", "template")`` for a Reservation)."""
-    holder = obj
-    for key in spec_path:
-        holder = holder.setdefault(key, {})
-    md = holder.setdefault("metadata", {})
+def _dig(obj: Obj, path: tuple[str, ...]) -> Obj | None:
+    found: Any = obj
+    for key in path:
+        found = found.get(key)
+        if not isinstance(found, dict):
+            return None
+    return found
+
+
+def apply_profile(client: Client, obj: Obj, profile: ClusterColocationProfile,
+                  pod_spec_path: tuple[str, ...] = ("spec",)) -> Obj:
+    """The object with one profile's mutations. Labels and annotations go to the object's
+    own metadata, scheduler and priority to the pod spec at ``pod_spec_path`` (``("spec",)``
+    for a pod, ``("spec", "template", "spec")`` for a Reservation, whose template may be
+    absent: then those steps are skipped, as upstream), the patch to the whole object."""
+    md = obj.setdefault("metadata", {})
     spec = profile.spec
     labels: dict[str, str] = dict(md.get("labels") or {})
     annotations: dict[str, str] = dict(md.get("annotations") or {})
@@ -153,12 +162,12 @@ def apply_profile(client: Client, obj: Obj, spec_path: tuple[str, ...],
     for key, suffix in (spec.label_suffixes or {}).items():
         if key in labels:
             labels[key] += suffix
-    pod_spec = holder.setdefault("spec", {})
-    if spec.scheduler_name:
+    pod_spec = _dig(obj, pod_spec_path)
+    if spec.scheduler_name and pod_spec is not None:
         pod_spec["schedulerName"] = spec.scheduler_name
     if spec.qos_class:
         labels[LABEL_POD_QOS] = spec.qos_class
-    if spec.priority_class_name:
+    if spec.priority_class_name and pod_spec is not None:
         try:
             pc = client.get(PRIORITY_CLASSES, spec.priority_class_name)
         except ApiError as e:
@@ -182,9 +191,9 @@ def apply_profile(client: Client, obj: Obj, spec_path: tuple[str, ...],
         if not isinstance(spec.patch, dict):
             raise MutationError(f"clusterColocationProfile {profile.metadata.name}: spec.patch: "
                                 f"must be a JSON object")
-        patched = strategic_merge(holder, spec.patch)
-        holder.clear()
-        holder.update(patched)
+        patched = strategic_merge(obj, spec.patch)
+        obj.clear()
+        obj.update(patched)
     return obj
 
 
@@ -219,28 +228,24 @@ def replace_resources(pod_spec: Obj, priority_class: PriorityClass) -> None:
 
 
 def mutate_by_profiles(client: Client, matcher: ProfileMatcher, obj: Obj, namespace: str,
-                       spec_path: tuple[str, ...] = (), *, object_selector_only: bool = False,
+                       pod_spec_path: tuple[str, ...] = ("spec",), *,
+                       object_selector_only: bool = False,
                        skip_resources: bool = False) -> Obj:
-    """A copy of ``obj`` with every matching profile applied, then resources renamed."""
-    holder = obj
-    for key in spec_path:
-        holder = holder.get(key) or {}
-    labels = dict((holder.get("metadata") or {}).get("labels") or {})
+    """A copy of ``obj`` with every matching profile applied, then (for a pod, unless
+    ``skip_resources``) resources renamed."""
+    labels = dict((obj.get("metadata") or {}).get("labels") or {})
     profiles = matcher.matching(namespace, labels, object_selector_only)
     if not profiles:
         return obj
     mutated = copy.deepcopy(obj)
     for profile in profiles:
         if matcher.draw(profile):
-            mutated = apply_profile(client, mutated, spec_path, profile)
+            mutated = apply_profile(client, mutated, profile, pod_spec_path)
     skip = skip_resources or any(should_skip_update_resources(p.metadata.annotations)
                                  for p in profiles)
     if not skip:
-        target = mutated
-        for key in spec_path:
-            target = target[key]
-        replace_resources(target.setdefault("spec", {}),
-                          get_pod_priority_class_with_default(target))
+        replace_resources(mutated.setdefault("spec", {}),
+                          get_pod_priority_class_with_default(mutated))
     return mutated
 
 

@@ -1,0 +1,1 @@
+"""Node webhooks: ``/mutate-node-status`` and ``/validate-node`` (upstream ``pkg/webhook/node``)."""

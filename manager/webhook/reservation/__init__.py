@@ -1,0 +1,1 @@
+"""Reservation webhooks: ``/mutate-reservation`` (upstream ``pkg/webhook/reservation``)."""
