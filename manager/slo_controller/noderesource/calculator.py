@@ -3,21 +3,27 @@
 and its pods to the node as it should be, and whether it must be written.
 
 No API access and no shared state, so the controller and ``manager.bench`` run the same code.
+Stages are optional per plugin (CPUNormalization has no status check, Mid no meta check).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from api.configuration import ColocationCfg, ColocationStrategy
 from manager.slo_controller.noderesource.framework import (
+    CalculateError,
     NodeResource,
     Plugin,
+    PluginInputs,
     PodInfo,
     ResourceMetrics,
 )
 from manager.slo_controller.noderesource.plugins import PLUGINS
+
+log = logging.getLogger(__name__)
 
 DISABLED_MESSAGE = "node colocation is disabled in Config, reason: DisableInConfig"
 
@@ -30,16 +36,24 @@ def is_colocation_disabled(cfg: ColocationCfg, strategy: ColocationStrategy) -> 
 
 def calculate(cfg: ColocationCfg, strategy: ColocationStrategy, node: Mapping[str, Any],
               metric_status: Mapping[str, Any] | None, pods: list[PodInfo], now: float,
-              plugins: Sequence[Plugin] = PLUGINS) -> NodeResource:
-    """Every calculate plugin's items for the node (their resets when colocation is off)."""
+              plugins: Sequence[Plugin] = PLUGINS,
+              extra: PluginInputs | None = None) -> NodeResource:
+    """Every calculate plugin's items for the node (their resets when colocation is off).
+    A plugin that cannot calculate is logged and contributes nothing."""
     nr = NodeResource()
     if is_colocation_disabled(cfg, strategy):
         for plugin in plugins:
             nr.set(plugin.reset(node, DISABLED_MESSAGE))  # type: ignore[attr-defined]
         return nr
     metrics = ResourceMetrics(metric_status)
+    inputs = extra if extra is not None else PluginInputs()
     for plugin in plugins:
-        nr.set(plugin.calculate(strategy, node, pods, metrics, now))  # type: ignore[attr-defined]
+        try:
+            nr.set(plugin.calculate(  # type: ignore[attr-defined]
+                strategy, node, pods, metrics, now, inputs))
+        except CalculateError as err:
+            log.info("node %s: plugin %s skipped: %s",
+                     (node.get("metadata") or {}).get("name"), plugin.name, err)
     return nr
 
 
@@ -57,7 +71,9 @@ def prepare_node(node: Mapping[str, Any], nr: NodeResource,
     status["allocatable"] = dict(status.get("allocatable") or {})
     prepared["status"] = status
     for plugin in plugins:
-        plugin.prepare(prepared, nr)  # type: ignore[attr-defined]
+        prepare = getattr(plugin, "prepare", None)
+        if prepare is not None:
+            prepare(prepared, nr)
     return prepared
 
 
@@ -71,11 +87,41 @@ def need_status_update(strategy: ColocationStrategy, old: Mapping[str, Any],
     if now - last_update > (strategy.update_time_threshold_seconds or 0):
         return True, "updateTimeThresholdSeconds passed"
     for plugin in plugins:
-        diff, reason = plugin.need_sync(strategy, old, new)  # type: ignore[attr-defined]
+        check = getattr(plugin, "need_sync", None)
+        if check is None:
+            continue
+        diff, reason = check(strategy, old, new)
         if diff:
             return True, reason
     return False, ""
 
 
-__all__ = ["DISABLED_MESSAGE", "calculate", "is_colocation_disabled", "need_status_update",
-           "prepare_node"]
+def need_meta_update(old: Mapping[str, Any], new: Mapping[str, Any],
+                     plugins: Sequence[Plugin] = PLUGINS) -> tuple[bool, str]:
+    """Whether a NodeMetaCheck plugin sees a label/annotation to patch (first one wins)."""
+    for plugin in plugins:
+        check = getattr(plugin, "need_sync_meta", None)
+        if check is None:
+            continue
+        diff, reason = check(old, new)
+        if diff:
+            return True, f"{plugin.name}: {reason}"
+    return False, ""
+
+
+def meta_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON merge patch of labels and annotations from ``old`` to ``new`` (upstream
+    ``client.MergeFrom``; a removed key is ``null``)."""
+    patch: dict[str, Any] = {}
+    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    for field in ("labels", "annotations"):
+        before, after = old_meta.get(field) or {}, new_meta.get(field) or {}
+        changes: dict[str, str | None] = {k: v for k, v in after.items() if before.get(k) != v}
+        changes.update({k: None for k in before if k not in after})
+        if changes:
+            patch[field] = changes
+    return {"metadata": patch} if patch else {}
+
+
+__all__ = ["DISABLED_MESSAGE", "calculate", "is_colocation_disabled", "meta_patch",
+           "need_meta_update", "need_status_update", "prepare_node"]

@@ -3,17 +3,19 @@ and the status path of `resource_calculator.go`).
 
 Watches Nodes (every event), NodeMetrics (updates whose ``status`` changed; a deletion forgets
 the node's last write and enqueues it), Pods (only as the per-node index the calculation
-reads) and the slo-controller-config (a change enqueues every node). Each key is a node name;
-``reconcile`` runs the pure calculation of ``calculator`` over informer state and writes
-``status`` only when upstream would (section 3.9: first write, ``updateTimeThresholdSeconds``
-passed, or a change past ``resourceDiffThreshold``).
+reads), NodeResourceTopologies (CPUNormalization reads the CPU basic info annotation; a
+change of it enqueues the node) and the slo-controller-config (a change enqueues every node).
+Each key is a node name; ``reconcile`` runs the pure calculation of ``calculator`` over
+informer state and writes ``status`` only when upstream would (section 3.9: first write,
+``updateTimeThresholdSeconds`` passed, or a change past ``resourceDiffThreshold``), and merge
+patches labels/annotations when a NodeMetaCheck plugin sees a difference.
 
 Wiring (koord-manager's main, on the leader)::
 
     cache = SLOConfigCache(factory, recorder)       # manager.slo_controller.config
     ctrl = NodeResourceController(client, factory, cache)
     factory.start()
-    ctrl.start(sync_timeout=120)                    # waits for nodes, nodemetrics, pods
+    ctrl.start(sync_timeout=120)                    # waits for nodes, nodemetrics, pods, NRTs
     ...
     ctrl.stop()
 """
@@ -27,10 +29,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from api.configuration import ColocationCfg, ColocationStrategy, SLOControllerConfig
+from api.extension.cpu_normalization import ANNOTATION_CPU_BASIC_INFO
 from api.extension.node_colocation import ANNOTATION_NODE_COLOCATION_STRATEGY
 from api.slo.v1alpha1.nodemetric import NodeMetric
+from api.thirdparty.noderesourcetopology.v1alpha1 import NodeResourceTopology
 from manager.slo_controller.noderesource import calculator, inputs
-from manager.slo_controller.noderesource.framework import Plugin, PodInfo
+from manager.slo_controller.noderesource.framework import Plugin, PluginInputs, PodInfo
 from manager.slo_controller.noderesource.plugins import PLUGINS
 from pkg.client.errors import is_conflict, is_not_found, is_too_many_requests
 from pkg.client.informers import SharedInformerFactory
@@ -45,6 +49,7 @@ log = logging.getLogger(__name__)
 
 CONTROLLER_NAME = "noderesource"
 NODE_METRICS = Resource.for_model(NodeMetric)
+NODE_RESOURCE_TOPOLOGIES = Resource.for_model(NodeResourceTopology)
 # client-go retry.DefaultBackoff: 4 steps from 10 ms, ×5, jitter 0.1.
 RETRY_STEPS, RETRY_DELAY, RETRY_FACTOR, RETRY_JITTER = 4, 0.01, 5.0, 0.1
 
@@ -124,6 +129,7 @@ class NodeResourceController:
         # Plain JSON: decoding 5,000 NodeMetrics into models on every report would be wasted.
         self.metrics = factory.informer_for(NODE_METRICS, typed=False)
         self.pods = factory.informer_for(PODS)
+        self.topologies = factory.informer_for(NODE_RESOURCE_TOPOLOGIES, typed=False)
         self.strategies = StrategyCache()
         self.pod_infos = PodInfoCache()
         self._last_update: dict[str, float] = {}
@@ -135,12 +141,20 @@ class NodeResourceController:
             update=self._on_metric_update, delete=self._on_metric_delete))
         self.pods.add_event_handler(EventHandlerFuncs(
             delete=lambda obj: self.pod_infos.forget(deleted_object(obj))))
+        self.topologies.add_event_handler(EventHandlerFuncs(
+            add=lambda obj: self.controller.enqueue(name_of(obj)),
+            update=self._on_topology_update))
         config.add_listener(lambda _old, _new: self.enqueue_all())
 
     # -- events ---------------------------------------------------------------------------
 
     def _on_metric_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         if old.get("status") != new.get("status"):
+            self.controller.enqueue(name_of(new))
+
+    def _on_topology_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        # Only the CPU basic info matters here (upstream's nrtHandler); NUMA zones change often.
+        if _cpu_basic_info(old) != _cpu_basic_info(new):
             self.controller.enqueue(name_of(new))
 
     def _on_metric_delete(self, obj: Any) -> None:
@@ -156,7 +170,8 @@ class NodeResourceController:
     # -- running --------------------------------------------------------------------------
 
     def start(self, sync_timeout: float | None = None) -> bool:
-        return self.controller.start(wait_for=[self.nodes, self.metrics, self.pods],
+        return self.controller.start(wait_for=[self.nodes, self.metrics, self.pods,
+                                               self.topologies],
                                      sync_timeout=sync_timeout)
 
     def stop(self, timeout: float | None = 30.0) -> bool:
@@ -175,8 +190,9 @@ class NodeResourceController:
         strategy = self.strategies.for_node(cfg, node)
         metric = self.metrics.lister.get(name)
         status = metric.get("status") if metric is not None else None
+        extra = PluginInputs(self.config.current(), self.topologies.lister.get(name))
         nr = calculator.calculate(cfg, strategy, node, status if metric is not None else None,
-                                  self.pods_on(name), self.clock.now(), self.plugins)
+                                  self.pods_on(name), self.clock.now(), self.plugins, extra)
         return strategy, calculator.prepare_node(node, nr, self.plugins)
 
     def reconcile(self, name: str) -> Result | None:
@@ -193,11 +209,36 @@ class NodeResourceController:
             last = self._last_update.get(name)
         needed, reason = calculator.need_status_update(strategy, node, new, last,
                                                        self.clock.now(), self.plugins)
-        if not needed:
-            return None
-        log.debug("node %s: updating status: %s", name, reason)
-        self.update_status(name, cfg)
+        meta_needed, meta_reason = calculator.need_meta_update(node, new, self.plugins)
+        errors: list[Exception] = []
+        if needed:
+            log.debug("node %s: updating status: %s", name, reason)
+            try:
+                self.update_status(name, cfg)
+            except Exception as err:
+                errors.append(err)
+        if meta_needed:
+            log.debug("node %s: patching metadata: %s", name, meta_reason)
+            try:
+                self.patch_meta(name, cfg)
+            except Exception as err:
+                errors.append(err)
+        if errors:  # both paths tried; the workqueue's backoff retries the node
+            raise errors[0]
         return None
+
+    def patch_meta(self, name: str, cfg: ColocationCfg) -> None:
+        """Re-GET, re-prepare and merge-patch the node's labels and annotations."""
+        try:
+            fresh = self.client.get(NODES, name)
+            _, prepared = self.desired(cfg, fresh)
+            patch = calculator.meta_patch(fresh, prepared)
+            if patch:
+                self.client.patch(NODES, name, patch)
+        except Exception as err:
+            if is_not_found(err):
+                return
+            raise
 
     def update_status(self, name: str, cfg: ColocationCfg) -> None:
         """GET, prepare and PUT the node's status; retried on Conflict / 429 as client-go's
@@ -221,5 +262,11 @@ class NodeResourceController:
             return
 
 
-__all__ = ["CONTROLLER_NAME", "ConfigSource", "NODE_METRICS", "NodeResourceController",
+def _cpu_basic_info(topology: Mapping[str, Any]) -> str | None:
+    return ((topology.get("metadata") or {}).get("annotations") or {}).get(
+        ANNOTATION_CPU_BASIC_INFO)
+
+
+__all__ = ["CONTROLLER_NAME", "ConfigSource", "NODE_METRICS", "NODE_RESOURCE_TOPOLOGIES",
+           "NodeResourceController",
            "PodInfoCache", "StrategyCache"]

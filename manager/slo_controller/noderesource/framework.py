@@ -3,9 +3,11 @@
 
 A plugin contributes to one or more stages: ``calculate`` (and ``reset``) produce
 ``ResourceItem``s that are collected into a ``NodeResource``; ``prepare`` writes them onto a
-copy of the node; ``need_sync`` says whether the node's status differs enough to be written.
+copy of the node; ``need_sync`` says whether the node's status differs enough to be written and
+``need_sync_meta`` whether its labels or annotations do (the metadata patch path).
 Everything here works on parsed JSON dicts and integers (cpu in millicores, memory in bytes);
-no API access, so the same code serves the controller and the benchmark.
+no API access, so the same code serves the controller and the benchmark: what a plugin reads
+besides the node, its pods and its NodeMetric arrives in ``PluginInputs``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from api.configuration import ColocationStrategy
+from api.configuration import ColocationStrategy, SLOControllerConfig
 
 # A ResourceList restricted to cpu (millicores) and memory (bytes).
 Resources = dict[str, int]
@@ -28,6 +30,7 @@ class ResourceItem:
     quantity: int | None = None
     message: str = ""
     reset: bool = False
+    annotations: dict[str, str] | None = None  # node annotations to set (CPUNormalization...)
 
 
 @dataclass(slots=True)
@@ -45,6 +48,13 @@ class NodeResource:
             self.resets[item.name] = item.reset
             if item.message:
                 self.messages[item.name] = item.message
+            if item.annotations:
+                self.annotations.update(item.annotations)
+
+
+class CalculateError(Exception):
+    """A plugin could not calculate for a node: logged, and its items skipped (upstream
+    returns an error from ``Calculate``; the other plugins still run)."""
 
 
 @dataclass(slots=True)
@@ -65,6 +75,17 @@ class ResourceMetrics:
     status: Mapping[str, Any] | None
 
 
+@dataclass(slots=True)
+class PluginInputs:
+    """What some plugins read besides the node, its pods and its NodeMetric."""
+
+    # The whole slo-controller-config (cpu-normalization-config, resource-amplification-config);
+    # None while it is not available.
+    config: SLOControllerConfig | None = None
+    # The NodeResourceTopology named after the node, as JSON (None: there is none).
+    topology: Mapping[str, Any] | None = None
+
+
 class Plugin(Protocol):
     """A noderesource plugin; every stage is optional except ``name``."""
 
@@ -73,8 +94,8 @@ class Plugin(Protocol):
 
 class CalculatePlugin(Plugin, Protocol):
     def calculate(self, strategy: ColocationStrategy, node: Mapping[str, Any],
-                  pods: list[PodInfo], metrics: ResourceMetrics,
-                  now: float) -> list[ResourceItem]: ...
+                  pods: list[PodInfo], metrics: ResourceMetrics, now: float,
+                  extra: PluginInputs) -> list[ResourceItem]: ...
 
     def reset(self, node: Mapping[str, Any], message: str) -> list[ResourceItem]: ...
 
@@ -88,7 +109,13 @@ class StatusCheckPlugin(Plugin, Protocol):
                   new: Mapping[str, Any]) -> tuple[bool, str]: ...
 
 
+class MetaCheckPlugin(Plugin, Protocol):
+    def need_sync_meta(self, old: Mapping[str, Any], new: Mapping[str, Any]
+                       ) -> tuple[bool, str]: ...
+
+
 __all__ = [
-    "CalculatePlugin", "NodeResource", "Plugin", "PodInfo", "PreparePlugin", "ResourceItem",
-    "ResourceMetrics", "Resources", "StatusCheckPlugin",
+    "CalculateError", "CalculatePlugin", "MetaCheckPlugin", "NodeResource", "Plugin",
+    "PluginInputs", "PodInfo", "PreparePlugin", "ResourceItem", "ResourceMetrics", "Resources",
+    "StatusCheckPlugin",
 ]

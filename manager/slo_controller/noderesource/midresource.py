@@ -19,6 +19,7 @@ from api.extension.resource import MID_CPU, MID_MEMORY
 from manager.slo_controller.noderesource import inputs
 from manager.slo_controller.noderesource.framework import (
     NodeResource,
+    PluginInputs,
     PodInfo,
     ResourceItem,
     ResourceMetrics,
@@ -108,8 +109,8 @@ class MidResourcePlugin:
     resource_names = (MID_CPU, MID_MEMORY)
 
     def calculate(self, strategy: ColocationStrategy, node: Mapping[str, Any],
-                  pods: list[PodInfo], metrics: ResourceMetrics,
-                  now: float) -> list[ResourceItem]:
+                  pods: list[PodInfo], metrics: ResourceMetrics, now: float,
+                  extra: PluginInputs) -> list[ResourceItem]:
         if inputs.is_degraded(metrics.status, strategy.degrade_time_minutes or 0, now):
             return self.reset(node, DEGRADE_MESSAGE)
         return calculate_mid(strategy, node, pods, metrics.status)

@@ -4,6 +4,7 @@
 Stages run in registration order. Upstream registers CPUNormalization, ResourceAmplification,
 MidResource, BatchResource, GPUDeviceResource and RDMADeviceResource; the ones not
 implemented here are listed in ``NOT_IMPLEMENTED`` so the flag still accepts their names.
+CPUNormalization comes first: its ratio scales batch-cpu when BatchResource writes it.
 """
 
 from __future__ import annotations
@@ -11,14 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from manager.slo_controller.noderesource.batchresource import BatchResourcePlugin
+from manager.slo_controller.noderesource.cpunormalization import CPUNormalizationPlugin
 from manager.slo_controller.noderesource.framework import Plugin
 from manager.slo_controller.noderesource.midresource import MidResourcePlugin
+from manager.slo_controller.noderesource.resourceamplification import (
+    ResourceAmplificationPlugin,
+)
 
-# Calculate / NodePrepare / NodeStatusCheck order (mid before batch, as upstream).
-PLUGINS: tuple[Plugin, ...] = (MidResourcePlugin(), BatchResourcePlugin())
+# Calculate / NodePrepare / NodeStatusCheck / NodeMetaCheck order, as upstream.
+PLUGINS: tuple[Plugin, ...] = (CPUNormalizationPlugin(), ResourceAmplificationPlugin(),
+                               MidResourcePlugin(), BatchResourcePlugin())
 
-NOT_IMPLEMENTED = ("CPUNormalization", "ResourceAmplification", "GPUDeviceResource",
-                   "RDMADeviceResource")
+NOT_IMPLEMENTED = ("GPUDeviceResource", "RDMADeviceResource")
 ALL_PLUGIN_NAMES = tuple(sorted([p.name for p in PLUGINS] + list(NOT_IMPLEMENTED)))
 
 

@@ -1,5 +1,9 @@
 """Writing extended resources onto a node and deciding whether the change is worth a write
 (upstream ``PrepareNodeForResource`` in `plugins/util` and ``IsResourceDiff`` in `pkg/util`).
+
+batch-cpu is written multiplied by the node's CPU normalization ratio when that is above 1:
+the ratio says how much faster this node's cores are than the reference core, and batch pods
+ask for reference cores.
 """
 
 from __future__ import annotations
@@ -8,13 +12,31 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from api.core import format_quantity
+from api.extension.cpu_normalization import ANNOTATION_CPU_NORMALIZATION_RATIO
+from api.extension.resource import BATCH_CPU
 from manager.slo_controller.noderesource.framework import NodeResource
 from pkg.util.podresources import quantity_int
 
 
+def cpu_normalization_ratio(nr: NodeResource) -> float:
+    """The ratio CPUNormalization calculated for the node; -1 when absent or unparsable."""
+    try:
+        return float(nr.annotations.get(ANNOTATION_CPU_NORMALIZATION_RATIO, "-1"))
+    except ValueError:
+        return -1.0
+
+
+def multiply_milli(value: int, ratio: float) -> int:
+    """Upstream ``MultiplyMilliQuant`` on a whole-number quantity, rounded up to a whole number
+    again (extended resources must be integers): ``ceil(int64(float64(value·1000)·ratio)/1000)``."""
+    milli = int(float(value * 1000) * ratio)
+    return -(-milli // 1000)
+
+
 def write_resource(node: dict[str, Any], nr: NodeResource, name: str) -> None:
     """Set ``name`` in both ``status.capacity`` and ``status.allocatable`` (the same integer:
-    extended resources must be whole numbers), or delete it when the result is absent or reset."""
+    extended resources must be whole numbers), or delete it when the result is absent or reset.
+    batch-cpu is multiplied by the CPU normalization ratio when that is above 1."""
     status = node.setdefault("status", {})
     capacity = status.setdefault("capacity", {})
     allocatable = status.setdefault("allocatable", {})
@@ -23,6 +45,10 @@ def write_resource(node: dict[str, Any], nr: NodeResource, name: str) -> None:
         capacity.pop(name, None)
         allocatable.pop(name, None)
         return
+    if name == BATCH_CPU:
+        ratio = cpu_normalization_ratio(nr)
+        if ratio > 1.0:
+            value = multiply_milli(int(value), ratio)
     text = format_quantity(int(value))
     capacity[name] = text
     allocatable[name] = text
@@ -57,4 +83,4 @@ def is_resource_diff(old: Mapping[str, Any], new: Mapping[str, Any], names: Iter
     return False, ""
 
 
-__all__ = ["is_resource_diff", "write_resource"]
+__all__ = ["cpu_normalization_ratio", "is_resource_diff", "multiply_milli", "write_resource"]
