@@ -3,7 +3,8 @@
 Runs ``manager.slo_controller.noderesource`` in process with the real slo-controller-config
 cache, informers and status writes, and checks the stored nodes' ``status.allocatable`` and
 ``capacity`` against the same table the formula test uses (every calculate policy,
-thresholds, reservations, degrade, nodeConfigs, mid), then the write rules.
+thresholds, reservations, degrade, nodeConfigs, mid), then the write rules, then the
+CPU normalization and resource amplification annotations (the metadata patch path).
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from api.extension.resource import BATCH_CPU, BATCH_MEMORY, MID_CPU, MID_MEMORY
 from manager.slo_controller.config import SLOConfigCache
 from manager.slo_controller.noderesource.cases import CASES, Case
 from manager.slo_controller.noderesource.cases_fixtures import metric_status, node_obj, pod_objs
-from manager.slo_controller.noderesource.controller import NODE_METRICS, NodeResourceController
+from manager.slo_controller.noderesource.controller import (
+    NODE_METRICS,
+    NODE_RESOURCE_TOPOLOGIES,
+    NodeResourceController,
+)
 from pkg.client.informers import SharedInformerFactory
 from pkg.client.resources import CONFIGMAPS, NAMESPACES, NODES, PODS
 from pkg.client.rest import Client
@@ -140,3 +145,69 @@ def test_malformed_config_keeps_last_good(env: tuple[Client, NodeResourceControl
     set_config(client, {**case.config, "enable": False})
     wait_for(lambda: matches(client, "bad-cm", {BATCH_CPU: None, BATCH_MEMORY: None}),
              what="batch removed when colocation is disabled")
+
+
+CPU_BASIC_INFO = "node.koordinator.sh/cpu-basic-info"
+NORMALIZATION_RATIO = "node.koordinator.sh/cpu-normalization-ratio"
+AMPLIFICATION_RATIO = "node.koordinator.sh/resource-amplification-ratio"
+MODEL = "Intel(R) Xeon(R) Platinum 8369B CPU @ 2.70GHz"
+
+
+def basic_info(ht: bool) -> str:
+    return json.dumps({"cpuModel": MODEL, "hyperThreadEnabled": ht, "turboEnabled": False})
+
+
+def annotations(client: Client, name: str) -> dict[str, str]:
+    return client.get(NODES, name)["metadata"].get("annotations") or {}
+
+
+def test_cpu_normalization_and_amplification(env: tuple[Client, NodeResourceController]
+                                             ) -> None:
+    client, _ = env
+    case = CASES[0]  # batch-cpu 25000 before normalization
+    cm = client.get(CONFIGMAPS, CM, NS)
+    cm["data"] = {
+        "colocation-config": json.dumps(case.config),
+        "cpu-normalization-config": json.dumps({"enable": True, "ratioModel": {
+            MODEL: {"baseRatio": 1.5, "hyperThreadEnabledRatio": 1.2}}}),
+        "resource-amplification-config": json.dumps(
+            {"enable": True, "resourceAmplificationRatio": {"memory": 1.5}}),
+    }
+    client.update(CONFIGMAPS, cm, NS)
+    client.create(NODE_RESOURCE_TOPOLOGIES, {
+        "apiVersion": "topology.node.k8s.io/v1alpha1", "kind": "NodeResourceTopology",
+        "metadata": {"name": "norm", "annotations": {CPU_BASIC_INFO: basic_info(True)}},
+        "topologyPolicies": ["None"], "zones": []})
+    create_node(client, case, "norm", preset=False)
+    # HT on: ratio 1.20, batch-cpu 25000 × 1.2; memory untouched
+    wait_for(lambda: matches(client, "norm", {BATCH_CPU: 30000, BATCH_MEMORY: 33 * 10**9})
+             and annotations(client, "norm").get(NORMALIZATION_RATIO) == "1.20",
+             what=f"normalized batch-cpu, has {allocatable(client, 'norm')}")
+    # amplification picks the node's ratio up on the reconcile the patch triggers
+    wait_for(lambda: annotations(client, "norm").get(AMPLIFICATION_RATIO)
+             == '{"cpu":1.20,"memory":1.50}', what="amplification ratios with cpu 1.20")
+    # koordlet reports HT off: the NRT change alone re-reconciles the node
+    nrt = client.get(NODE_RESOURCE_TOPOLOGIES, "norm")
+    nrt["metadata"]["annotations"][CPU_BASIC_INFO] = basic_info(False)
+    client.update(NODE_RESOURCE_TOPOLOGIES, nrt)
+    wait_for(lambda: matches(client, "norm", {BATCH_CPU: 37500})
+             and annotations(client, "norm").get(AMPLIFICATION_RATIO)
+             == '{"cpu":1.50,"memory":1.50}', what="ratio 1.50 after the NRT change")
+    assert annotations(client, "norm")[NORMALIZATION_RATIO] == "1.50"
+    # a ratio out of range in the config is refused: the last ratio stays
+    cm = client.get(CONFIGMAPS, CM, NS)
+    cm["data"]["cpu-normalization-config"] = json.dumps(
+        {"enable": True, "ratioModel": {MODEL: {"baseRatio": 50}}})
+    client.update(CONFIGMAPS, cm, NS)
+    time.sleep(1.0)
+    assert annotations(client, "norm")[NORMALIZATION_RATIO] == "1.50"
+    # disabling normalization writes 1.00 and batch-cpu back to the formula's value;
+    # with amplification off too, the amplification annotation is removed
+    cm = client.get(CONFIGMAPS, CM, NS)
+    cm["data"]["cpu-normalization-config"] = json.dumps({"enable": False})
+    cm["data"]["resource-amplification-config"] = json.dumps({"enable": False})
+    client.update(CONFIGMAPS, cm, NS)
+    wait_for(lambda: matches(client, "norm", {BATCH_CPU: 25000})
+             and annotations(client, "norm").get(NORMALIZATION_RATIO) == "1.00"
+             and AMPLIFICATION_RATIO not in annotations(client, "norm"),
+             what=f"ratio 1.00, has {annotations(client, 'norm')}")
