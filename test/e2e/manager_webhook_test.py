@@ -2,7 +2,9 @@
 
 The server runs in process (manager/webhook.WebhookServer), reached through a Service and
 Endpoints as in a cluster; upstream's spark-jobs ClusterColocationProfile is applied
-unchanged and the stored pods are checked field by field.
+unchanged and the stored pods are checked field by field. With the alpha gates on, node status
+updates get amplified allocatable, node label changes that conflict with the slo-controller-config
+are refused, and new Reservations get the profiles' mutations.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ import yaml
 from manager.webhook import WebhookOptions, WebhookServer
 from pkg.client import ApiError
 from pkg.client.resources import (
+    CONFIGMAPS,
     ENDPOINTS,
     MUTATING_WEBHOOK_CONFIGURATIONS,
     NAMESPACES,
+    NODES,
     PODS,
     PRIORITY_CLASSES,
     SECRETS,
@@ -42,6 +46,19 @@ SPARK_LABEL = "sparkoperator.k8s.io/launched-by-spark-operator"
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[tuple[Client, WebhookServer]]:
+    yield from _serve(tmp_path, FeatureGate(DEFAULT_FEATURE_GATES))
+
+
+@pytest.fixture
+def alpha_cluster(tmp_path: Path) -> Iterator[tuple[Client, WebhookServer]]:
+    """The node and reservation webhooks on (alpha gates, off by default as upstream)."""
+    gate = FeatureGate(DEFAULT_FEATURE_GATES)
+    gate.set("NodeMutatingWebhook=true,NodeValidatingWebhook=true,"
+             "ReservationMutatingWebhook=true")
+    yield from _serve(tmp_path, gate)
+
+
+def _serve(tmp_path: Path, gate: FeatureGate) -> Iterator[tuple[Client, WebhookServer]]:
     srv: ServerHandle = start()
     client = Client.from_kubeconfig(srv.kubeconfig)
     install_crds(client)
@@ -51,7 +68,7 @@ def cluster(tmp_path: Path) -> Iterator[tuple[Client, WebhookServer]]:
                                      "value": 5000, "preemptionPolicy": "PreemptLowerPriority"})
     options = WebhookOptions(port=0, bind_address="127.0.0.1", cert_dir=str(tmp_path / "certs"),
                              namespace=NS)
-    server = WebhookServer(client, options, FeatureGate(DEFAULT_FEATURE_GATES))
+    server = WebhookServer(client, options, gate)
     server.start()
     client.create(SERVICES, {"metadata": {"name": options.service_name, "namespace": NS},
                              "spec": {"ports": [{"port": 443, "targetPort": server.port}]}}, NS)
@@ -182,3 +199,108 @@ def test_validating_webhooks_reject_through_the_api_server(
         "koordinator-root-quota"
     assert json.loads(stored["metadata"]["annotations"][
         "quota.scheduling.koordinator.sh/shared-weight"]) == {"cpu": "4"}
+
+
+RATIO = "node.koordinator.sh/resource-amplification-ratio"
+RAW = "node.koordinator.sh/raw-allocatable"
+
+
+def test_alpha_gates_register_node_and_reservation_webhooks(
+        alpha_cluster: tuple[Client, WebhookServer]) -> None:
+    client, _ = alpha_cluster
+    mutating = client.get(MUTATING_WEBHOOK_CONFIGURATIONS,
+                          "koordinator-mutating-webhook-configuration")
+    validating = client.get(VALIDATING_WEBHOOK_CONFIGURATIONS,
+                            "koordinator-validating-webhook-configuration")
+    paths = {h["name"]: h["clientConfig"]["service"]["path"] for h in
+             mutating["webhooks"] + validating["webhooks"]}
+    assert paths["mnode-status.koordinator.sh"] == "/mutate-node-status"
+    assert paths["vnode.koordinator.sh"] == "/validate-node"
+    assert paths["mreservation-create.koordinator.sh"] == "/mutate-reservation"
+    assert "vconfigmap.koordinator.sh" not in paths  # its own gate stays off
+
+
+def test_node_status_update_gets_amplified_allocatable(
+        alpha_cluster: tuple[Client, WebhookServer]) -> None:
+    client, _ = alpha_cluster
+    kubelet_view = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    client.create(NODES, {"metadata": {"name": "n1", "annotations": {
+        RATIO: '{"cpu":2.00,"memory":1.50}'}}})
+    node = client.get(NODES, "n1")
+    node["status"] = {"capacity": dict(kubelet_view), "allocatable": dict(kubelet_view)}
+    stored = client.update_status(NODES, node)
+    # the first status update saves what the kubelet reported and amplifies it
+    assert stored["status"]["allocatable"] == {"cpu": "8", "memory": "12Gi", "pods": "110"}
+    assert json.loads(stored["metadata"]["annotations"][RAW]) == {"cpu": "4", "memory": "8Gi"}
+    assert stored["status"]["capacity"] == kubelet_view  # capacity is not amplified
+    # the kubelet's reserved resources change: its new allocatable is the new base
+    stored["status"]["allocatable"] = {"cpu": "3", "memory": "8Gi", "pods": "110"}
+    stored = client.update_status(NODES, stored)
+    assert stored["status"]["allocatable"] == {"cpu": "6", "memory": "12Gi", "pods": "110"}
+    assert json.loads(stored["metadata"]["annotations"][RAW]) == {"cpu": "3", "memory": "8Gi"}
+    # amplification turned off (the ratio annotation removed): the saved raw values go
+    # with the next status update
+    del stored["metadata"]["annotations"][RATIO]
+    stored = client.update(NODES, stored)
+    stored["status"]["allocatable"] = dict(kubelet_view)
+    stored = client.update_status(NODES, stored)
+    assert stored["status"]["allocatable"] == kubelet_view
+    assert RAW not in (stored["metadata"].get("annotations") or {})
+
+
+def test_label_change_into_two_node_strategies_is_rejected(
+        alpha_cluster: tuple[Client, WebhookServer]) -> None:
+    client, _ = alpha_cluster
+    strategies = {"nodeStrategies": [
+        {"name": "pool-a", "nodeSelector": {"matchLabels": {"pool": "a"}}},
+        {"name": "gpu", "nodeSelector": {"matchLabels": {"gpu": "true"}}}]}
+    client.create(CONFIGMAPS, {"metadata": {"name": "slo-controller-config", "namespace": NS},
+                               "data": {"resource-threshold-config": json.dumps(strategies)}},
+                  NS)
+    client.create(NODES, {"metadata": {"name": "n1", "labels": {"pool": "a"}}})
+    node = client.get(NODES, "n1")
+    node["metadata"]["labels"]["gpu"] = "true"
+    with pytest.raises(ApiError) as e:
+        client.update(NODES, node)
+    assert e.value.status == 400
+    body = json.loads(e.value.message.split("denied the request: ", 1)[1])
+    assert body["reason"] == "ExistNodeConfict"
+    assert "resource-threshold-config" in body["message"] and "n1" in body["message"]
+    assert client.get(NODES, "n1")["metadata"]["labels"] == {"pool": "a"}
+    # a label change that keeps the node under one strategy goes through
+    node = client.get(NODES, "n1")
+    node["metadata"]["labels"]["zone"] = "z1"
+    assert client.update(NODES, node)["metadata"]["labels"]["zone"] == "z1"
+    # creating a conflicting node is only logged, as upstream
+    client.create(NODES, {"metadata": {"name": "n2", "labels": {"pool": "a", "gpu": "true"}}})
+
+
+def test_reservation_create_gets_profile_mutations(
+        alpha_cluster: tuple[Client, WebhookServer]) -> None:
+    client, _ = alpha_cluster
+    profile = {"apiVersion": "config.koordinator.sh/v1alpha1",
+               "kind": "ClusterColocationProfile", "metadata": {"name": "batch-reservations"},
+               "spec": {"selector": {"matchLabels": {"app": "spark"}}, "qosClass": "BE",
+                        "priorityClassName": "koord-batch", "koordinatorPriority": 1000,
+                        "schedulerName": "koord-scheduler"}}
+    client.create(for_object(profile), profile)
+    reservations = Resource("scheduling.koordinator.sh", "v1alpha1", "reservations",
+                            "Reservation", False)
+
+    def reservation(name: str, labels: dict[str, str]) -> dict[str, Any]:
+        return {"apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "Reservation",
+                "metadata": {"name": name, "labels": labels},
+                "spec": {"owners": [{"object": {"name": "driver", "namespace": "default"}}],
+                         "template": {"spec": {"containers": [{"name": "c", "resources": {
+                             "requests": {"cpu": "1", "memory": "1Gi"}}}]}}}}
+
+    stored = client.create(reservations, reservation("r1", {"app": "spark"}))
+    assert stored["metadata"]["labels"] == {"app": "spark", "koordinator.sh/qosClass": "BE",
+                                            "koordinator.sh/priority": "1000"}
+    spec = stored["spec"]["template"]["spec"]
+    assert spec["schedulerName"] == "koord-scheduler"
+    assert (spec["priorityClassName"], spec["priority"]) == ("koord-batch", 5000)
+    assert spec["preemptionPolicy"] == "PreemptLowerPriority"
+    other = client.create(reservations, reservation("r2", {"app": "web"}))
+    assert other["metadata"]["labels"] == {"app": "web"}
+    assert "schedulerName" not in other["spec"]["template"]["spec"]
