@@ -4,7 +4,8 @@ and the status path of `resource_calculator.go`).
 Watches Nodes (every event), NodeMetrics (updates whose ``status`` changed; a deletion forgets
 the node's last write and enqueues it), Pods (only as the per-node index the calculation
 reads), NodeResourceTopologies (CPUNormalization reads the CPU basic info annotation; a
-change of it enqueues the node) and the slo-controller-config (a change enqueues every node).
+change of it enqueues the node), Devices (GPU/RDMA resources; every event enqueues the node
+of the same name) and the slo-controller-config (a change enqueues every node).
 Each key is a node name; ``reconcile`` runs the pure calculation of ``calculator`` over
 informer state and writes ``status`` only when upstream would (section 3.9: first write,
 ``updateTimeThresholdSeconds`` passed, or a change past ``resourceDiffThreshold``), and merge
@@ -15,7 +16,7 @@ Wiring (koord-manager's main, on the leader)::
     cache = SLOConfigCache(factory, recorder)       # manager.slo_controller.config
     ctrl = NodeResourceController(client, factory, cache)
     factory.start()
-    ctrl.start(sync_timeout=120)                    # waits for nodes, nodemetrics, pods, NRTs
+    ctrl.start(sync_timeout=120)                    # waits for every informer it reads
     ...
     ctrl.stop()
 """
@@ -31,6 +32,7 @@ from typing import Any, Protocol
 from api.configuration import ColocationCfg, ColocationStrategy, SLOControllerConfig
 from api.extension.cpu_normalization import ANNOTATION_CPU_BASIC_INFO
 from api.extension.node_colocation import ANNOTATION_NODE_COLOCATION_STRATEGY
+from api.scheduling.v1alpha1.device import Device
 from api.slo.v1alpha1.nodemetric import NodeMetric
 from api.thirdparty.noderesourcetopology.v1alpha1 import NodeResourceTopology
 from manager.slo_controller.noderesource import calculator, inputs
@@ -50,6 +52,7 @@ log = logging.getLogger(__name__)
 CONTROLLER_NAME = "noderesource"
 NODE_METRICS = Resource.for_model(NodeMetric)
 NODE_RESOURCE_TOPOLOGIES = Resource.for_model(NodeResourceTopology)
+DEVICES = Resource.for_model(Device)
 # client-go retry.DefaultBackoff: 4 steps from 10 ms, ×5, jitter 0.1.
 RETRY_STEPS, RETRY_DELAY, RETRY_FACTOR, RETRY_JITTER = 4, 0.01, 5.0, 0.1
 
@@ -130,6 +133,7 @@ class NodeResourceController:
         self.metrics = factory.informer_for(NODE_METRICS, typed=False)
         self.pods = factory.informer_for(PODS)
         self.topologies = factory.informer_for(NODE_RESOURCE_TOPOLOGIES, typed=False)
+        self.devices = factory.informer_for(DEVICES, typed=False)
         self.strategies = StrategyCache()
         self.pod_infos = PodInfoCache()
         self._last_update: dict[str, float] = {}
@@ -144,6 +148,7 @@ class NodeResourceController:
         self.topologies.add_event_handler(EventHandlerFuncs(
             add=lambda obj: self.controller.enqueue(name_of(obj)),
             update=self._on_topology_update))
+        self.devices.add_event_handler(self.controller.event_handler(name_of))
         config.add_listener(lambda _old, _new: self.enqueue_all())
 
     # -- events ---------------------------------------------------------------------------
@@ -171,7 +176,7 @@ class NodeResourceController:
 
     def start(self, sync_timeout: float | None = None) -> bool:
         return self.controller.start(wait_for=[self.nodes, self.metrics, self.pods,
-                                               self.topologies],
+                                               self.topologies, self.devices],
                                      sync_timeout=sync_timeout)
 
     def stop(self, timeout: float | None = 30.0) -> bool:
@@ -190,7 +195,8 @@ class NodeResourceController:
         strategy = self.strategies.for_node(cfg, node)
         metric = self.metrics.lister.get(name)
         status = metric.get("status") if metric is not None else None
-        extra = PluginInputs(self.config.current(), self.topologies.lister.get(name))
+        extra = PluginInputs(self.config.current(), self.topologies.lister.get(name),
+                             self.devices.lister.get(name))
         nr = calculator.calculate(cfg, strategy, node, status if metric is not None else None,
                                   self.pods_on(name), self.clock.now(), self.plugins, extra)
         return strategy, calculator.prepare_node(node, nr, self.plugins)
@@ -267,6 +273,6 @@ def _cpu_basic_info(topology: Mapping[str, Any]) -> str | None:
         ANNOTATION_CPU_BASIC_INFO)
 
 
-__all__ = ["CONTROLLER_NAME", "ConfigSource", "NODE_METRICS", "NODE_RESOURCE_TOPOLOGIES",
+__all__ = ["CONTROLLER_NAME", "ConfigSource", "DEVICES", "NODE_METRICS", "NODE_RESOURCE_TOPOLOGIES",
            "NodeResourceController",
            "PodInfoCache", "StrategyCache"]

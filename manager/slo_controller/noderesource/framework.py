@@ -31,6 +31,7 @@ class ResourceItem:
     message: str = ""
     reset: bool = False
     annotations: dict[str, str] | None = None  # node annotations to set (CPUNormalization...)
+    labels: dict[str, str] | None = None  # node labels to set (GPU model, driver...)
 
 
 @dataclass(slots=True)
@@ -41,6 +42,7 @@ class NodeResource:
     resets: dict[str, bool] = field(default_factory=dict)
     messages: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
 
     def set(self, items: list[ResourceItem]) -> None:
         for item in items:
@@ -50,6 +52,8 @@ class NodeResource:
                 self.messages[item.name] = item.message
             if item.annotations:
                 self.annotations.update(item.annotations)
+            if item.labels:
+                self.labels.update(item.labels)
 
 
 class CalculateError(Exception):
@@ -84,6 +88,8 @@ class PluginInputs:
     config: SLOControllerConfig | None = None
     # The NodeResourceTopology named after the node, as JSON (None: there is none).
     topology: Mapping[str, Any] | None = None
+    # The Device named after the node, as JSON (None: there is none).
+    device: Mapping[str, Any] | None = None
 
 
 class Plugin(Protocol):

@@ -1,9 +1,8 @@
 """The plugin registration list and ``--noderesource-plugins`` (upstream
 `pkg/slo-controller/noderesource/plugins_profile.go`).
 
-Stages run in registration order. Upstream registers CPUNormalization, ResourceAmplification,
-MidResource, BatchResource, GPUDeviceResource and RDMADeviceResource; the ones not
-implemented here are listed in ``NOT_IMPLEMENTED`` so the flag still accepts their names.
+Stages run in registration order, upstream's: CPUNormalization, ResourceAmplification,
+MidResource, BatchResource, GPUDeviceResource and RDMADeviceResource.
 CPUNormalization comes first: its ratio scales batch-cpu when BatchResource writes it.
 """
 
@@ -13,6 +12,10 @@ from collections.abc import Sequence
 
 from manager.slo_controller.noderesource.batchresource import BatchResourcePlugin
 from manager.slo_controller.noderesource.cpunormalization import CPUNormalizationPlugin
+from manager.slo_controller.noderesource.deviceresource import (
+    GPUDeviceResourcePlugin,
+    RDMADeviceResourcePlugin,
+)
 from manager.slo_controller.noderesource.framework import Plugin
 from manager.slo_controller.noderesource.midresource import MidResourcePlugin
 from manager.slo_controller.noderesource.resourceamplification import (
@@ -21,10 +24,10 @@ from manager.slo_controller.noderesource.resourceamplification import (
 
 # Calculate / NodePrepare / NodeStatusCheck / NodeMetaCheck order, as upstream.
 PLUGINS: tuple[Plugin, ...] = (CPUNormalizationPlugin(), ResourceAmplificationPlugin(),
-                               MidResourcePlugin(), BatchResourcePlugin())
+                               MidResourcePlugin(), BatchResourcePlugin(),
+                               GPUDeviceResourcePlugin(), RDMADeviceResourcePlugin())
 
-NOT_IMPLEMENTED = ("GPUDeviceResource", "RDMADeviceResource")
-ALL_PLUGIN_NAMES = tuple(sorted([p.name for p in PLUGINS] + list(NOT_IMPLEMENTED)))
+ALL_PLUGIN_NAMES = tuple(sorted(p.name for p in PLUGINS))
 
 
 def is_enabled(name: str, selection: Sequence[str]) -> bool:
@@ -42,4 +45,4 @@ def enabled_plugins(selection: Sequence[str] = ("*",)) -> tuple[Plugin, ...]:
     return tuple(p for p in PLUGINS if is_enabled(p.name, selection))
 
 
-__all__ = ["ALL_PLUGIN_NAMES", "NOT_IMPLEMENTED", "PLUGINS", "enabled_plugins", "is_enabled"]
+__all__ = ["ALL_PLUGIN_NAMES", "PLUGINS", "enabled_plugins", "is_enabled"]
