@@ -4,7 +4,8 @@ Runs ``manager.slo_controller.noderesource`` in process with the real slo-contro
 cache, informers and status writes, and checks the stored nodes' ``status.allocatable`` and
 ``capacity`` against the same table the formula test uses (every calculate policy,
 thresholds, reservations, degrade, nodeConfigs, mid), then the write rules, then the
-CPU normalization and resource amplification annotations (the metadata patch path).
+CPU normalization and resource amplification annotations (the metadata patch path) and the
+GPU/RDMA resources and labels from the Device CR.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from manager.slo_controller.config import SLOConfigCache
 from manager.slo_controller.noderesource.cases import CASES, Case
 from manager.slo_controller.noderesource.cases_fixtures import metric_status, node_obj, pod_objs
 from manager.slo_controller.noderesource.controller import (
+    DEVICES,
     NODE_METRICS,
     NODE_RESOURCE_TOPOLOGIES,
     NodeResourceController,
@@ -211,3 +213,35 @@ def test_cpu_normalization_and_amplification(env: tuple[Client, NodeResourceCont
              and annotations(client, "norm").get(NORMALIZATION_RATIO) == "1.00"
              and AMPLIFICATION_RATIO not in annotations(client, "norm"),
              what=f"ratio 1.00, has {annotations(client, 'norm')}")
+
+
+def test_device_resources(env: tuple[Client, NodeResourceController]) -> None:
+    client, _ = env
+    case = CASES[0]
+    set_config(client, case.config)
+    gpu = {"type": "gpu", "health": True, "minor": 0, "resources": {
+        "koordinator.sh/gpu-core": "100", "koordinator.sh/gpu-memory": "80Gi",
+        "koordinator.sh/gpu-memory-ratio": "100"}}
+    client.create(DEVICES, {
+        "apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "Device",
+        "metadata": {"name": "gpu-node", "labels": {
+            "node.koordinator.sh/gpu-model": "A100-SXM4-80GB",
+            "node.koordinator.sh/gpu-driver-version": "535.104"}},
+        "spec": {"devices": [gpu, {**gpu, "minor": 1}, {**gpu, "minor": 2, "health": False},
+                             {"type": "rdma", "health": True, "minor": 0}]}})
+    create_node(client, case, "gpu-node", preset=False)
+    expect = {"koordinator.sh/gpu": 200, "koordinator.sh/gpu-core": 200,
+              "koordinator.sh/gpu-memory": 160 * 2**30, "koordinator.sh/gpu-memory-ratio": 200,
+              "koordinator.sh/rdma": 100, **case.expect}
+    wait_for(lambda: matches(client, "gpu-node", expect),
+             what=f"gpu resources, has {allocatable(client, 'gpu-node')}")
+    wait_for(lambda: client.get(NODES, "gpu-node")["metadata"].get("labels", {}).get(
+        "node.koordinator.sh/gpu-model") == "A100-SXM4-80GB", what="gpu model label")
+    labels = client.get(NODES, "gpu-node")["metadata"]["labels"]
+    assert labels["node.koordinator.sh/gpu-driver-version"] == "535.104"
+    # the Device goes away: its resources go with it, batch stays
+    client.delete(DEVICES, "gpu-node")
+    wait_for(lambda: matches(client, "gpu-node", {**{k: None for k in expect
+                                                     if k.startswith("koordinator.sh/")},
+                                                  **case.expect}),
+             what=f"gpu resources removed, has {allocatable(client, 'gpu-node')}")
