@@ -10,13 +10,15 @@ leave, minus a safety margin::
     byMaxUsageRequest = max(capacity − margin − max(systemUsed, nodeReserved) − HPMaxUsedReq, 0)
 
 then an optional cap at ``batch*ThresholdPercent`` of capacity. The messages are upstream's,
-character for character (upstream's tests assert them). NUMA-zone results on the
-NodeResourceTopology (upstream's NodePreUpdate stage) are not implemented.
+character for character (upstream's tests assert them). When the node has a
+NodeResourceTopology with cpu/memory zones, the same formula runs per zone (``numazone``) and
+the items carry the zone results, which the controller writes to the NRT (PreUpdate).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,7 +32,7 @@ from api.extension.node import (
 from api.extension.priority import PriorityClass
 from api.extension.qos import QoSClass
 from api.extension.resource import BATCH_CPU, BATCH_MEMORY
-from manager.slo_controller.noderesource import inputs
+from manager.slo_controller.noderesource import inputs, numazone
 from manager.slo_controller.noderesource.framework import (
     NodeResource,
     PluginInputs,
@@ -41,6 +43,8 @@ from manager.slo_controller.noderesource.framework import (
 )
 from manager.slo_controller.noderesource.resourcesync import is_resource_diff, write_resource
 from pkg.util.podresources import CPU, MEMORY, quantity_int
+
+log = logging.getLogger(__name__)
 
 PLUGIN_NAME = "BatchResource"
 DEGRADE_MESSAGE = ("degrade node resource because of abnormal nodeMetric, "
@@ -106,12 +110,22 @@ def calculate_batch(strategy: ColocationStrategy, node: Mapping[str, Any], pods:
                     metrics: Mapping[str, Any] | None) -> list[ResourceItem]:
     """batch-cpu (millicores) and batch-memory (bytes) by the strategy's policies."""
     capacity = inputs.node_capacity(node)
-    margin = safety_margin(strategy, capacity)
-    reserved = inputs.node_reserved(node)
-    system_used = inputs.add(inputs.system_usage(metrics),
-                             inputs.host_app_hp_used(metrics, PriorityClass.BATCH))
-    sys_or_reserved = inputs.rmax(system_used, reserved)
     hp_req, hp_used, hp_max = hp_accumulate(pods, metrics)
+    return by_policy(strategy, capacity, safety_margin(strategy, capacity),
+                     inputs.node_reserved(node), system_used(metrics), hp_req, hp_used, hp_max)
+
+
+def system_used(metrics: Mapping[str, Any] | None) -> Resources:
+    """System usage plus the usage of host applications above batch priority."""
+    return inputs.add(inputs.system_usage(metrics),
+                      inputs.host_app_hp_used(metrics, PriorityClass.BATCH))
+
+
+def by_policy(strategy: ColocationStrategy, capacity: Resources, margin: Resources,
+              reserved: Resources, system_used: Resources, hp_req: Resources,
+              hp_used: Resources, hp_max: Resources) -> list[ResourceItem]:
+    """Upstream ``CalculateBatchResourceByPolicy``: the node's or one NUMA zone's batch items."""
+    sys_or_reserved = inputs.rmax(system_used, reserved)
     base = inputs.sub(capacity, margin)
     by_usage = inputs.clamp(inputs.sub(inputs.sub(base, sys_or_reserved), hp_used))
     by_request = inputs.clamp(inputs.sub(inputs.sub(base, reserved), hp_req))
@@ -200,7 +214,34 @@ class BatchResourcePlugin:
                   extra: PluginInputs) -> list[ResourceItem]:
         if inputs.is_degraded(metrics.status, strategy.degrade_time_minutes or 0, now):
             return self.reset(node, DEGRADE_MESSAGE)
-        return calculate_batch(strategy, node, pods, metrics.status)
+        items = calculate_batch(strategy, node, pods, metrics.status)
+        if extra.topology is not None:
+            for item, zones in zip(items, self.zones(strategy, node, pods, metrics.status,
+                                                     extra.topology), strict=False):
+                item.zones = zones
+        return items
+
+    def zones(self, strategy: ColocationStrategy, node: Mapping[str, Any], pods: list[PodInfo],
+              metrics: Mapping[str, Any] | None, topology: Mapping[str, Any]
+              ) -> list[dict[str, int]]:
+        """[batch-cpu by zone, batch-memory by zone]; empty when the NRT has no cpu/memory
+        zones or a malformed one (logged: the node-level result still stands)."""
+        try:
+            zones = numazone.zone_inputs(topology, node, pods, metrics, system_used(metrics))
+        except (ValueError, TypeError, ArithmeticError) as err:
+            log.warning("NodeResourceTopology %s: malformed zone resources: %s",
+                        (topology.get("metadata") or {}).get("name"), err)
+            return []
+        if zones is None:
+            return []
+        cpu: dict[str, int] = {}
+        memory: dict[str, int] = {}
+        for z in zones:
+            values = by_policy(strategy, z.capacity, safety_margin(strategy, z.capacity),
+                               z.reserved, z.system_used, z.hp_request, z.hp_used,
+                               z.hp_max_used_request)
+            cpu[z.name], memory[z.name] = values[0].quantity or 0, values[1].quantity or 0
+        return [cpu, memory]
 
     def reset(self, node: Mapping[str, Any], message: str) -> list[ResourceItem]:
         return [ResourceItem(name, None, message, reset=True) for name in self.resource_names]
@@ -218,5 +259,5 @@ class BatchResourcePlugin:
                                 strategy.resource_diff_threshold or 0.0)
 
 
-__all__ = ["BatchResourcePlugin", "DEGRADE_MESSAGE", "PLUGIN_NAME", "calculate_batch",
-           "hp_accumulate", "safety_margin"]
+__all__ = ["BatchResourcePlugin", "DEGRADE_MESSAGE", "PLUGIN_NAME", "by_policy",
+           "calculate_batch", "hp_accumulate", "safety_margin", "system_used"]

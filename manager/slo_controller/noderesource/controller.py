@@ -3,13 +3,17 @@ and the status path of `resource_calculator.go`).
 
 Watches Nodes (every event), NodeMetrics (updates whose ``status`` changed; a deletion forgets
 the node's last write and enqueues it), Pods (only as the per-node index the calculation
-reads), NodeResourceTopologies (CPUNormalization reads the CPU basic info annotation; a
-change of it enqueues the node), Devices (GPU/RDMA resources; every event enqueues the node
-of the same name) and the slo-controller-config (a change enqueues every node).
+reads), NodeResourceTopologies (CPUNormalization reads the CPU basic info annotation and
+BatchResource the NUMA zones; a change of either enqueues the node), Devices (GPU/RDMA
+resources; every event enqueues the node of the same name) and the slo-controller-config (a
+change enqueues every node).
 Each key is a node name; ``reconcile`` runs the pure calculation of ``calculator`` over
 informer state and writes ``status`` only when upstream would (section 3.9: first write,
 ``updateTimeThresholdSeconds`` passed, or a change past ``resourceDiffThreshold``), and merge
-patches labels/annotations when a NodeMetaCheck plugin sees a difference.
+patches labels/annotations when a NodeMetaCheck plugin sees a difference. Before that, the
+batch results per NUMA zone are written to the node's NodeResourceTopology (upstream's
+PreUpdate) when they moved past ``resourceDiffThreshold`` or ``updateTimeThresholdSeconds``
+passed since the last NRT write.
 
 Wiring (koord-manager's main, on the leader)::
 
@@ -35,8 +39,13 @@ from api.extension.node_colocation import ANNOTATION_NODE_COLOCATION_STRATEGY
 from api.scheduling.v1alpha1.device import Device
 from api.slo.v1alpha1.nodemetric import NodeMetric
 from api.thirdparty.noderesourcetopology.v1alpha1 import NodeResourceTopology
-from manager.slo_controller.noderesource import calculator, inputs
-from manager.slo_controller.noderesource.framework import Plugin, PluginInputs, PodInfo
+from manager.slo_controller.noderesource import calculator, inputs, numazone
+from manager.slo_controller.noderesource.framework import (
+    NodeResource,
+    Plugin,
+    PluginInputs,
+    PodInfo,
+)
 from manager.slo_controller.noderesource.plugins import PLUGINS
 from pkg.client.errors import is_conflict, is_not_found, is_too_many_requests
 from pkg.client.informers import SharedInformerFactory
@@ -137,6 +146,7 @@ class NodeResourceController:
         self.strategies = StrategyCache()
         self.pod_infos = PodInfoCache()
         self._last_update: dict[str, float] = {}
+        self._last_topology_update: dict[str, float] = {}
         self._lock = threading.Lock()
         self.controller = Controller(CONTROLLER_NAME, self.reconcile, workers=workers,
                                      clock=clock)
@@ -158,8 +168,9 @@ class NodeResourceController:
             self.controller.enqueue(name_of(new))
 
     def _on_topology_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        # Only the CPU basic info matters here (upstream's nrtHandler); NUMA zones change often.
-        if _cpu_basic_info(old) != _cpu_basic_info(new):
+        # The CPU basic info or koordlet's zones; our own batch entries are not news.
+        if (_cpu_basic_info(old) != _cpu_basic_info(new)
+                or numazone.without_batch(old) != numazone.without_batch(new)):
             self.controller.enqueue(name_of(new))
 
     def _on_metric_delete(self, obj: Any) -> None:
@@ -189,8 +200,9 @@ class NodeResourceController:
                                                                            node_name)]
 
     def desired(self, cfg: ColocationCfg, node: Mapping[str, Any]
-                ) -> tuple[ColocationStrategy, dict[str, Any]]:
-        """The node's strategy and the node as it should be, from informer state."""
+                ) -> tuple[ColocationStrategy, NodeResource, dict[str, Any]]:
+        """The node's strategy, the calculation and the node as it should be, from informer
+        state."""
         name = name_of(node)
         strategy = self.strategies.for_node(cfg, node)
         metric = self.metrics.lister.get(name)
@@ -199,7 +211,7 @@ class NodeResourceController:
                              self.devices.lister.get(name))
         nr = calculator.calculate(cfg, strategy, node, status if metric is not None else None,
                                   self.pods_on(name), self.clock.now(), self.plugins, extra)
-        return strategy, calculator.prepare_node(node, nr, self.plugins)
+        return strategy, nr, calculator.prepare_node(node, nr, self.plugins)
 
     def reconcile(self, name: str) -> Result | None:
         if not self.config.available():
@@ -208,15 +220,21 @@ class NodeResourceController:
         if node is None:
             with self._lock:
                 self._last_update.pop(name, None)
+                self._last_topology_update.pop(name, None)
             return None
         cfg = self.config.current().colocation
-        strategy, new = self.desired(cfg, node)
+        strategy, nr, new = self.desired(cfg, node)
         with self._lock:
             last = self._last_update.get(name)
         needed, reason = calculator.need_status_update(strategy, node, new, last,
                                                        self.clock.now(), self.plugins)
         meta_needed, meta_reason = calculator.need_meta_update(node, new, self.plugins)
         errors: list[Exception] = []
+        if nr.zone_resources:
+            try:
+                self.update_topology(name, strategy, nr)
+            except Exception as err:
+                errors.append(err)
         if needed:
             log.debug("node %s: updating status: %s", name, reason)
             try:
@@ -237,7 +255,7 @@ class NodeResourceController:
         """Re-GET, re-prepare and merge-patch the node's labels and annotations."""
         try:
             fresh = self.client.get(NODES, name)
-            _, prepared = self.desired(cfg, fresh)
+            _, _, prepared = self.desired(cfg, fresh)
             patch = calculator.meta_patch(fresh, prepared)
             if patch:
                 self.client.patch(NODES, name, patch)
@@ -249,12 +267,45 @@ class NodeResourceController:
     def update_status(self, name: str, cfg: ColocationCfg) -> None:
         """GET, prepare and PUT the node's status; retried on Conflict / 429 as client-go's
         ``RetryOnConflict`` with the default backoff. A vanished node is not an error."""
+        def write() -> None:
+            fresh = self.client.get(NODES, name)
+            _, _, prepared = self.desired(cfg, fresh)
+            self.client.update_status(NODES, prepared)
+            with self._lock:
+                self._last_update[name] = self.clock.now()
+
+        self.retry(write)
+
+    def update_topology(self, name: str, strategy: ColocationStrategy,
+                        nr: NodeResource) -> None:
+        """Write the zone results into the node's NodeResourceTopology when needed."""
+        def write() -> None:
+            nrt = self.client.get(NODE_RESOURCE_TOPOLOGIES, name)
+            if numazone.zone_capacities(nrt) is None:
+                return
+            zones = nrt.get("zones") or []
+            changed = numazone.update_zone_list(zones, nr,
+                                                strategy.resource_diff_threshold or 0.0)
+            with self._lock:
+                last = self._last_topology_update.get(name)
+            expired = last is None or (self.clock.now() - last
+                                       > (strategy.update_time_threshold_seconds or 0))
+            if not changed and not expired:
+                return
+            nrt["zones"] = zones
+            self.client.update(NODE_RESOURCE_TOPOLOGIES, nrt)
+            with self._lock:
+                self._last_topology_update[name] = self.clock.now()
+
+        self.retry(write)
+
+    def retry(self, write: Callable[[], None]) -> None:
+        """client-go's ``RetryOnConflict`` with the default backoff, also on 429; a vanished
+        object is not an error."""
         delay = RETRY_DELAY
         for step in range(RETRY_STEPS):
             try:
-                fresh = self.client.get(NODES, name)
-                _, prepared = self.desired(cfg, fresh)
-                self.client.update_status(NODES, prepared)
+                write()
             except Exception as err:
                 if is_not_found(err):
                     return
@@ -263,8 +314,6 @@ class NodeResourceController:
                     delay *= RETRY_FACTOR
                     continue
                 raise
-            with self._lock:
-                self._last_update[name] = self.clock.now()
             return
 
 

@@ -32,6 +32,7 @@ class ResourceItem:
     reset: bool = False
     annotations: dict[str, str] | None = None  # node annotations to set (CPUNormalization...)
     labels: dict[str, str] | None = None  # node labels to set (GPU model, driver...)
+    zones: dict[str, int] | None = None  # NUMA zone name → quantity (NodeResourceTopology)
 
 
 @dataclass(slots=True)
@@ -43,6 +44,8 @@ class NodeResource:
     messages: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
+    # zone name → resource name → quantity, written to the NodeResourceTopology (PreUpdate)
+    zone_resources: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def set(self, items: list[ResourceItem]) -> None:
         for item in items:
@@ -54,6 +57,8 @@ class NodeResource:
                 self.annotations.update(item.annotations)
             if item.labels:
                 self.labels.update(item.labels)
+            for zone, quantity in (item.zones or {}).items():
+                self.zone_resources.setdefault(zone, {})[item.name] = quantity
 
 
 class CalculateError(Exception):
@@ -70,6 +75,8 @@ class PodInfo:
     priority_class: str  # with default (section 3.3)
     qos: str  # Koordinator QoS with default
     requests: Resources  # cpu/memory of Kubernetes PodRequests
+    # NUMA nodes of the pod's resource-status allocation (empty: shares every NUMA node)
+    numa_nodes: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ from typing import Any
 
 from api.errors import MalformedValueError
 from api.extension.node import parse_node_reservation
+from api.extension.numa import ANNOTATION_RESOURCE_STATUS, parse_resource_status
 from api.extension.priority import (
     PriorityClass,
     default_priority_value,
@@ -174,7 +175,23 @@ def pod_info(pod: Mapping[str, Any]) -> PodInfo:
         priority_class=get_pod_priority_class_with_default(pod).value,
         qos=get_pod_qos_class_with_default(pod).value,
         requests={CPU: requests.get(CPU, 0), MEMORY: requests.get(MEMORY, 0)},
+        numa_nodes=numa_nodes(pod),
     )
+
+
+def numa_nodes(pod: Mapping[str, Any]) -> tuple[int, ...]:
+    """The NUMA node ids of the pod's ``resource-status`` allocation; a malformed annotation
+    counts as no allocation (upstream treats the pod as sharing every NUMA node)."""
+    meta = pod.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    if ANNOTATION_RESOURCE_STATUS not in annotations:
+        return ()
+    try:
+        status = parse_resource_status(annotations)
+    except MalformedValueError as err:
+        log.debug("pod %s/%s: %s", meta.get("namespace"), meta.get("name"), err)
+        return ()
+    return tuple(r.node for r in status.numa_node_resources or ())
 
 
 def active(pods: Iterable[PodInfo]) -> list[PodInfo]:
