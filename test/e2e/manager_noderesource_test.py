@@ -5,7 +5,8 @@ cache, informers and status writes, and checks the stored nodes' ``status.alloca
 ``capacity`` against the same table the formula test uses (every calculate policy,
 thresholds, reservations, degrade, nodeConfigs, mid), then the write rules, then the
 CPU normalization and resource amplification annotations (the metadata patch path) and the
-GPU/RDMA resources and labels from the Device CR.
+GPU/RDMA resources and labels from the Device CR, and batch resources per NUMA zone on the
+NodeResourceTopology.
 """
 
 from __future__ import annotations
@@ -245,3 +246,46 @@ def test_device_resources(env: tuple[Client, NodeResourceController]) -> None:
                                                      if k.startswith("koordinator.sh/")},
                                                   **case.expect}),
              what=f"gpu resources removed, has {allocatable(client, 'gpu-node')}")
+
+
+def zone_batch(client: Client, name: str) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for z in client.get(NODE_RESOURCE_TOPOLOGIES, name).get("zones") or []:
+        for r in z.get("resources") or []:
+            if r["name"] in (BATCH_CPU, BATCH_MEMORY):
+                assert r["capacity"] == r["allocatable"] == r["available"]
+                out.setdefault(z["name"], {})[r["name"]] = quantity_int(r["name"],
+                                                                        r["allocatable"])
+    return out
+
+
+def test_numa_zone_batch_resources(env: tuple[Client, NodeResourceController]) -> None:
+    client, _ = env
+    case = CASES[0]
+    set_config(client, case.config)
+
+    def zone(name: str, cpu: str) -> dict[str, Any]:
+        return {"name": name, "type": "Node", "resources": [
+            {"name": "cpu", "capacity": cpu, "allocatable": cpu, "available": cpu},
+            {"name": "memory", "capacity": "60G", "allocatable": "60G", "available": "60G"}]}
+
+    client.create(NODE_RESOURCE_TOPOLOGIES, {
+        "apiVersion": "topology.node.k8s.io/v1alpha1", "kind": "NodeResourceTopology",
+        "metadata": {"name": "numa"}, "topologyPolicies": ["None"],
+        "zones": [zone("node-0", "50"), zone("node-1", "50")]})
+    create_node(client, case, "numa", preset=False)
+    # per zone: 50000 − 17500 (35% margin) − 3500 (system / 2) − 16500 (HP used / 2);
+    # 60G − 21G − 6G − 16.5G
+    half = {BATCH_CPU: 12500, BATCH_MEMORY: 16_500_000_000}
+    wait_for(lambda: zone_batch(client, "numa") == {"node-0": half, "node-1": half},
+             what=f"zone batch resources, has {zone_batch(client, 'numa')}")
+    assert matches(client, "numa", case.expect)  # the node level is unchanged
+    # koordlet reports less cpu on node-1: the NRT change alone re-reconciles
+    nrt = client.get(NODE_RESOURCE_TOPOLOGIES, "numa")
+    for r in nrt["zones"][1]["resources"]:
+        if r["name"] == "cpu":
+            r.update(capacity="40", allocatable="40", available="40")
+    client.update(NODE_RESOURCE_TOPOLOGIES, nrt)
+    # 40000 − 14000 − 3500 − 16500
+    wait_for(lambda: zone_batch(client, "numa").get("node-1", {}).get(BATCH_CPU) == 6000,
+             what=f"node-1 batch-cpu 6000, has {zone_batch(client, 'numa')}")
