@@ -199,15 +199,16 @@ class NodeResourceController:
         return [self.pod_infos.get(p) for p in self.pods.lister.by_index(NODE_NAME_INDEX,
                                                                            node_name)]
 
-    def desired(self, cfg: ColocationCfg, node: Mapping[str, Any]
+    def desired(self, config: SLOControllerConfig, node: Mapping[str, Any]
                 ) -> tuple[ColocationStrategy, NodeResource, dict[str, Any]]:
         """The node's strategy, the calculation and the node as it should be, from informer
         state."""
         name = name_of(node)
+        cfg = config.colocation
         strategy = self.strategies.for_node(cfg, node)
         metric = self.metrics.lister.get(name)
         status = metric.get("status") if metric is not None else None
-        extra = PluginInputs(self.config.current(), self.topologies.lister.get(name),
+        extra = PluginInputs(config, self.topologies.lister.get(name),
                              self.devices.lister.get(name))
         nr = calculator.calculate(cfg, strategy, node, status if metric is not None else None,
                                   self.pods_on(name), self.clock.now(), self.plugins, extra)
@@ -222,8 +223,9 @@ class NodeResourceController:
                 self._last_update.pop(name, None)
                 self._last_topology_update.pop(name, None)
             return None
-        cfg = self.config.current().colocation
-        strategy, nr, new = self.desired(cfg, node)
+        # One config snapshot for the whole reconcile, even if the ConfigMap changes meanwhile.
+        config = self.config.current()
+        strategy, nr, new = self.desired(config, node)
         with self._lock:
             last = self._last_update.get(name)
         needed, reason = calculator.need_status_update(strategy, node, new, last,
@@ -238,24 +240,24 @@ class NodeResourceController:
         if needed:
             log.debug("node %s: updating status: %s", name, reason)
             try:
-                self.update_status(name, cfg)
+                self.update_status(name, config)
             except Exception as err:
                 errors.append(err)
         if meta_needed:
             log.debug("node %s: patching metadata: %s", name, meta_reason)
             try:
-                self.patch_meta(name, cfg)
+                self.patch_meta(name, config)
             except Exception as err:
                 errors.append(err)
         if errors:  # both paths tried; the workqueue's backoff retries the node
             raise errors[0]
         return None
 
-    def patch_meta(self, name: str, cfg: ColocationCfg) -> None:
+    def patch_meta(self, name: str, config: SLOControllerConfig) -> None:
         """Re-GET, re-prepare and merge-patch the node's labels and annotations."""
         try:
             fresh = self.client.get(NODES, name)
-            _, _, prepared = self.desired(cfg, fresh)
+            _, _, prepared = self.desired(config, fresh)
             patch = calculator.meta_patch(fresh, prepared)
             if patch:
                 self.client.patch(NODES, name, patch)
@@ -264,12 +266,12 @@ class NodeResourceController:
                 return
             raise
 
-    def update_status(self, name: str, cfg: ColocationCfg) -> None:
+    def update_status(self, name: str, config: SLOControllerConfig) -> None:
         """GET, prepare and PUT the node's status; retried on Conflict / 429 as client-go's
         ``RetryOnConflict`` with the default backoff. A vanished node is not an error."""
         def write() -> None:
             fresh = self.client.get(NODES, name)
-            _, _, prepared = self.desired(cfg, fresh)
+            _, _, prepared = self.desired(config, fresh)
             self.client.update_status(NODES, prepared)
             with self._lock:
                 self._last_update[name] = self.clock.now()
