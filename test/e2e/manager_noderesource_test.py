@@ -68,13 +68,14 @@ def set_config(client: Client, config: dict[str, Any]) -> None:
 
 
 def create_node(client: Client, case: Case, name: str, preset: bool) -> None:
-    node = client.create(NODES, node_obj(case, name))
-    node["status"] = node_obj(case, name)["status"]
+    # Created with its status in one request (nodes keep status on create): a separate
+    # status update would race with the controller reacting to the new node.
+    node = node_obj(case, name)
     if preset:  # as if written earlier: the controller has to take them away
         for key in ("capacity", "allocatable"):
             node["status"][key].update({BATCH_CPU: "1000", BATCH_MEMORY: "1G",
                                         MID_CPU: "1000", MID_MEMORY: "1G"})
-    client.update_status(NODES, node)
+    client.create(NODES, node)
     for pod in pod_objs(case, name):
         phase = pod.pop("status")["phase"]
         created = client.create(PODS, pod, "default")
