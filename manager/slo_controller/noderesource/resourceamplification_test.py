@@ -10,10 +10,10 @@ import pytest
 
 from api.extension.amplification import ANNOTATION_NODE_RESOURCE_AMPLIFICATION_RATIO
 from api.extension.cpu_normalization import ANNOTATION_CPU_NORMALIZATION_RATIO
-from manager.slo_controller.noderesource.cpunormalization_test import RATIOS, nrt, run
 from manager.slo_controller.noderesource.resourceamplification import (
     ResourceAmplificationPlugin,
 )
+from manager.slo_controller.noderesource.testing import RATIOS, nrt, run
 
 AMP = ANNOTATION_NODE_RESOURCE_AMPLIFICATION_RATIO
 
