@@ -1,0 +1,1 @@
+"""koordlet metric cache (upstream ``pkg/koordlet/metriccache``): time series and KV stores."""
