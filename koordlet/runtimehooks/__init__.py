@@ -1,0 +1,6 @@
+"""koordlet runtime hooks (upstream `pkg/koordlet/runtimehooks`).
+
+The RuntimeHookService gRPC server (`server.py`, upstream `proxyserver/`), the request view and
+the results hooks return (`protocol.py`, upstream `protocol/`), node-wide rules (`rule.py`), the
+hooks and their stages (`hooks/`), and the reconciler mode's planner (`reconciler.py`).
+"""

@@ -1,0 +1,1 @@
+"""The hooks and the stages they run in (upstream `pkg/koordlet/runtimehooks/hooks`)."""

@@ -1,0 +1,100 @@
+"""BatchResource yields exactly upstream's cgroup values (section 11.7's table and more)."""
+
+from __future__ import annotations
+
+import pytest
+
+from api.extension.qos import LABEL_POD_QOS
+from api.extension.resource import ANNOTATION_EXTENDED_RESOURCE_SPEC, parse_extended_resource_spec
+from api.slo.v1alpha1 import NodeSLOSpec
+from koordlet.runtimehooks.hooks.batchresource import batch_resource
+from koordlet.runtimehooks.protocol import (
+    HookRequest,
+    Resources,
+    extended_resources_from_spec,
+)
+from koordlet.runtimehooks.rule import BatchResourceRule, Rules
+from koordlet.runtimehooks.testing import BE_LABELS, GI, batch, extended_spec_annotation
+
+
+def request(containers, labels=BE_LABELS, container: str | None = None) -> HookRequest:
+    annotations = extended_spec_annotation(containers)
+    extended = extended_resources_from_spec(
+        ANNOTATION_EXTENDED_RESOURCE_SPEC, parse_extended_resource_spec(annotations))
+    return HookRequest("p", "ns", "uid-1", labels, annotations, "kubepods/besteffort/poduid-1",
+                       extended, container_name=container)
+
+
+C0 = {"requests": batch("500", "2Gi"), "limits": batch("500", "2Gi")}
+
+POD_CASES = [
+    # (containers, ratio, cfsQuota suppress, shares, quota, memory)
+    ({"c0": C0}, -1, False, 512, 50000, 2 * GI),
+    ({"c0": C0, "c1": {"limits": batch("1000", "2Gi")}}, -1, False, 512, 150000, 4 * GI),
+    ({"c0": C0, "c1": {"requests": batch("500", "2Gi")}}, -1, False, 1024, -1, -1),
+    ({"c0": {"requests": batch("500", "2Gi")}}, -1, False, 512, -1, -1),
+    ({"c0": C0}, 1.2, False, 512, 41667, 2 * GI),
+    ({"c0": C0}, -1, True, 512, -1, 2 * GI),
+    # "1k" batch-cpu is 1000 millicores, never ×1000.
+    ({"c0": {"requests": batch("1k"), "limits": batch("2k", "1Gi")}}, -1, False, 1024, 200000,
+     GI),
+    # A tiny limit gets the kernel's 1000 µs floor; shares the floor of 2.
+    ({"c0": {"requests": batch("1"), "limits": batch("5", "64Mi")}}, -1, False, 2, 1000,
+     64 << 20),
+    # Ratio ≤ 1 leaves the quota alone.
+    ({"c0": C0}, 0.8, False, 512, 50000, 2 * GI),
+]
+
+
+@pytest.mark.parametrize(("containers", "ratio", "suppress", "shares", "quota", "memory"),
+                         POD_CASES)
+def test_pod_values(containers, ratio, suppress, shares, quota, memory) -> None:
+    rules = Rules(batch_resource=BatchResourceRule(not suppress, ratio))
+    assert batch_resource(request(containers), rules) == Resources(
+        cpu_shares=shares, cfs_quota=quota, memory_limit=memory)
+
+
+CONTAINER_CASES = [
+    ({"limits": batch("1000", "2Gi")}, -1, False, 2, 100000, 2 * GI),
+    (C0, -1, False, 512, 50000, 2 * GI),
+    ({"requests": batch("500", "2Gi")}, -1, False, 512, -1, -1),
+    (C0, 1.2, False, 512, 41667, 2 * GI),
+    (C0, -1, True, 512, -1, 2 * GI),
+]
+
+
+@pytest.mark.parametrize(("spec", "ratio", "suppress", "shares", "quota", "memory"),
+                         CONTAINER_CASES)
+def test_container_values(spec, ratio, suppress, shares, quota, memory) -> None:
+    rules = Rules(batch_resource=BatchResourceRule(not suppress, ratio))
+    assert batch_resource(request({"c0": spec}, container="c0"), rules) == Resources(
+        cpu_shares=shares, cfs_quota=quota, memory_limit=memory)
+
+
+def test_only_be_pods_with_batch_resources() -> None:
+    rules = Rules()
+    assert batch_resource(request({"c0": C0}, labels={LABEL_POD_QOS: "LS"}), rules) == Resources()
+    assert batch_resource(request({"c0": C0}, labels={}), rules) == Resources()
+    assert batch_resource(request({}), rules) == Resources()
+    assert batch_resource(request({"c0": C0}, container="other"), rules) == Resources()
+
+
+def test_rule_from_node_slo_and_node_annotation() -> None:
+    rule = BatchResourceRule()
+    spec = NodeSLOSpec.model_validate(
+        {"resourceUsedThresholdWithBE": {"enable": True, "cpuSuppressPolicy": "cfsQuota"}})
+    assert rule.update_node_slo(spec) is True
+    assert rule.enable_cfs_quota is False
+    assert rule.update_node_slo(spec) is False
+    spec = NodeSLOSpec.model_validate(
+        {"resourceUsedThresholdWithBE": {"enable": True, "cpuSuppressPolicy": "cpuset"}})
+    assert rule.update_node_slo(spec) is True and rule.enable_cfs_quota is True
+
+    key = "node.koordinator.sh/cpu-normalization-ratio"
+    assert rule.update_node_annotations({key: "1.2"}) is True
+    assert rule.cpu_normalization_ratio == 1.2
+    assert rule.update_node_annotations({key: "1.205"}) is False  # moved less than 0.01
+    assert rule.update_node_annotations({}) is True and rule.cpu_normalization_ratio == -1
+    for bad in ("0", "-1", "fast"):
+        with pytest.raises(ValueError, match="cpu-normalization-ratio"):
+            rule.update_node_annotations({key: bad})

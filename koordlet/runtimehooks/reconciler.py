@@ -1,0 +1,147 @@
+"""Reconciler mode as a pure planner (upstream `pkg/koordlet/runtimehooks/reconciler`).
+
+The same hooks as the proxy server, applied to running pods: each pod's spec becomes a
+:class:`HookRequest` for the pod and for every container with a status, and the hook results
+become ``(relative cgroup dir, file, value)`` updates. The ``oom_score_adj`` update is virtual: it
+names the container dir whose ``cgroup.procs`` pids get the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from api.extension.objects import KubeDict
+from api.extension.qos import KubeQoSClass, get_kube_qos_class
+from api.extension.resource import (
+    ANNOTATION_EXTENDED_RESOURCE_SPEC,
+    BATCH_CPU,
+    BATCH_MEMORY,
+    parse_extended_resource_spec,
+)
+from koordlet.runtimehooks.hooks import batchresource, cpuset, groupidentity, oomscoreadj
+from koordlet.runtimehooks.protocol import (
+    ContainerExtendedResources,
+    HookRequest,
+    Resources,
+    extended_resources_from_spec,
+    quantity_int,
+)
+from koordlet.runtimehooks.rule import Rules
+
+CGROUP_DRIVER_SYSTEMD = "systemd"
+CGROUP_DRIVER_CGROUPFS = "cgroupfs"
+
+# Hooks the reconciler runs per level (9.5), in name order.
+POD_HOOKS = (batchresource.batch_resource, cpuset.cpuset, groupidentity.group_identity)
+CONTAINER_HOOKS = (batchresource.batch_resource, cpuset.cpuset, oomscoreadj.oom_score_adj)
+
+# systemd scope prefix per container runtime (11.2).
+_SCOPE_PREFIX = {"containerd": "cri-containerd-", "docker": "docker-", "pouch": "pouch-",
+                 "cri-o": "crio-"}
+
+
+@dataclass(slots=True, frozen=True)
+class CgroupUpdate:
+    """One cgroup file write, with the dir relative to the cgroup root (v1 subsystem implied
+    by the file name)."""
+
+    dir: str
+    file: str
+    value: str
+
+
+def pod_updates(pod_dir: str, res: Resources) -> list[CgroupUpdate]:
+    """Pod-level writes: shares, quota, memory limit and bvt (9.6)."""
+    pairs = (("cpu.shares", res.cpu_shares), ("cpu.cfs_quota_us", res.cfs_quota),
+             ("memory.limit_in_bytes", res.memory_limit), ("cpu.bvt_warp_ns", res.cpu_bvt))
+    return [CgroupUpdate(pod_dir, file, str(v)) for file, v in pairs if v is not None]
+
+
+def container_updates(container_dir: str, res: Resources) -> list[CgroupUpdate]:
+    """Container-level writes; an empty cpuset means "do not change" and is skipped."""
+    pairs: list[tuple[str, int | str | None]] = [
+        ("cpu.shares", res.cpu_shares),
+        ("cpuset.cpus", res.cpuset or None),
+        ("cpu.cfs_quota_us", res.cfs_quota),
+        ("memory.limit_in_bytes", res.memory_limit),
+        ("oom_score_adj", res.oom_score_adj),
+    ]
+    return [CgroupUpdate(container_dir, file, str(v)) for file, v in pairs if v is not None]
+
+
+def pod_cgroup_dir(pod: KubeDict, driver: str) -> str:
+    """The pod's dir relative to the cgroup root (11.2)."""
+    uid: str = pod["metadata"]["uid"]
+    qos = get_kube_qos_class(pod)
+    if driver == CGROUP_DRIVER_SYSTEMD:
+        uid_ = uid.replace("-", "_")
+        if qos == KubeQoSClass.GUARANTEED:
+            return f"kubepods.slice/kubepods-pod{uid_}.slice"
+        kind = "besteffort" if qos == KubeQoSClass.BEST_EFFORT else "burstable"
+        return f"kubepods.slice/kubepods-{kind}.slice/kubepods-{kind}-pod{uid_}.slice"
+    if qos == KubeQoSClass.GUARANTEED:
+        return f"kubepods/pod{uid}"
+    kind = "besteffort" if qos == KubeQoSClass.BEST_EFFORT else "burstable"
+    return f"kubepods/{kind}/pod{uid}"
+
+
+def container_cgroup_dir(pod_dir: str, container_id: str, driver: str) -> str:
+    runtime, _, cid = container_id.partition("://")
+    if driver == CGROUP_DRIVER_SYSTEMD:
+        return f"{pod_dir}/{_SCOPE_PREFIX.get(runtime, runtime + '-')}{cid}.scope"
+    return f"{pod_dir}/{cid}"
+
+
+def _extended_from_pod_spec(pod: KubeDict) -> dict[str, ContainerExtendedResources]:
+    """Batch resources of spec.containers (init containers do not count); without any, the
+    extended-resource-spec annotation."""
+    out: dict[str, ContainerExtendedResources] = {}
+    for container in pod.get("spec", {}).get("containers") or []:
+        resources: Mapping[str, Any] = container.get("resources") or {}
+        requests = {k: quantity_int(k, str(v)) for k, v in (resources.get("requests") or {}).items()
+                    if k in (BATCH_CPU, BATCH_MEMORY)}
+        raw_limits = resources.get("limits")
+        limits = None if raw_limits is None else {
+            k: quantity_int(k, str(v)) for k, v in raw_limits.items()
+            if k in (BATCH_CPU, BATCH_MEMORY)}
+        if requests or limits:
+            out[container["name"]] = ContainerExtendedResources(requests, limits)
+    if out:
+        return out
+    annotations = pod.get("metadata", {}).get("annotations") or {}
+    return extended_resources_from_spec(
+        ANNOTATION_EXTENDED_RESOURCE_SPEC, parse_extended_resource_spec(annotations))
+
+
+def _run(hooks, req: HookRequest, rules: Rules) -> Resources:
+    res = Resources()
+    for hook in hooks:
+        res.merge(hook(req, rules))
+    return res
+
+
+def plan_pod(pod: KubeDict, rules: Rules, driver: str) -> list[CgroupUpdate]:
+    """Every write the hooks want for one running pod: pod dir first, then its containers
+    (kata pods' containers are skipped, as upstream). Malformed annotations raise
+    MalformedValueError naming the key."""
+    meta = pod["metadata"]
+    pod_dir = pod_cgroup_dir(pod, driver)
+    base = dict(
+        pod_name=meta.get("name", ""), pod_namespace=meta.get("namespace", ""),
+        pod_uid=meta["uid"], labels=meta.get("labels") or {},
+        annotations=meta.get("annotations") or {}, cgroup_parent=pod_dir,
+        extended_resources=_extended_from_pod_spec(pod))
+    updates = pod_updates(pod_dir, _run(POD_HOOKS, HookRequest(**base), rules))
+    if pod.get("spec", {}).get("runtimeClassName") == "kata":
+        return updates
+    status = pod.get("status") or {}
+    for cs in (status.get("containerStatuses") or []) + (status.get("initContainerStatuses")
+                                                          or []):
+        if not cs.get("containerID"):
+            continue
+        req = HookRequest(**base, container_name=cs["name"], container_id=cs["containerID"])
+        updates += container_updates(container_cgroup_dir(pod_dir, cs["containerID"], driver),
+                                     _run(CONTAINER_HOOKS, req, rules))
+    return updates
