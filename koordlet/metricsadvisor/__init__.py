@@ -1,0 +1,1 @@
+"""koordlet metrics advisor (upstream ``pkg/koordlet/metricsadvisor``): collectors, their loop."""

@@ -1,0 +1,53 @@
+import os
+
+import pytest
+
+from koordlet.metriccache import metric_types as mt
+from koordlet.metricsadvisor.cgroupreader import CGROUP_V1, CGROUP_V2, CgroupReader
+from koordlet.metricsadvisor.psi import PSICollector, parse_psi, read_proc_pressure
+from koordlet.metricsadvisor.testing import fake_pods
+
+FULL = (
+    "some avg10=1.50 avg60=2.25 avg300=3.00 total=12345\n"
+    "full avg10=0.50 avg60=0.75 avg300=1.00 total=678\n"
+)
+SOME_ONLY = "some avg10=4.00 avg60=5.00 avg300=6.00 total=9\n"
+
+
+def test_parse_psi():
+    s = parse_psi(FULL)
+    assert (s.some.avg10, s.some.avg60, s.some.avg300, s.some.total) == (1.5, 2.25, 3.0, 12345)
+    assert s.full_supported and s.full.avg300 == 1.0
+    s = parse_psi(SOME_ONLY)
+    assert not s.full_supported and s.full.avg10 == 0.0 and s.some.avg300 == 6.0
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/pressure/cpu"), reason="kernel without PSI")
+def test_proc_pressure_on_this_machine():
+    s = read_proc_pressure("memory")
+    assert s.full_supported and s.some.total >= 0
+
+
+@pytest.mark.parametrize("version", [CGROUP_V1, CGROUP_V2])
+def test_pod_psi_samples(tmp_path, version):
+    pod = fake_pods(1, 0)[0]
+    base = tmp_path / ("cpuacct" if version == CGROUP_V1 else "") / pod.cgroup_dir
+    base.mkdir(parents=True)
+    (base / "cpu.pressure").write_text(SOME_ONLY)
+    (base / "memory.pressure").write_text(FULL)
+    (base / "io.pressure").write_text(FULL)
+    samples = PSICollector(CgroupReader(str(tmp_path), version), lambda: [pod]).collect(5.0)
+    psi = {
+        (
+            s.properties[mt.PSI_RESOURCE],
+            s.properties[mt.PSI_PRECISION],
+            s.properties[mt.PSI_DEGREE],
+        ): s.value
+        for s in samples
+        if s.kind == mt.POD_PSI
+    }
+    assert len(psi) == 18
+    assert psi[("mem", "60", "some")] == 2.25 and psi[("io", "300", "full")] == 1.0
+    assert psi[("cpu", "10", "full")] == 0.0
+    supported = [s.value for s in samples if s.kind == mt.POD_PSI_CPU_FULL_SUPPORTED]
+    assert supported == [0.0]
