@@ -27,15 +27,12 @@ from typing import Any
 
 from api.configuration import COLOCATION_CONFIG_KEY, SLOControllerConfig
 from api.slo.v1alpha1.nodemetric import NodeMetric
-from manager.slo_controller.config import SLOConfigCache
 from manager.slo_controller.nodemetric.collect_policy import node_metric_spec
+from manager.slo_controller.pernode import PerNodeController
 from pkg.client.errors import is_not_found
-from pkg.client.informers import EventHandlerFuncs, SharedInformer, SharedInformerFactory
-from pkg.client.resources import NODES, Resource
-from pkg.client.rest import Client
-from pkg.controller import Controller, Result
-from pkg.util.clock import REAL_CLOCK, Clock
-from pkg.util.predicates import generation_changed, node_slo_inputs_changed
+from pkg.client.informers import SharedInformer
+from pkg.client.resources import Resource
+from pkg.controller import Result
 
 log = logging.getLogger(__name__)
 
@@ -43,41 +40,18 @@ NAME = "nodemetric"
 NODE_METRICS = Resource.for_model(NodeMetric)
 
 
-class NodeMetricController:
+class NodeMetricController(PerNodeController):
     """Keeps a NodeMetric for every node (see the module docstring)."""
 
-    def __init__(self, client: Client, informer_factory: SharedInformerFactory,
-                 config: SLOConfigCache, *, workers: int = 1, clock: Clock = REAL_CLOCK) -> None:
-        self.client = client
-        self.config = config
-        self.nodes: SharedInformer = informer_factory.informer_for(NODES)
-        self.node_metrics: SharedInformer = informer_factory.informer_for(NODE_METRICS)
-        self.controller = Controller(NAME, self.reconcile, workers=workers, clock=clock)
-        enqueue = self.controller.enqueue_object
-        self.nodes.add_event_handler(EventHandlerFuncs(
-            add=enqueue, delete=enqueue,
-            update=lambda old, new: enqueue(new) if node_slo_inputs_changed(old, new) else None))
-        self.node_metrics.add_event_handler(EventHandlerFuncs(
-            add=enqueue, delete=enqueue,
-            update=lambda old, new: enqueue(new) if generation_changed(old, new) else None))
-        config.add_listener(self._on_config_changed)
+    name = NAME
+    resource = NODE_METRICS
 
     @property
-    def informers(self) -> list[SharedInformer]:
-        """The informers this controller reads (wait for them before reconciling)."""
-        return [self.nodes, self.node_metrics, self.config.informer]
+    def node_metrics(self) -> SharedInformer:
+        return self.owned
 
-    def start(self, sync_timeout: float | None = None) -> bool:
-        """Start the workers once the informers synced (False if they did not in time)."""
-        return self.controller.start(wait_for=self.informers, sync_timeout=sync_timeout)
-
-    def stop(self, timeout: float | None = 30.0) -> bool:
-        return self.controller.stop(timeout)
-
-    def _on_config_changed(self, old: SLOControllerConfig, new: SLOControllerConfig) -> None:
-        if old.colocation != new.colocation:
-            for node in self.nodes.lister.list():
-                self.controller.enqueue_object(node)
+    def config_changed(self, old: SLOControllerConfig, new: SLOControllerConfig) -> bool:
+        return old.colocation != new.colocation
 
     def reconcile(self, name: str) -> Result | None:
         if not self.config.available():

@@ -21,14 +21,14 @@ from api.configuration import SLOControllerConfig
 from api.slo.v1alpha1.nodeslo import NodeSLO
 from manager.slo_controller.config import SLOConfigCache
 from manager.slo_controller.nodeslo.spec import node_slo_spec
+from manager.slo_controller.pernode import PerNodeController
 from pkg.client.errors import is_not_found
-from pkg.client.informers import EventHandlerFuncs, SharedInformer, SharedInformerFactory
-from pkg.client.resources import NODES, Resource
+from pkg.client.informers import SharedInformer, SharedInformerFactory
+from pkg.client.resources import Resource
 from pkg.client.rest import Client
-from pkg.controller import Controller, Result
+from pkg.controller import Result
 from pkg.events import WARNING, EventRecorder
 from pkg.util.clock import REAL_CLOCK, Clock
-from pkg.util.predicates import generation_changed, node_slo_inputs_changed
 
 log = logging.getLogger(__name__)
 
@@ -40,43 +40,24 @@ REASON_INVALID_NODE_ANNOTATION = "InvalidNodeSLOAnnotation"
 _RENDERED = ("resource_threshold", "resource_qos", "cpu_burst", "system", "host_application")
 
 
-class NodeSLOController:
+class NodeSLOController(PerNodeController):
     """Keeps a NodeSLO for every node (see the module docstring)."""
+
+    name = NAME
+    resource = NODE_SLOS
 
     def __init__(self, client: Client, informer_factory: SharedInformerFactory,
                  config: SLOConfigCache, recorder: EventRecorder | None = None, *,
                  workers: int = 1, clock: Clock = REAL_CLOCK) -> None:
-        self.client = client
-        self.config = config
         self.recorder = recorder
-        self.nodes: SharedInformer = informer_factory.informer_for(NODES)
-        self.node_slos: SharedInformer = informer_factory.informer_for(NODE_SLOS)
-        self.controller = Controller(NAME, self.reconcile, workers=workers, clock=clock)
-        enqueue = self.controller.enqueue_object
-        self.nodes.add_event_handler(EventHandlerFuncs(
-            add=enqueue, delete=enqueue,
-            update=lambda old, new: enqueue(new) if node_slo_inputs_changed(old, new) else None))
-        self.node_slos.add_event_handler(EventHandlerFuncs(
-            add=enqueue, delete=enqueue,
-            update=lambda old, new: enqueue(new) if generation_changed(old, new) else None))
-        config.add_listener(self._on_config_changed)
+        super().__init__(client, informer_factory, config, workers=workers, clock=clock)
 
     @property
-    def informers(self) -> list[SharedInformer]:
-        """The informers this controller reads (wait for them before reconciling)."""
-        return [self.nodes, self.node_slos, self.config.informer]
+    def node_slos(self) -> SharedInformer:
+        return self.owned
 
-    def start(self, sync_timeout: float | None = None) -> bool:
-        """Start the workers once the informers synced (False if they did not in time)."""
-        return self.controller.start(wait_for=self.informers, sync_timeout=sync_timeout)
-
-    def stop(self, timeout: float | None = 30.0) -> bool:
-        return self.controller.stop(timeout)
-
-    def _on_config_changed(self, old: SLOControllerConfig, new: SLOControllerConfig) -> None:
-        if any(getattr(old, f) != getattr(new, f) for f in _RENDERED):
-            for node in self.nodes.lister.list():
-                self.controller.enqueue_object(node)
+    def config_changed(self, old: SLOControllerConfig, new: SLOControllerConfig) -> bool:
+        return any(getattr(old, f) != getattr(new, f) for f in _RENDERED)
 
     def reconcile(self, name: str) -> Result | None:
         if not self.config.available():
