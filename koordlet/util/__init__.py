@@ -1,0 +1,1 @@
+"""koordlet utilities: the Python counterpart of upstream `pkg/koordlet/util`."""
