@@ -1,0 +1,1 @@
+"""koordlet benchmarks (no upstream counterpart): ``python -m koordlet.bench``."""
