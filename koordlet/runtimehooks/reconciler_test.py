@@ -1,0 +1,109 @@
+"""The reconciler planner: running pods' specs become exactly the cgroup writes upstream makes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from api.errors import MalformedValueError
+from koordlet.runtimehooks.reconciler import (
+    CgroupUpdate,
+    container_cgroup_dir,
+    plan_pod,
+    pod_cgroup_dir,
+)
+from koordlet.runtimehooks.rule import GroupIdentityRule, Rules
+from koordlet.runtimehooks.testing import BE_LABELS, GI
+
+UID = "6f1c3a52-0000-4e2c-b1d6-1234"
+
+
+def be_pod(annotations: dict[str, str] | None = None, runtime_class: str | None = None) -> dict:
+    spec: dict = {"containers": [
+        {"name": "c0", "resources": {
+            "requests": {"kubernetes.io/batch-cpu": "500", "kubernetes.io/batch-memory": "2Gi"},
+            "limits": {"kubernetes.io/batch-cpu": "500", "kubernetes.io/batch-memory": "2Gi"}}},
+    ], "initContainers": [
+        {"name": "init", "resources": {"limits": {"kubernetes.io/batch-cpu": "9000"}}},
+    ]}
+    if runtime_class:
+        spec["runtimeClassName"] = runtime_class
+    return {
+        "metadata": {"name": "be-0", "namespace": "default", "uid": UID, "labels": BE_LABELS,
+                     "annotations": annotations or {}},
+        "spec": spec,
+        "status": {"qosClass": "BestEffort",
+                   "containerStatuses": [{"name": "c0", "containerID": "containerd://abc"}]},
+    }
+
+
+def test_be_pod_on_systemd() -> None:
+    pod_dir = ("kubepods.slice/kubepods-besteffort.slice/"
+               "kubepods-besteffort-pod6f1c3a52_0000_4e2c_b1d6_1234.slice")
+    container_dir = pod_dir + "/cri-containerd-abc.scope"
+    assert plan_pod(be_pod(), Rules(), "systemd") == [
+        CgroupUpdate(pod_dir, "cpu.shares", "512"),
+        CgroupUpdate(pod_dir, "cpu.cfs_quota_us", "50000"),  # init containers do not count
+        CgroupUpdate(pod_dir, "memory.limit_in_bytes", str(2 * GI)),
+        CgroupUpdate(container_dir, "cpu.shares", "512"),
+        CgroupUpdate(container_dir, "cpu.cfs_quota_us", "50000"),
+        CgroupUpdate(container_dir, "memory.limit_in_bytes", str(2 * GI)),
+    ]
+
+
+def test_cpuset_pod_with_oom_score_and_bvt_on_cgroupfs() -> None:
+    annotations = {"scheduling.koordinator.sh/resource-status": json.dumps({"cpuset": "4-5"}),
+                   "koordinator.sh/oom-score-adj": "-500"}
+    rules = Rules(group_identity=GroupIdentityRule(be_value=-1, be_enabled=True),
+                  group_identity_supported=True)
+    pod_dir = f"kubepods/besteffort/pod{UID}"
+    assert plan_pod(be_pod(annotations), rules, "cgroupfs") == [
+        CgroupUpdate(pod_dir, "cpu.shares", "512"),
+        CgroupUpdate(pod_dir, "cpu.cfs_quota_us", "-1"),
+        CgroupUpdate(pod_dir, "memory.limit_in_bytes", str(2 * GI)),
+        CgroupUpdate(pod_dir, "cpu.bvt_warp_ns", "-1"),
+        CgroupUpdate(f"{pod_dir}/abc", "cpu.shares", "512"),
+        CgroupUpdate(f"{pod_dir}/abc", "cpuset.cpus", "4-5"),
+        CgroupUpdate(f"{pod_dir}/abc", "cpu.cfs_quota_us", "-1"),
+        CgroupUpdate(f"{pod_dir}/abc", "memory.limit_in_bytes", str(2 * GI)),
+        CgroupUpdate(f"{pod_dir}/abc", "oom_score_adj", "-500"),
+    ]
+
+
+def test_kata_pods_get_only_pod_writes() -> None:
+    updates = plan_pod(be_pod(runtime_class="kata"), Rules(), "cgroupfs")
+    assert {u.dir for u in updates} == {f"kubepods/besteffort/pod{UID}"}
+
+
+def test_ls_pod_without_rules_gets_nothing() -> None:
+    pod = be_pod()
+    pod["metadata"]["labels"] = {"koordinator.sh/qosClass": "LS"}
+    assert plan_pod(pod, Rules(), "cgroupfs") == []
+
+
+def test_malformed_annotation_names_the_key() -> None:
+    pod = be_pod({"scheduling.koordinator.sh/resource-status": "{bad"})
+    with pytest.raises(MalformedValueError, match="resource-status"):
+        plan_pod(pod, Rules(), "cgroupfs")
+
+
+@pytest.mark.parametrize(("qos", "driver", "expected"), [
+    ("Guaranteed", "systemd", "kubepods.slice/kubepods-poda_b.slice"),
+    ("Burstable", "systemd",
+     "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda_b.slice"),
+    ("Guaranteed", "cgroupfs", "kubepods/poda-b"),
+    ("Burstable", "cgroupfs", "kubepods/burstable/poda-b"),
+])
+def test_pod_dirs(qos, driver, expected) -> None:
+    assert pod_cgroup_dir({"metadata": {"uid": "a-b"}, "status": {"qosClass": qos}},
+                          driver) == expected
+
+
+@pytest.mark.parametrize(("cid", "expected"), [
+    ("docker://x", "p/docker-x.scope"),
+    ("cri-o://x", "p/crio-x.scope"),
+    ("pouch://x", "p/pouch-x.scope"),
+])
+def test_systemd_container_dirs(cid, expected) -> None:
+    assert container_cgroup_dir("p", cid, "systemd") == expected
