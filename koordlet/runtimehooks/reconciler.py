@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from api.extension.objects import KubeDict
-from api.extension.qos import KubeQoSClass, get_kube_qos_class
+from api.extension.qos import get_kube_qos_class
 from api.extension.resource import (
     ANNOTATION_EXTENDED_RESOURCE_SPEC,
     BATCH_CPU,
@@ -29,18 +29,15 @@ from koordlet.runtimehooks.protocol import (
     quantity_int,
 )
 from koordlet.runtimehooks.rule import Rules
-
-CGROUP_DRIVER_SYSTEMD = "systemd"
-CGROUP_DRIVER_CGROUPFS = "cgroupfs"
+from koordlet.util.system.cgroup_driver import (
+    CgroupDriver,
+    container_relative_dir,
+    pod_relative_dir,
+)
 
 # Hooks the reconciler runs per level (9.5), in name order.
 POD_HOOKS = (batchresource.batch_resource, cpuset.cpuset, groupidentity.group_identity)
 CONTAINER_HOOKS = (batchresource.batch_resource, cpuset.cpuset, oomscoreadj.oom_score_adj)
-
-# systemd scope prefix per container runtime (11.2).
-_SCOPE_PREFIX = {"containerd": "cri-containerd-", "docker": "docker-", "pouch": "pouch-",
-                 "cri-o": "crio-"}
-
 
 @dataclass(slots=True, frozen=True)
 class CgroupUpdate:
@@ -71,29 +68,6 @@ def container_updates(container_dir: str, res: Resources) -> list[CgroupUpdate]:
     return [CgroupUpdate(container_dir, file, str(v)) for file, v in pairs if v is not None]
 
 
-def pod_cgroup_dir(pod: KubeDict, driver: str) -> str:
-    """The pod's dir relative to the cgroup root (11.2)."""
-    uid: str = pod["metadata"]["uid"]
-    qos = get_kube_qos_class(pod)
-    if driver == CGROUP_DRIVER_SYSTEMD:
-        uid_ = uid.replace("-", "_")
-        if qos == KubeQoSClass.GUARANTEED:
-            return f"kubepods.slice/kubepods-pod{uid_}.slice"
-        kind = "besteffort" if qos == KubeQoSClass.BEST_EFFORT else "burstable"
-        return f"kubepods.slice/kubepods-{kind}.slice/kubepods-{kind}-pod{uid_}.slice"
-    if qos == KubeQoSClass.GUARANTEED:
-        return f"kubepods/pod{uid}"
-    kind = "besteffort" if qos == KubeQoSClass.BEST_EFFORT else "burstable"
-    return f"kubepods/{kind}/pod{uid}"
-
-
-def container_cgroup_dir(pod_dir: str, container_id: str, driver: str) -> str:
-    runtime, _, cid = container_id.partition("://")
-    if driver == CGROUP_DRIVER_SYSTEMD:
-        return f"{pod_dir}/{_SCOPE_PREFIX.get(runtime, runtime + '-')}{cid}.scope"
-    return f"{pod_dir}/{cid}"
-
-
 def _extended_from_pod_spec(pod: KubeDict) -> dict[str, ContainerExtendedResources]:
     """Batch resources of spec.containers (init containers do not count); without any, the
     extended-resource-spec annotation."""
@@ -122,12 +96,12 @@ def _run(hooks, req: HookRequest, rules: Rules) -> Resources:
     return res
 
 
-def plan_pod(pod: KubeDict, rules: Rules, driver: str) -> list[CgroupUpdate]:
+def plan_pod(pod: KubeDict, rules: Rules, driver: CgroupDriver) -> list[CgroupUpdate]:
     """Every write the hooks want for one running pod: pod dir first, then its containers
     (kata pods' containers are skipped, as upstream). Malformed annotations raise
-    MalformedValueError naming the key."""
+    MalformedValueError naming the key; an unknown container runtime ValueError."""
     meta = pod["metadata"]
-    pod_dir = pod_cgroup_dir(pod, driver)
+    pod_dir = pod_relative_dir(driver, get_kube_qos_class(pod), meta["uid"])
     base = dict(
         pod_name=meta.get("name", ""), pod_namespace=meta.get("namespace", ""),
         pod_uid=meta["uid"], labels=meta.get("labels") or {},
@@ -142,6 +116,6 @@ def plan_pod(pod: KubeDict, rules: Rules, driver: str) -> list[CgroupUpdate]:
         if not cs.get("containerID"):
             continue
         req = HookRequest(**base, container_name=cs["name"], container_id=cs["containerID"])
-        updates += container_updates(container_cgroup_dir(pod_dir, cs["containerID"], driver),
+        updates += container_updates(container_relative_dir(driver, pod_dir, cs["containerID"]),
                                      _run(CONTAINER_HOOKS, req, rules))
     return updates

@@ -7,14 +7,10 @@ import json
 import pytest
 
 from api.errors import MalformedValueError
-from koordlet.runtimehooks.reconciler import (
-    CgroupUpdate,
-    container_cgroup_dir,
-    plan_pod,
-    pod_cgroup_dir,
-)
+from koordlet.runtimehooks.reconciler import CgroupUpdate, plan_pod
 from koordlet.runtimehooks.rule import GroupIdentityRule, Rules
 from koordlet.runtimehooks.testing import BE_LABELS, GI
+from koordlet.util.system.cgroup_driver import CgroupDriver
 
 UID = "6f1c3a52-0000-4e2c-b1d6-1234"
 
@@ -42,7 +38,7 @@ def test_be_pod_on_systemd() -> None:
     pod_dir = ("kubepods.slice/kubepods-besteffort.slice/"
                "kubepods-besteffort-pod6f1c3a52_0000_4e2c_b1d6_1234.slice")
     container_dir = pod_dir + "/cri-containerd-abc.scope"
-    assert plan_pod(be_pod(), Rules(), "systemd") == [
+    assert plan_pod(be_pod(), Rules(), CgroupDriver.SYSTEMD) == [
         CgroupUpdate(pod_dir, "cpu.shares", "512"),
         CgroupUpdate(pod_dir, "cpu.cfs_quota_us", "50000"),  # init containers do not count
         CgroupUpdate(pod_dir, "memory.limit_in_bytes", str(2 * GI)),
@@ -58,7 +54,7 @@ def test_cpuset_pod_with_oom_score_and_bvt_on_cgroupfs() -> None:
     rules = Rules(group_identity=GroupIdentityRule(be_value=-1, be_enabled=True),
                   group_identity_supported=True)
     pod_dir = f"kubepods/besteffort/pod{UID}"
-    assert plan_pod(be_pod(annotations), rules, "cgroupfs") == [
+    assert plan_pod(be_pod(annotations), rules, CgroupDriver.CGROUPFS) == [
         CgroupUpdate(pod_dir, "cpu.shares", "512"),
         CgroupUpdate(pod_dir, "cpu.cfs_quota_us", "-1"),
         CgroupUpdate(pod_dir, "memory.limit_in_bytes", str(2 * GI)),
@@ -72,38 +68,17 @@ def test_cpuset_pod_with_oom_score_and_bvt_on_cgroupfs() -> None:
 
 
 def test_kata_pods_get_only_pod_writes() -> None:
-    updates = plan_pod(be_pod(runtime_class="kata"), Rules(), "cgroupfs")
+    updates = plan_pod(be_pod(runtime_class="kata"), Rules(), CgroupDriver.CGROUPFS)
     assert {u.dir for u in updates} == {f"kubepods/besteffort/pod{UID}"}
 
 
 def test_ls_pod_without_rules_gets_nothing() -> None:
     pod = be_pod()
     pod["metadata"]["labels"] = {"koordinator.sh/qosClass": "LS"}
-    assert plan_pod(pod, Rules(), "cgroupfs") == []
+    assert plan_pod(pod, Rules(), CgroupDriver.CGROUPFS) == []
 
 
 def test_malformed_annotation_names_the_key() -> None:
     pod = be_pod({"scheduling.koordinator.sh/resource-status": "{bad"})
     with pytest.raises(MalformedValueError, match="resource-status"):
-        plan_pod(pod, Rules(), "cgroupfs")
-
-
-@pytest.mark.parametrize(("qos", "driver", "expected"), [
-    ("Guaranteed", "systemd", "kubepods.slice/kubepods-poda_b.slice"),
-    ("Burstable", "systemd",
-     "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda_b.slice"),
-    ("Guaranteed", "cgroupfs", "kubepods/poda-b"),
-    ("Burstable", "cgroupfs", "kubepods/burstable/poda-b"),
-])
-def test_pod_dirs(qos, driver, expected) -> None:
-    assert pod_cgroup_dir({"metadata": {"uid": "a-b"}, "status": {"qosClass": qos}},
-                          driver) == expected
-
-
-@pytest.mark.parametrize(("cid", "expected"), [
-    ("docker://x", "p/docker-x.scope"),
-    ("cri-o://x", "p/crio-x.scope"),
-    ("pouch://x", "p/pouch-x.scope"),
-])
-def test_systemd_container_dirs(cid, expected) -> None:
-    assert container_cgroup_dir("p", cid, "systemd") == expected
+        plan_pod(pod, Rules(), CgroupDriver.CGROUPFS)

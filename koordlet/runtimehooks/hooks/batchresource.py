@@ -1,6 +1,6 @@
-"""BatchResource hook (upstream `hooks/batchresource`): BE pods' batch-cpu / batch-memory become
-cpu.shares, cpu.cfs_quota_us and memory.limit_in_bytes, with upstream's formulas (util/system
-`MilliCPUToShares`, `MilliCPUToQuota`)."""
+"""BatchResource hook (upstream `hooks/batchresource`): BE pods' batch-cpu / batch-memory
+become cpu.shares, cpu.cfs_quota_us and memory.limit_in_bytes, with upstream's formulas
+(`MilliCPUToShares`, `MilliCPUToQuota` in koordlet.util.system.cgroup)."""
 
 from __future__ import annotations
 
@@ -10,27 +10,9 @@ from api.extension.qos import QoSClass, get_qos_class_by_labels
 from api.extension.resource import BATCH_CPU, BATCH_MEMORY
 from koordlet.runtimehooks.protocol import HookRequest, Resources
 from koordlet.runtimehooks.rule import Rules
+from koordlet.util.system.cgroup import milli_cpu_to_quota, milli_cpu_to_shares
 
 NAME = "BatchResource"
-
-MIN_SHARES = 2
-MAX_SHARES = 262144
-SHARES_PER_CPU = 1024
-CFS_PERIOD_US = 100000
-MIN_QUOTA_US = 1000
-
-
-def milli_cpu_to_shares(milli_cpu: int) -> int:
-    if milli_cpu <= 0:
-        return MIN_SHARES
-    return min(max(milli_cpu * SHARES_PER_CPU // 1000, MIN_SHARES), MAX_SHARES)
-
-
-def milli_cpu_to_quota(milli_cpu: int) -> int:
-    quota = milli_cpu * CFS_PERIOD_US // 1000
-    if quota <= 0:
-        return -1
-    return max(quota, MIN_QUOTA_US)
 
 
 def _scaled_quota(quota: int, rules: Rules) -> int:
