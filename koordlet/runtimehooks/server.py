@@ -9,6 +9,7 @@ A malformed request (unparsable annotation, negative resources) is answered INVA
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable
@@ -19,7 +20,7 @@ import grpc
 from api.errors import MalformedValueError
 from api.extension.resource import ANNOTATION_EXTENDED_RESOURCE_SPEC, parse_extended_resource_spec
 from api.runtime.v1alpha1 import api_pb2, api_pb2_grpc
-from koordlet.runtimehooks.hooks.hooks import FailurePolicy, run_hooks
+from koordlet.runtimehooks.hooks.hooks import FailurePolicy, run_hooks, stages_with_hooks
 from koordlet.runtimehooks.protocol import (
     HookRequest,
     Resources,
@@ -152,3 +153,22 @@ def serve(servicer: RuntimeHookServer, socket_path: str, max_workers: int = 4) -
     server.add_insecure_port(f"unix://{socket_path}")
     server.start()
     return server
+
+
+HOOK_CONFIG_NAME = "koordlet.json"
+
+
+def write_hook_config(config_path: str, host_endpoint: str, failure_policy: FailurePolicy,
+                      disable_stages: list[str] | tuple[str, ...] = ()) -> str:
+    """Register with koord-runtime-proxy: `<config_path>/koordlet.json`, tab-indented as
+    upstream, listing the stages that have hooks and are not disabled. Returns the file path."""
+    config = {
+        "remote-endpoint": host_endpoint,
+        "failure-policy": str(failure_policy),
+        "runtime-hooks": [str(s) for s in stages_with_hooks() if s not in disable_stages],
+    }
+    os.makedirs(config_path, exist_ok=True)
+    path = os.path.join(config_path, HOOK_CONFIG_NAME)
+    with open(path, "w") as f:
+        json.dump(config, f, indent="\t")
+    return path

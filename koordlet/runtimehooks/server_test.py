@@ -14,7 +14,7 @@ from api.runtime.v1alpha1 import api_pb2, api_pb2_grpc
 from koordlet.runtimehooks.hooks.hooks import FailurePolicy
 from koordlet.runtimehooks.reconciler import CgroupUpdate
 from koordlet.runtimehooks.rule import Rules
-from koordlet.runtimehooks.server import RuntimeHookServer, serve
+from koordlet.runtimehooks.server import RuntimeHookServer, serve, write_hook_config
 from koordlet.runtimehooks.testing import BE_LABELS, GI, batch, extended_spec_annotation
 
 POD_DIR = "kubepods/besteffort/poduid-1"
@@ -168,3 +168,15 @@ def test_hook_error_under_ignore_policy_still_answers(hooks: Harness) -> None:
     annotations = extended_spec_annotation({"c0": C0}) | {RESOURCE_STATUS: "{not json"}
     response = hooks.stub.PreCreateContainerHook(container_request(annotations), timeout=10)
     assert response.container_resources.cpu_shares == 512
+
+
+def test_hook_config_registers_the_stages_with_hooks(tmp_path: Path) -> None:
+    path = write_hook_config(str(tmp_path / "hooks"), "/var/run/koordlet/koordlet.sock",
+                             FailurePolicy.IGNORE, ["PreUpdateContainerResources"])
+    text = Path(path).read_text()
+    assert Path(path).name == "koordlet.json" and '\n\t"remote-endpoint"' in text
+    assert json.loads(text) == {
+        "remote-endpoint": "/var/run/koordlet/koordlet.sock",
+        "failure-policy": "Ignore",
+        "runtime-hooks": ["PreRunPodSandbox", "PreCreateContainer"],
+    }
