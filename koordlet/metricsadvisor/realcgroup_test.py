@@ -36,11 +36,16 @@ def pod_cgroup():
 
 
 def test_busy_process_in_pod_cgroup_reads_about_one_core(pod_cgroup):
-    busy = subprocess.Popen([sys.executable, "-c", "while True: x = [1] * 1000"])
-    try:
+    def join_cgroup() -> None:
+        # Join before exec: v1 memory charges stay where pages were first touched.
         for s in SUBSYSTEMS:
             with open(f"{ROOT}/{s}/{pod_cgroup}/cgroup.procs", "w") as f:
-                f.write(str(busy.pid))
+                f.write(str(os.getpid()))
+
+    busy = subprocess.Popen(
+        [sys.executable, "-c", "while True: x = [1] * 1000"], preexec_fn=join_cgroup
+    )
+    try:
         pod = PodCgroup("uid-1", pod_cgroup)
         collector = PodResourceCollector(CgroupReader(ROOT, CGROUP_V1), lambda: [pod])
         collector.collect(time.time())
