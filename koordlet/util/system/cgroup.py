@@ -56,9 +56,9 @@ def cgroup_file_read(path: str) -> str:
 
 
 def cgroup_file_write(path: str, value: str) -> None:
-    """One plain write(2) (cgroup files take a whole value per write; no truncate, no temp file)."""
+    """One write(2) of the whole value, as cgroup files take it; never creates the file."""
     try:
-        fd = os.open(path, os.O_WRONLY)
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
     except FileNotFoundError:
         raise CgroupDirNotExistError(path) from None
     except OSError as e:

@@ -1,0 +1,124 @@
+"""Resource updaters: upstream `pkg/koordlet/resourceexecutor/updater.go` and `cgroup.go`.
+
+A `CgroupUpdater` is one value for one cgroup file. `update` writes it if different
+(`cgroupFileWriteIfDifferent`: supported? valid? dir exists? current value differs? then
+write); `merge_update` is the loosen-only half of `LeveledUpdateBatch` for the resources that
+have one (koordlet.md 8, "Updater kinds"): quota and memory.min/low/high only grow, a cpuset
+only gains CPUs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from koordlet.util.system.cgroup import (
+    CGROUP_MAX,
+    MAX_INT64,
+    CgroupDirNotExistError,
+    InvalidValueError,
+    cgroup_file_read,
+    cgroup_file_write,
+)
+from koordlet.util.system.cgroup2 import parse_cpu_max, value_for_v2
+from koordlet.util.system.cgroup_env import CgroupEnv
+from koordlet.util.system.cgroup_resource import CgroupResource
+from koordlet.util.system.cpuset import format_cpuset, parse_cpuset
+
+
+@dataclass(slots=True)
+class CgroupUpdater:
+    env: CgroupEnv
+    resource: CgroupResource
+    parent_dir: str  # relative layout dir, e.g. env.pod_dir(...)
+    value: str  # in v1 units; translated for v2 on write
+
+    @property
+    def path(self) -> str:
+        """The absolute file path: the cache key and what errors name."""
+        return os.path.join(
+            self.env.dir_path(self.resource, self.parent_dir), self.resource.file_name
+        )
+
+    def _check(self, value: str) -> None:
+        self.env.check_supported(self.resource, self.parent_dir)
+        reason = self.resource.validate(value)
+        if reason is not None:
+            raise InvalidValueError(self.path, value, reason)
+        if not os.path.exists(self.path):
+            raise CgroupDirNotExistError(self.path)
+
+    def _current(self) -> str:
+        """The file's value in v1 terms where the comparison needs it (v2 `cpu.max` → quota)."""
+        content = cgroup_file_read(self.path)
+        if self.env.v2 and self.resource.type == "cpu.cfs_quota_us":
+            return str(parse_cpu_max(content)[0])
+        return content
+
+    def write_if_different(self, value: str) -> bool:
+        """True when written; raises `CgroupError` subclasses naming the file and value."""
+        self._check(value)
+        if _equal(self.resource.type, self._current(), value):
+            return False
+        cgroup_file_write(
+            self.path, value_for_v2(self.resource.type, value) if self.env.v2 else value
+        )
+        return True
+
+    def update(self) -> bool:
+        return self.write_if_different(self.value)
+
+    def merge_update(self) -> bool | None:
+        """Loosen-only write; None when this resource has no merge (write it exactly instead)."""
+        merge = _MERGES.get(self.resource.type)
+        if merge is None:
+            return None
+        self._check(self.value)
+        merged = merge(self._current(), self.value)
+        return False if merged is None else self.write_if_different(merged)
+
+
+def _as_unbounded_int(value: str) -> int:
+    """−1 and `max` are unlimited: larger than any number."""
+    text = value.strip()
+    if text in ("-1", CGROUP_MAX):
+        return MAX_INT64
+    return int(text.split()[0])
+
+
+def _equal(resource_type: str, current: str, value: str) -> bool:
+    if resource_type == "cpuset.cpus":
+        return parse_cpuset(current) == parse_cpuset(value)
+    if current == value:
+        return True
+    # Writing MaxInt64 over `max` (or −1 over `max` on v2 limits) changes nothing.
+    unlimited = {CGROUP_MAX, str(MAX_INT64)}
+    if resource_type in ("cpu.cfs_quota_us", "memory.limit_in_bytes"):
+        unlimited.add("-1")
+    return current.strip() in unlimited and value.strip() in unlimited
+
+
+def _merge_larger(current: str, value: str) -> str | None:
+    return value if _as_unbounded_int(value) > _as_unbounded_int(current) else None
+
+
+def _merge_cpuset(current: str, value: str) -> str | None:
+    old, new = parse_cpuset(current), parse_cpuset(value)
+    return None if new <= old else format_cpuset(old | new)
+
+
+_MERGES: dict[str, Callable[[str, str], str | None]] = {
+    "cpu.cfs_quota_us": _merge_larger,
+    "memory.min": _merge_larger,
+    "memory.low": _merge_larger,
+    "memory.high": _merge_larger,
+    "cpuset.cpus": _merge_cpuset,
+}
+
+
+def new_cgroup_updater(
+    env: CgroupEnv, resource_type: str, parent_dir: str, value: str | int
+) -> CgroupUpdater:
+    """Upstream `DefaultCgroupUpdaterFactory.New`: an unknown type is `ResourceUnsupportedError`."""
+    return CgroupUpdater(env, env.resource(resource_type), parent_dir, str(value))
