@@ -70,7 +70,8 @@ class ResourceUpdateExecutor:
         Top-down, each value that needs writing is merged (quota/memory.min,low,high only grow,
         cpusets gain the union) so a parent is never tighter than a child's new value; other
         resources are written exactly right away. Bottom-up, the merged ones get their exact
-        values, so children are narrowed before their parents. Returns the failures.
+        values, so children are narrowed before their parents. Values the cache holds as
+        recently written are skipped, as for cacheable updates. Returns the failures.
         """
         errors: list[CgroupError] = []
         with self._lock:
