@@ -280,7 +280,8 @@ def test_numa_zone_batch_resources(env: tuple[Client, NodeResourceController]) -
     half = {BATCH_CPU: 12500, BATCH_MEMORY: 16_500_000_000}
     wait_for(lambda: zone_batch(client, "numa") == {"node-0": half, "node-1": half},
              what=f"zone batch resources, has {zone_batch(client, 'numa')}")
-    assert matches(client, "numa", case.expect)  # the node level is unchanged
+    # The node level is unchanged (the node and its NRT are written one after the other).
+    wait_for(lambda: matches(client, "numa", case.expect), what="node-level batch resources")
     # koordlet reports less cpu on node-1: the NRT change alone re-reconciles
     nrt = client.get(NODE_RESOURCE_TOPOLOGIES, "numa")
     for r in nrt["zones"][1]["resources"]:
