@@ -2,5 +2,7 @@
 
 The RuntimeHookService gRPC server (`server.py`, upstream `proxyserver/`), the request view and
 the results hooks return (`protocol.py`, upstream `protocol/`), node-wide rules (`rule.py`), the
-hooks and their stages (`hooks/`), and the reconciler mode's planner (`reconciler.py`).
+hooks and their stages (`hooks/`), the reconciler mode's planner (`reconciler.py`), and the
+writer that puts hook results on cgroups through the resource executor plus the reconciler loop
+(`cgroupapply.py`).
 """
