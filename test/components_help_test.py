@@ -25,7 +25,7 @@ COMPONENTS = {
     "koord-runtime-proxy": runtime_proxy_main,
 }
 # Components whose real command line exists; the others are still placeholders.
-IMPLEMENTED = {"koord-manager", "koord-scheduler"}
+IMPLEMENTED = {"koord-manager", "koord-scheduler", "koordlet"}
 REPO_ROOT = Path(test.__file__).absolute().parents[1]
 
 
@@ -76,3 +76,22 @@ def test_manager_without_a_cluster_says_how_to_reach_one(
                               "--health-probe-addr", "127.0.0.1:0"]) == 1
     err = capsys.readouterr().err
     assert "unable to set up koord-manager: no cluster configuration: pass --kubeconfig" in err
+
+
+def test_koordlet_without_a_node_name_refuses_to_start(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NODE_NAME", raising=False)
+    assert koordlet_main.main([]) == 1
+    assert "failed to new daemon: NODE_NAME env is empty" in capsys.readouterr().err
+
+
+def test_koordlet_without_a_cluster_says_how_to_reach_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NODE_NAME", "node-a")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert koordlet_main.main([]) == 1
+    err = capsys.readouterr().err
+    assert "failed to new daemon: no cluster configuration: pass --kubeconfig" in err

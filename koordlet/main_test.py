@@ -1,0 +1,90 @@
+"""koordlet's main runs on this machine: metrics, hook server registration, clean stop."""
+
+from __future__ import annotations
+
+import json
+import socket
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+from koordlet import main
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def unreachable_kubeconfig(tmp_path: Path) -> Path:
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "
+        "'http://127.0.0.1:1'}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+        "current-context: c\nusers: [{name: u, user: {}}]\n")
+    return path
+
+
+def metric(text: str, name: str) -> float | None:
+    for line in text.splitlines():
+        if line.startswith(name + "{"):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def test_koordlet_serves_node_usage_and_registers_its_hook_server(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NODE_NAME", "node-a")
+    port = free_port()
+    # Unix socket paths are limited to 107 bytes; pytest's tmp_path can be longer.
+    sock_dir = tempfile.TemporaryDirectory(prefix="koordlet-main-", dir="/tmp")
+    stop = threading.Event()
+    result: list[int] = []
+    args = ["--kubeconfig", str(unreachable_kubeconfig(tmp_path)), f"--addr=127.0.0.1:{port}",
+            "--cgroup-root-dir=/sys/fs/cgroup/", "--sys-root-dir=/sys/",
+            f"--runtime-hooks-addr={sock_dir.name}/koordlet.sock",
+            f"--runtime-hooks-config-path={tmp_path}/hooks",
+            "--runtime-hooks-disable-stages=PostStopPodSandbox"]
+    thread = threading.Thread(target=lambda: result.append(main.main(args, stop)))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 15
+        cpu = None
+        while cpu is None and time.monotonic() < deadline:
+            time.sleep(0.3)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics") as r:
+                    text = r.read().decode()
+            except OSError:
+                continue
+            cpu = metric(text, "koordlet_node_used_cpu_cores")
+        assert cpu is not None, "no koordlet_node_used_cpu_cores after 15 s"
+        assert 0 <= cpu <= psutil.cpu_count()
+        memory = metric(text, "koordlet_node_used_memory_bytes")
+        assert memory is not None and 0 < memory < psutil.virtual_memory().total
+        assert metric(text, "koordlet_start_time") is not None
+        config = json.loads((tmp_path / "hooks" / "koordlet.json").read_text())
+        assert config["remote-endpoint"] == "/var/run/koordlet/koordlet.sock"
+        assert "PostStopPodSandbox" not in config["runtime-hooks"]
+        assert Path(sock_dir.name, "koordlet.sock").is_socket()
+    finally:
+        stop.set()
+        thread.join(timeout=15)
+        sock_dir.cleanup()
+    assert result == [0]
+
+
+def test_an_unknown_failure_policy_is_a_startup_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("NODE_NAME", "node-a")
+    assert main.main(["--kubeconfig", str(unreachable_kubeconfig(tmp_path)),
+                      "--runtime-hooks-failure-policy=Maybe"]) == 1
+    assert "--runtime-hooks-failure-policy='Maybe': must be Fail or Ignore" in \
+        capsys.readouterr().err
