@@ -1,0 +1,247 @@
+"""cpusuppress: upstream `pkg/koordlet/qosmanager/plugins/cpusuppress/cpu_suppress.go`.
+
+Every `--cpu-suppress-interval-seconds` the BE allowance is computed from NodeSLO's
+`resourceUsedThresholdWithBE` and the last node, pod and host-application CPU usage (koordlet.md
+7.2), and applied to the node-level BE cgroup (11.6) with the `cfsQuota` policy: the quota
+drops at once and grows back by at most 10 % of the node per round. When suppression is
+disabled the quota is recovered to −1 once. The `cpuset` policy's CPU selection is not
+implemented yet: under it this strategy only recovers the quota.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+from kubernetes.utils import parse_quantity
+
+from api.extension.node import parse_node_reservation
+from api.extension.qos import KubeQoSClass, QoSClass, get_kube_qos_class, get_pod_qos_class_raw
+from api.slo.v1alpha1.host_application import CgroupBaseType
+from api.slo.v1alpha1.strategies import CPUSuppressPolicy, ResourceThresholdStrategy
+from koordlet.metriccache import metric_types as mt
+from koordlet.qosmanager.framework import Context, KubeDict
+from koordlet.resourceexecutor.reader import CgroupReader
+from koordlet.resourceexecutor.updater import new_cgroup_updater
+from koordlet.util.system.cgroup import CgroupError
+from koordlet.util.system.cgroup_env import CgroupEnv
+from koordlet.util.system.cpuset import format_cpuset, parse_cpuset
+from pkg.features.koordlet_features import BE_CPU_SUPPRESS
+
+logger = logging.getLogger(__name__)
+
+CFS_BASE_PERIOD = 100000
+# The quota never goes below 2 ms per period, so BE pods keep making progress.
+CFS_QUOTA_MIN_VALUE = 2000
+# Skip a write smaller than 1 % of the node; grow by at most 10 % of the node per round.
+CFS_QUOTA_DELTA_RATIO = 0.01
+CFS_QUOTA_SCALE_UP_RATIO = 0.1
+
+
+def _milli(quantity: object) -> int:
+    return int(parse_quantity(quantity) * 1000)
+
+
+@dataclass(slots=True)
+class SuppressInputs:
+    """The figures of step 3 of 7.2, all in millicores."""
+
+    capacity_milli: int
+    reserved_milli: int
+    node_used_milli: int
+    pods_all_milli: int
+    pods_non_be_milli: int
+    host_all_milli: int
+    host_non_be_milli: int
+
+    def system_milli(self) -> int:
+        used = self.node_used_milli - self.pods_all_milli - self.host_all_milli
+        return max(used, 0, self.reserved_milli)
+
+
+def calculate_be_suppress_cpu(inputs: SuppressInputs, strategy: ResourceThresholdStrategy) -> int:
+    """Upstream `calculateBESuppressCPU`: the BE allowance in millicores."""
+    threshold = strategy.cpu_suppress_threshold_percent or 0
+    suppress = (
+        inputs.capacity_milli * threshold // 100
+        - inputs.pods_non_be_milli
+        - inputs.host_non_be_milli
+        - inputs.system_milli()
+    )
+    if strategy.cpu_suppress_min_percent is not None:
+        suppress = max(suppress, inputs.capacity_milli * strategy.cpu_suppress_min_percent // 100)
+    return suppress
+
+
+def is_be_pod(pod: KubeDict) -> bool:
+    """BE for suppression: labelled BE or kube-BestEffort (a batch pod without the label)."""
+    return (
+        get_pod_qos_class_raw(pod) is QoSClass.BE
+        or get_kube_qos_class(pod) == KubeQoSClass.BEST_EFFORT
+    )
+
+
+def reserved_cpu_milli(node: KubeDict) -> int:
+    """max(capacity − allocatable, node.koordinator.sh/reservation cpu), floor 0."""
+    status = node.get("status") or {}
+    capacity = (status.get("capacity") or {}).get("cpu", 0)
+    allocatable = (status.get("allocatable") or {}).get("cpu", capacity)
+    reserved = max(_milli(capacity) - _milli(allocatable), 0)
+    annotations = (node.get("metadata") or {}).get("annotations")
+    resources = parse_node_reservation(annotations).resources or {}
+    if "cpu" in resources:
+        reserved = max(reserved, _milli(resources["cpu"]))
+    return reserved
+
+
+class CPUSuppress:
+    name = "CPUSuppresss"  # sic: upstream's strategy name has three s
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.reader = CgroupReader(ctx.env)
+        # Recovery writes −1 once per switch away from cfsQuota (upstream's
+        # suppressPolicyStatuses); it starts False so a fresh koordlet recovers once.
+        self._quota_recovered = False
+
+    def enabled(self) -> bool:
+        return self.ctx.feature_gate.enabled(BE_CPU_SUPPRESS)
+
+    def interval_seconds(self) -> float:
+        return float(self.ctx.config.cpu_suppress_interval_seconds)
+
+    def run_once(self) -> None:
+        slo = self.ctx.states.get_node_slo()
+        if slo is None:
+            return
+        strategy = slo.spec.resource_used_threshold_with_be
+        if strategy is None or strategy.enable is not True:
+            self.recover_cfs_quota()
+            self.recover_cpuset()
+            return
+        inputs = self.collect_inputs()
+        if inputs is None:
+            return
+        suppress_milli = calculate_be_suppress_cpu(inputs, strategy)
+        if strategy.cpu_suppress_policy == CPUSuppressPolicy.CFS_QUOTA:
+            self.adjust_by_cfs_quota(suppress_milli, inputs.capacity_milli)
+            self.recover_cpuset()
+        else:
+            self.recover_cfs_quota()
+
+    def collect_inputs(self) -> SuppressInputs | None:
+        node = self.ctx.states.get_node()
+        cpu_info = self.ctx.metric_cache.get(mt.NODE_CPU_INFO_KEY)
+        if node is None or cpu_info is None:
+            return None
+        now = self.ctx.clock.now()
+        start = now - 2 * self.ctx.collect_res_used_interval_seconds
+        node_used = self._last(mt.NODE_CPU_USAGE, {}, start, now)
+        if node_used is None:
+            return None
+        pods_all = pods_non_be = 0
+        for pod in self.ctx.states.get_all_pods():
+            uid = (pod.get("metadata") or {}).get("uid", "")
+            used = self._last(mt.POD_CPU_USAGE, {mt.POD_UID: uid}, start, now)
+            if used is None:
+                continue
+            pods_all += used
+            if not is_be_pod(pod):
+                pods_non_be += used
+        host_all = host_non_be = 0
+        slo = self.ctx.states.get_node_slo()
+        for app in (slo.spec.host_applications if slo else None) or []:
+            props = {mt.HOST_APP_NAME: app.name}
+            used = self._last(mt.HOST_APPLICATION_CPU_USAGE, props, start, now)
+            if used is None:
+                continue
+            host_all += used
+            base = app.cgroup_path.base if app.cgroup_path else None
+            if not (app.qos == QoSClass.BE and base == CgroupBaseType.KUBEPODS_BESTEFFORT):
+                host_non_be += used
+        capacity = ((node.get("status") or {}).get("capacity") or {}).get("cpu", 0)
+        return SuppressInputs(
+            capacity_milli=_milli(capacity),
+            reserved_milli=reserved_cpu_milli(node),
+            node_used_milli=node_used,
+            pods_all_milli=pods_all,
+            pods_non_be_milli=pods_non_be,
+            host_all_milli=host_all,
+            host_non_be_milli=host_non_be,
+        )
+
+    def _last(self, kind: str, props: dict[str, str], start: float, end: float) -> int | None:
+        """The last value in the window, truncated to millicores (None when no point)."""
+        result = self.ctx.metric_cache.query(kind, props, start, end)
+        if result.count() == 0:
+            return None
+        return int(result.value("last") * 1000)
+
+    def adjust_by_cfs_quota(self, suppress_milli: int, capacity_milli: int) -> None:
+        """Step 4 of 7.2 on the BE dir's `cpu.cfs_quota_us`."""
+        be_dir = self.ctx.env.be_dir()
+        node_quota = capacity_milli // 1000 * CFS_BASE_PERIOD
+        new = max(suppress_milli * CFS_BASE_PERIOD // 1000, CFS_QUOTA_MIN_VALUE)
+        try:
+            cur = self.reader.read_cpu_quota(be_dir)
+        except (CgroupError, OSError, ValueError) as e:
+            logger.warning("cpusuppress: cannot read BE quota: %s", e)
+            return
+        if abs(new - cur) < node_quota * CFS_QUOTA_DELTA_RATIO and new != CFS_QUOTA_MIN_VALUE:
+            return
+        if cur != -1 and new - cur > node_quota * CFS_QUOTA_SCALE_UP_RATIO:
+            new = cur + int(node_quota * CFS_QUOTA_SCALE_UP_RATIO)
+        updater = new_cgroup_updater(self.ctx.env, "cpu.cfs_quota_us", be_dir, new)
+        try:
+            self.ctx.executor.update(False, updater)
+        except CgroupError as e:
+            logger.warning("cpusuppress: %s", e)
+            return
+        self._quota_recovered = False
+        logger.info("cpusuppress: BE cfs quota %d -> %d", cur, new)
+
+    def recover_cfs_quota(self) -> None:
+        if self._quota_recovered:
+            return
+        updater = new_cgroup_updater(self.ctx.env, "cpu.cfs_quota_us", self.ctx.env.be_dir(), -1)
+        try:
+            self.ctx.executor.update(False, updater)
+        except CgroupError as e:
+            logger.warning("cpusuppress: recover quota: %s", e)
+            return
+        self._quota_recovered = True
+
+    def full_be_cpuset(self) -> frozenset[int] | None:
+        """All processors minus the node's reserved CPUs (LSE pods' cpusets: not yet)."""
+        cpu_info = self.ctx.metric_cache.get(mt.NODE_CPU_INFO_KEY)
+        node = self.ctx.states.get_node()
+        if cpu_info is None or node is None:
+            return None
+        annotations = (node.get("metadata") or {}).get("annotations")
+        reserved = parse_cpuset(parse_node_reservation(annotations).reserved_cpus or "")
+        return frozenset(p.cpu_id for p in cpu_info.processors) - reserved
+
+    def recover_cpuset(self) -> None:
+        """BE dir, its pod dirs and their container dirs get the full BE cpuset, parents first."""
+        cpus = self.full_be_cpuset()
+        if not cpus:
+            return
+        env, value = self.ctx.env, format_cpuset(cpus)
+        be_dir = env.be_dir()
+        pods = _subdirs(env, be_dir)
+        containers = [c for p in pods for c in _subdirs(env, p)]
+        levels = [
+            [new_cgroup_updater(env, "cpuset.cpus", d, value) for d in level]
+            for level in ([be_dir], pods, containers)
+        ]
+        self.ctx.executor.leveled_update_batch(levels)
+
+
+def _subdirs(env: CgroupEnv, parent_dir: str) -> list[str]:
+    base = env.dir_path(env.resource("cpuset.cpus"), parent_dir)
+    try:
+        names = sorted(e.name for e in os.scandir(base) if e.is_dir())
+    except OSError:
+        return []
+    return [os.path.join(parent_dir, n) for n in names]

@@ -1,0 +1,115 @@
+"""cpusuppress formula and cfsQuota steps on a fake cgroup v2 tree (koordlet.md 7.2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from api.slo.v1alpha1.strategies import ResourceThresholdStrategy
+from koordlet.metriccache import metric_types as mt
+from koordlet.metriccache.metric_cache import MetricCache, MetricSample
+from koordlet.metricsadvisor.nodeinfo import CPUTopology, ProcessorInfo
+from koordlet.qosmanager.cpusuppress import (
+    CPUSuppress,
+    SuppressInputs,
+    calculate_be_suppress_cpu,
+    is_be_pod,
+)
+from koordlet.qosmanager.framework import Context
+from koordlet.qosmanager.testing import FakeStates, node, node_slo, pod
+from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
+from koordlet.util.system.testing import fake_v2_tree
+from pkg.features import koordlet_feature_gate
+from pkg.util.clock import FakeClock
+
+
+def test_formula_subtracts_non_be_pods_host_apps_and_system() -> None:
+    inputs = SuppressInputs(
+        capacity_milli=10000,
+        reserved_milli=0,
+        node_used_milli=6000,
+        pods_all_milli=5000,
+        pods_non_be_milli=3000,
+        host_all_milli=500,
+        host_non_be_milli=200,
+    )
+    strategy = ResourceThresholdStrategy(cpu_suppress_threshold_percent=65)
+    # system = 6000 − 5000 − 500 = 500; 6500 − 3000 − 200 − 500
+    assert calculate_be_suppress_cpu(inputs, strategy) == 2800
+
+
+def test_system_is_floored_at_reservation_and_min_percent_applies() -> None:
+    inputs = SuppressInputs(10000, 1500, 6000, 6000, 6000, 0, 0)
+    assert inputs.system_milli() == 1500
+    strategy = ResourceThresholdStrategy(
+        cpu_suppress_threshold_percent=65, cpu_suppress_min_percent=10
+    )
+    assert calculate_be_suppress_cpu(inputs, strategy) == 1000  # 6500−6000−1500 < 10 %
+
+
+def test_be_is_label_or_kube_besteffort() -> None:
+    assert is_be_pod(pod("a", "BE", "Burstable"))
+    assert is_be_pod(pod("b", None, "BestEffort"))
+    assert not is_be_pod(pod("c", "LS", "Burstable"))
+
+
+@pytest.fixture
+def setup(tmp_path: Path):
+    env = fake_v2_tree(tmp_path, ["kubepods.slice/kubepods-besteffort.slice"])
+    clock = FakeClock(1000.0)
+    cache = MetricCache()
+    cache.set(
+        mt.NODE_CPU_INFO_KEY, CPUTopology([ProcessorInfo(i, i, 0, 0, "", 0) for i in range(4)])
+    )
+    states = FakeStates(
+        node=node("4"), node_slo=node_slo(True), pods=[pod("ls", "LS", "Burstable")]
+    )
+    ctx = Context(
+        env=env,
+        executor=ResourceUpdateExecutor(clock),
+        metric_cache=cache,
+        states=states,
+        feature_gate=koordlet_feature_gate.copy(),
+        clock=clock,
+    )
+    cpu_max = tmp_path / "kubepods.slice/kubepods-besteffort.slice/cpu.max"
+    return CPUSuppress(ctx), ctx, cpu_max
+
+
+def _run(plugin: CPUSuppress, cpu_max: Path) -> str:
+    """One round; then the fake file gets the period back, as the kernel's cpu.max keeps it."""
+    plugin.run_once()
+    quota = cpu_max.read_text().split()[0]
+    cpu_max.write_text(f"{quota} 100000\n")
+    return quota
+
+
+def _feed(ctx: Context, node_cores: float, ls_cores: float) -> None:
+    now = ctx.clock.now()
+    ctx.metric_cache.append(
+        [
+            MetricSample(mt.NODE_CPU_USAGE, {}, now, node_cores),
+            MetricSample(mt.POD_CPU_USAGE, {mt.POD_UID: "ls"}, now, ls_cores),
+        ]
+    )
+
+
+def test_cfs_quota_drops_at_once_and_grows_by_ten_percent_of_node(setup) -> None:
+    plugin, ctx, cpu_max = setup
+    _feed(ctx, 2.7, 2.7)  # 2600m − 2700m < 0 → floor 2000
+    assert _run(plugin, cpu_max) == "2000"
+    ctx.clock.step(1)
+    _feed(ctx, 0.0, 0.0)  # allowance 2600m, but +40000 (10 % of 4 cores) per round
+    assert _run(plugin, cpu_max) == "42000"
+
+
+def test_no_slo_skips_and_disabled_recovers_to_max(setup) -> None:
+    plugin, ctx, cpu_max = setup
+    ctx.states.node_slo = None
+    _feed(ctx, 2.7, 2.7)
+    assert _run(plugin, cpu_max) == "max"
+    ctx.states.node_slo = node_slo(True)
+    assert _run(plugin, cpu_max) == "2000"
+    ctx.states.node_slo = node_slo(False)
+    assert _run(plugin, cpu_max) == "max"

@@ -1,0 +1,13 @@
+"""The one registration list of qosmanager strategies: upstream `qosmanager/plugins/register.go`.
+
+Keys are upstream's strategy names; each factory builds its strategy from the shared context.
+"""
+
+from __future__ import annotations
+
+from koordlet.qosmanager.cpusuppress import CPUSuppress
+from koordlet.qosmanager.framework import StrategyFactory
+
+STRATEGY_PLUGINS: dict[str, StrategyFactory] = {
+    CPUSuppress.name: CPUSuppress,
+}
