@@ -225,6 +225,12 @@ class NodeUsageGauges:
         return samples
 
 
+def _metric_gc(cache: MetricCache, stop: threading.Event) -> None:
+    """Expired points and gone pods' series leave every --metric-gc-interval-seconds."""
+    while not stop.wait(cache.config.metric_gc_interval_seconds):
+        cache.gc(time.time())
+
+
 def main(argv: Sequence[str] | None = None, stop: threading.Event | None = None) -> int:
     args = build_parser().parse_args(argv)
     klog.setup_from_args(args)
@@ -303,6 +309,8 @@ def _run(args: argparse.Namespace, node_name: str, client: Client, system: Confi
                for i, a in enumerate(advisors)]
     threads.append(threading.Thread(target=reconciler.run, args=(stop,), daemon=True,
                                     name="runtimehooks-reconciler"))
+    threads.append(threading.Thread(target=_metric_gc, args=(cache, stop), daemon=True,
+                                    name="metriccache-gc"))
     for t in threads:
         t.start()
     try:
