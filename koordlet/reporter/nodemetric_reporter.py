@@ -1,0 +1,185 @@
+"""The NodeMetric reporter (upstream ``pkg/koordlet/statesinformer/impl/states_nodemetric.go``,
+``nodeMetricInformer.sync`` and ``collectMetric``).
+
+``NodeMetricReporter(client, states, cache, predictor=None, clock=...)``: ``run(stop)`` waits
+one ``reportIntervalSeconds`` (re-read from the NodeMetric spec every round, default 60,
+floor 30), then ``report(now)``: builds the status from the metric cache and writes it with
+``update_status`` to the existing NodeMetric named after the node (never created; NotFound
+skips the round), rate limited to 0.1 QPS burst 2 (a limited round is dropped).
+
+Status: ``nodeUsage`` (avg over ``aggregateDurationSeconds``), ``aggregatedNodeUsages`` (avg,
+p50, p90, p95, p99 per ``nodeAggregatePolicy.durations``; an empty map when the samples span
+under half the window), ``systemUsage``/``aggregatedSystemUsages`` from ``sys_*``,
+``podsMetric`` (avg per pod, sorted by namespace and name; a pod with no samples is left out),
+and ``prodReclaimableMetric``/``prodPeakMetric`` from the peak predictor when one is given.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from api.core import QuantityFormat, format_quantity
+from api.extension.priority import get_pod_priority_class_with_default
+from api.extension.qos import get_pod_qos_class_with_default
+from api.meta import format_time
+from koordlet.metriccache import aggregate
+from koordlet.metriccache import metric_types as mt
+from koordlet.metriccache.metric_cache import MetricCache
+from koordlet.prediction.peak_predictor import PeakPredictServer, prod_reclaimable
+from koordlet.statesinformer.states_informer import NODE_METRICS, StatesInformer
+from pkg.client.errors import ApiError
+from pkg.client.rest import Client
+from pkg.util.clock import REAL_CLOCK, Clock
+from pkg.util.flowcontrol import TokenBucket
+
+log = logging.getLogger(__name__)
+
+# Cache aggregation type → NodeMetric key (the cache spells P90/P95 in upper case).
+AGGREGATIONS = {"avg": aggregate.AVG, "p50": aggregate.P50, "p90": aggregate.P90,
+                "p95": aggregate.P95, "p99": aggregate.P99}
+_NODE_MEMORY = {"usageWithPageCache": mt.NODE_MEMORY_USAGE_WITH_PAGE_CACHE}
+_POD_MEMORY = {"usageWithPageCache": mt.POD_MEMORY_USAGE_WITH_PAGE_CACHE}
+
+
+def parse_duration(d: str) -> float:
+    """Go duration ("5m0s", "1h", "90s") in seconds."""
+    total, num = 0.0, ""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0}
+    for ch in d:
+        if ch.isdigit() or ch == ".":
+            num += ch
+        elif ch in units and num:
+            total, num = total + float(num) * units[ch], ""
+        else:
+            raise ValueError(f"bad duration {d!r}")
+    if num:
+        raise ValueError(f"bad duration {d!r}")
+    return total
+
+
+def resource_map(cpu_cores: float, memory_bytes: float) -> dict[str, Any]:
+    """``{cpu: milli(int(cores×1000)), memory: int(bytes)}`` as Go writes the quantities."""
+    return {"resources": {
+        "cpu": format_quantity(f"{int(cpu_cores * 1000)}m"),
+        "memory": format_quantity(Decimal(int(memory_bytes)), QuantityFormat.BINARY_SI)}}
+
+
+class NodeMetricReporter:
+    def __init__(self, client: Client, states: StatesInformer, cache: MetricCache,
+                 predictor: PeakPredictServer | None = None, clock: Clock = REAL_CLOCK) -> None:
+        self.client = client
+        self.states = states
+        self.cache = cache
+        self.predictor = predictor
+        self.clock = clock
+        self.limiter = TokenBucket(0.1, 2, clock)
+
+    def _query(self, kind: str, props: dict[str, str], start: float, end: float,
+               agg: str) -> float | None:
+        try:
+            return self.cache.query(kind, props, start, end).value(agg)
+        except aggregate.EmptyResultError:
+            return None
+
+    def _usage(self, cpu_kind: str, mem_kind: str, props: dict[str, str], start: float,
+               end: float) -> dict[str, Any] | None:
+        cpu = self._query(cpu_kind, props, start, end, aggregate.AVG)
+        memory = self._query(mem_kind, props, start, end, aggregate.AVG)
+        return None if cpu is None or memory is None else resource_map(cpu, memory)
+
+    def _aggregated(self, cpu_kind: str, mem_kind: str, durations: list[str],
+                    now: float) -> list[dict[str, Any]]:
+        out = []
+        for d in durations:
+            window = parse_duration(d)
+            cpu = self.cache.query(cpu_kind, {}, now - window, now)
+            memory = self.cache.query(mem_kind, {}, now - window, now)
+            usage: dict[str, Any] = {}
+            # Cold-start filter: under half the window of samples reports nothing.
+            if min(cpu.time_range_seconds(), memory.time_range_seconds()) >= window / 2:
+                usage = {key: resource_map(cpu.value(agg), memory.value(agg))
+                         for key, agg in AGGREGATIONS.items()}
+            out.append({"duration": d, "usage": usage})
+        return out
+
+    def collect(self, now: float) -> dict[str, Any] | None:
+        """The status to write, or None when node usage cannot be computed."""
+        policy = self.states.get_node_metric_spec()["metricCollectPolicy"]
+        start = now - policy["aggregateDurationSeconds"]
+        mem_policy = policy["nodeMemoryCollectPolicy"]
+        node_mem = _NODE_MEMORY.get(mem_policy, mt.NODE_MEMORY_USAGE)
+        node_usage = self._usage(mt.NODE_CPU_USAGE, node_mem, {}, start, now)
+        if node_usage is None:
+            return None
+        durations = policy["nodeAggregatePolicy"]["durations"]
+        node_metric: dict[str, Any] = {
+            "nodeUsage": node_usage,
+            "aggregatedNodeUsages": self._aggregated(mt.NODE_CPU_USAGE, node_mem, durations,
+                                                     now)}
+        sys_usage = self._usage(mt.SYS_CPU_USAGE, mt.SYS_MEMORY_USAGE, {}, start, now)
+        if sys_usage is not None:
+            node_metric["systemUsage"] = sys_usage
+            node_metric["aggregatedSystemUsages"] = self._aggregated(
+                mt.SYS_CPU_USAGE, mt.SYS_MEMORY_USAGE, durations, now)
+        pods_metric = []
+        pods = [m.pod for m in self.states.get_all_pods()]
+        for pod in pods:
+            usage = self._usage(mt.POD_CPU_USAGE, _POD_MEMORY.get(mem_policy, mt.POD_MEMORY_USAGE),
+                                {mt.POD_UID: pod["metadata"].get("uid", "")}, start, now)
+            if usage is None:
+                continue
+            pods_metric.append({
+                "namespace": pod["metadata"].get("namespace"), "name": pod["metadata"]["name"],
+                "podUsage": usage, "priority": get_pod_priority_class_with_default(pod).value,
+                "qos": get_pod_qos_class_with_default(pod).value})
+        pods_metric.sort(key=lambda p: (p["namespace"] or "", p["name"]))
+        status: dict[str, Any] = {"nodeMetric": node_metric, "podsMetric": pods_metric}
+        node = self.states.get_node()
+        if self.predictor is not None and node is not None:
+            reclaimable, peak = prod_reclaimable(self.predictor, node, pods, now)
+            status["prodReclaimableMetric"] = {
+                "resource": resource_map(reclaimable["cpu"] / 1000, reclaimable["memory"])}
+            status["prodPeakMetric"] = {
+                "resource": resource_map(peak["cpu"] / 1000, peak["memory"])}
+        return status
+
+    def report(self, now: float) -> bool:
+        """One round; True when the status was written."""
+        status = self.collect(now)
+        if status is None:
+            log.warning("node metrics not ready, skip reporting NodeMetric")
+            return False
+        if not self.limiter.try_accept():
+            log.info("NodeMetric update rate limited, dropped this round")
+            return False
+        status["updateTime"] = format_time(datetime.fromtimestamp(now, UTC))
+        for _ in range(5):  # retry on conflict
+            try:
+                obj = self.client.get(NODE_METRICS, self.states.node_name)
+            except ApiError as e:
+                if e.status == 404:
+                    return False
+                raise
+            obj["status"] = status
+            try:
+                self.client.update_status(NODE_METRICS, obj)
+                return True
+            except ApiError as e:
+                if e.status != 409:
+                    raise
+        return False
+
+    def interval(self) -> float:
+        return float(self.states.get_node_metric_spec()["metricCollectPolicy"]
+                     ["reportIntervalSeconds"])
+
+    def run(self, stop: threading.Event) -> None:
+        while not self.clock.sleep(self.interval(), stop):
+            try:
+                self.report(self.clock.now())
+            except ApiError:
+                log.exception("update NodeMetric %s status failed", self.states.node_name)
