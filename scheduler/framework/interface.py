@@ -28,7 +28,7 @@ import numpy as np
 
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.snapshot import Snapshot
-from scheduler.framework.status import Status, is_success
+from scheduler.framework.status import Status, is_success, state_not_found
 from scheduler.framework.types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
@@ -107,6 +107,33 @@ class PreFilterExtensions(Protocol):
 
     def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo,
                    node_info: NodeInfo) -> Status | None: ...
+
+
+class PodUpdatingPreFilterExtensions:
+    """AddPod/RemovePod for a PreFilter plugin whose cycle state (under
+    ``pre_filter_state_key``) updates itself with ``update_with_pod(other, pod, node_info,
+    ±1)``: InterPodAffinity and PodTopologySpread keep per-domain pod counts that way."""
+
+    pre_filter_state_key: ClassVar[str]
+
+    def pre_filter_extensions(self) -> PodUpdatingPreFilterExtensions:
+        return self
+
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo,
+                node_info: NodeInfo) -> Status | None:
+        return self._update(state, pod, pod_to_add, node_info, 1)
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo,
+                   node_info: NodeInfo) -> Status | None:
+        return self._update(state, pod, pod_to_remove, node_info, -1)
+
+    def _update(self, state: CycleState, pod: PodInfo, other: PodInfo, node_info: NodeInfo,
+                delta: int) -> Status | None:
+        s = state.get(self.pre_filter_state_key)
+        if s is None:
+            return state_not_found(self.pre_filter_state_key)
+        s.update_with_pod(other, pod, node_info, delta)
+        return None
 
 
 class PreFilterPlugin(Plugin):

@@ -96,4 +96,9 @@ def unresolvable(*reasons: str) -> Status:
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
 
 
+def state_not_found(key: str) -> Status:
+    """The Error a plugin returns when its cycle-state entry is missing (upstream wording)."""
+    return Status(Code.ERROR, f'reading "{key}" from cycleState: not found')
+
+
 SKIP = Code.SKIP

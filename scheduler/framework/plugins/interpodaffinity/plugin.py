@@ -31,6 +31,7 @@ from scheduler.framework.events import (
 from scheduler.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    PodUpdatingPreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
@@ -52,19 +53,17 @@ from scheduler.framework.plugins.interpodaffinity.terms import (
     pod_terms,
 )
 from scheduler.framework.snapshot import Snapshot
-from scheduler.framework.status import Code, Status, unresolvable
+from scheduler.framework.status import Code, Status, state_not_found, unresolvable
 from scheduler.framework.types import NodeInfo, PodInfo
 
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 
 
-def _not_found(key: str) -> Status:
-    return Status(Code.ERROR, f'reading "{key}" from cycleState: not found')
 
-
-class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin,
-                       EnqueueExtensions):
+class InterPodAffinity(PodUpdatingPreFilterExtensions, PreFilterPlugin, FilterPlugin,
+                       PreScorePlugin, ScorePlugin, EnqueueExtensions):
     name = NAME
+    pre_filter_state_key = PRE_FILTER_STATE_KEY
     has_normalize = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
@@ -99,29 +98,10 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             namespace_labels, existing, affinity_counts, anti_counts))
         return None, None
 
-    def pre_filter_extensions(self) -> InterPodAffinity:
-        return self
-
-    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo,
-                node_info: NodeInfo) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return _not_found(PRE_FILTER_STATE_KEY)
-        s.update_with_pod(pod_to_add, pod, node_info, 1)
-        return None
-
-    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo,
-                   node_info: NodeInfo) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return _not_found(PRE_FILTER_STATE_KEY)
-        s.update_with_pod(pod_to_remove, pod, node_info, -1)
-        return None
-
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
-            return _not_found(PRE_FILTER_STATE_KEY)
+            return state_not_found(PRE_FILTER_STATE_KEY)
         return filtering.check(s, node_info)
 
     def filter_nodes(self, state: CycleState, pod: PodInfo,
@@ -165,20 +145,20 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
               node_info: NodeInfo) -> tuple[int, Status | None]:
         scores = state.get(PRE_SCORE_STATE_KEY)
         if scores is None:
-            return 0, _not_found(PRE_SCORE_STATE_KEY)
+            return 0, state_not_found(PRE_SCORE_STATE_KEY)
         return scoring.score(scores, node_info), None
 
     def score_nodes(self, state: CycleState, pod: PodInfo, snapshot: Snapshot,
                     idx: np.ndarray) -> tuple[np.ndarray, Status | None]:
         scores = state.get(PRE_SCORE_STATE_KEY)
         if scores is None:
-            return np.zeros(len(idx), dtype=np.int64), _not_found(PRE_SCORE_STATE_KEY)
+            return np.zeros(len(idx), dtype=np.int64), state_not_found(PRE_SCORE_STATE_KEY)
         return scoring.score_nodes(scores, idx), None
 
     def normalize_score(self, state: CycleState, pod: PodInfo,
                         scores: np.ndarray) -> Status | None:
         if state.get(PRE_SCORE_STATE_KEY) is None:
-            return _not_found(PRE_SCORE_STATE_KEY)
+            return state_not_found(PRE_SCORE_STATE_KEY)
         scoring.normalize(scores)
         return None
 

@@ -34,6 +34,7 @@ from scheduler.framework.events import (
 from scheduler.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
+    PodUpdatingPreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
@@ -56,7 +57,7 @@ from scheduler.framework.plugins.podtopologyspread.filtering import PRE_FILTER_S
 from scheduler.framework.plugins.podtopologyspread.inclusion import NodeInclusion
 from scheduler.framework.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY
 from scheduler.framework.snapshot import Snapshot
-from scheduler.framework.status import Code, Status
+from scheduler.framework.status import Code, Status, state_not_found
 from scheduler.framework.types import NodeInfo, PodInfo
 
 SYSTEM_DEFAULTING = "System"
@@ -64,9 +65,6 @@ SYSTEM_DEFAULTING = "System"
 _KIND = {DO_NOT_SCHEDULE: "hard", SCHEDULE_ANYWAY: "soft"}
 _NO_OWN_CONSTRAINTS: Mapping[str, tuple[Constraint, ...]] = {a: () for a in _KIND}
 
-
-def _not_found(key: str) -> Status:
-    return Status(Code.ERROR, f'reading "{key}" from cycleState: not found')
 
 
 @dataclass(slots=True)
@@ -101,9 +99,10 @@ def _parse_pod(pod: Mapping[str, Any]) -> _PodSpread:
     return _PodSpread(True, {a: _own_constraints(raw, labels, a) for a in _KIND})
 
 
-class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin,
-                        EnqueueExtensions):
+class PodTopologySpread(PodUpdatingPreFilterExtensions, PreFilterPlugin, FilterPlugin,
+                        PreScorePlugin, ScorePlugin, EnqueueExtensions):
     name = NAME
+    pre_filter_state_key = PRE_FILTER_STATE_KEY
     has_normalize = True
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
@@ -154,29 +153,10 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             snapshot, self._counter, pod, constraints, spread.inclusion(pod.pod)))
         return None, None
 
-    def pre_filter_extensions(self) -> PodTopologySpread:
-        return self
-
-    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo,
-                node_info: NodeInfo) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return _not_found(PRE_FILTER_STATE_KEY)
-        s.update_with_pod(pod_to_add, pod, node_info, 1)
-        return None
-
-    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo,
-                   node_info: NodeInfo) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return _not_found(PRE_FILTER_STATE_KEY)
-        s.update_with_pod(pod_to_remove, pod, node_info, -1)
-        return None
-
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
-            return _not_found(PRE_FILTER_STATE_KEY)
+            return state_not_found(PRE_FILTER_STATE_KEY)
         return filtering.check(s, pod, node_info)
 
     def filter_nodes(self, state: CycleState, pod: PodInfo,
@@ -213,14 +193,14 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
               node_info: NodeInfo) -> tuple[int, Status | None]:
         s = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
-            return 0, _not_found(PRE_SCORE_STATE_KEY)
+            return 0, state_not_found(PRE_SCORE_STATE_KEY)
         return scoring.score(s, node_info), None
 
     def score_nodes(self, state: CycleState, pod: PodInfo, snapshot: Snapshot,
                     idx: np.ndarray) -> tuple[np.ndarray, Status | None]:
         s = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
-            return np.zeros(len(idx), dtype=np.int64), _not_found(PRE_SCORE_STATE_KEY)
+            return np.zeros(len(idx), dtype=np.int64), state_not_found(PRE_SCORE_STATE_KEY)
         return scoring.score_nodes(s, idx), None
 
     def normalize_score(self, state: CycleState, pod: PodInfo,
