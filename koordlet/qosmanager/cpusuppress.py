@@ -14,8 +14,6 @@ import logging
 import os
 from dataclasses import dataclass
 
-from kubernetes.utils import parse_quantity
-
 from api.extension.node import parse_node_reservation
 from api.extension.qos import KubeQoSClass, QoSClass, get_kube_qos_class, get_pod_qos_class_raw
 from api.slo.v1alpha1.host_application import CgroupBaseType
@@ -28,6 +26,7 @@ from koordlet.util.system.cgroup import CgroupError
 from koordlet.util.system.cgroup_env import CgroupEnv
 from koordlet.util.system.cpuset import format_cpuset, parse_cpuset
 from pkg.features.koordlet_features import BE_CPU_SUPPRESS
+from pkg.util.podresources import quantity_int
 
 logger = logging.getLogger(__name__)
 
@@ -37,10 +36,6 @@ CFS_QUOTA_MIN_VALUE = 2000
 # Skip a write smaller than 1 % of the node; grow by at most 10 % of the node per round.
 CFS_QUOTA_DELTA_RATIO = 0.01
 CFS_QUOTA_SCALE_UP_RATIO = 0.1
-
-
-def _milli(quantity: object) -> int:
-    return int(parse_quantity(quantity) * 1000)
 
 
 @dataclass(slots=True)
@@ -87,11 +82,11 @@ def reserved_cpu_milli(node: KubeDict) -> int:
     status = node.get("status") or {}
     capacity = (status.get("capacity") or {}).get("cpu", 0)
     allocatable = (status.get("allocatable") or {}).get("cpu", capacity)
-    reserved = max(_milli(capacity) - _milli(allocatable), 0)
+    reserved = max(quantity_int("cpu", capacity) - quantity_int("cpu", allocatable), 0)
     annotations = (node.get("metadata") or {}).get("annotations")
     resources = parse_node_reservation(annotations).resources or {}
     if "cpu" in resources:
-        reserved = max(reserved, _milli(resources["cpu"]))
+        reserved = max(reserved, quantity_int("cpu", resources["cpu"]))
     return reserved
 
 
@@ -162,7 +157,7 @@ class CPUSuppress:
                 host_non_be += used
         capacity = ((node.get("status") or {}).get("capacity") or {}).get("cpu", 0)
         return SuppressInputs(
-            capacity_milli=_milli(capacity),
+            capacity_milli=quantity_int("cpu", capacity),
             reserved_milli=reserved_cpu_milli(node),
             node_used_milli=node_used,
             pods_all_milli=pods_all,
