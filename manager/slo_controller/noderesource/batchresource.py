@@ -33,6 +33,7 @@ from api.extension.priority import PriorityClass
 from api.extension.qos import QoSClass
 from api.extension.resource import BATCH_CPU, BATCH_MEMORY
 from manager.slo_controller.noderesource import inputs, numazone
+from manager.slo_controller.noderesource.extendedresource import ExtendedResourcePlugin
 from manager.slo_controller.noderesource.framework import (
     NodeResource,
     PluginInputs,
@@ -41,7 +42,6 @@ from manager.slo_controller.noderesource.framework import (
     ResourceMetrics,
     Resources,
 )
-from manager.slo_controller.noderesource.resourcesync import is_resource_diff, write_resource
 from pkg.util.podresources import CPU, MEMORY, quantity_int
 
 log = logging.getLogger(__name__)
@@ -203,17 +203,16 @@ def _subtract_third_party(node: dict[str, Any]) -> None:
         status["allocatable"][name] = value
 
 
-class BatchResourcePlugin:
+class BatchResourcePlugin(ExtendedResourcePlugin):
     """Calculate, Reset, NodePrepare and NodeStatusCheck for batch-cpu / batch-memory."""
 
     name = PLUGIN_NAME
     resource_names = (BATCH_CPU, BATCH_MEMORY)
+    degrade_message = DEGRADE_MESSAGE
 
-    def calculate(self, strategy: ColocationStrategy, node: Mapping[str, Any],
-                  pods: list[PodInfo], metrics: ResourceMetrics, now: float,
-                  extra: PluginInputs) -> list[ResourceItem]:
-        if inputs.is_degraded(metrics.status, strategy.degrade_time_minutes or 0, now):
-            return self.reset(node, DEGRADE_MESSAGE)
+    def compute(self, strategy: ColocationStrategy, node: Mapping[str, Any],
+                pods: list[PodInfo], metrics: ResourceMetrics,
+                extra: PluginInputs) -> list[ResourceItem]:
         items = calculate_batch(strategy, node, pods, metrics.status)
         if extra.topology is not None:
             for item, zones in zip(items, self.zones(strategy, node, pods, metrics.status,
@@ -243,20 +242,11 @@ class BatchResourcePlugin:
             cpu[z.name], memory[z.name] = values[0].quantity or 0, values[1].quantity or 0
         return [cpu, memory]
 
-    def reset(self, node: Mapping[str, Any], message: str) -> list[ResourceItem]:
-        return [ResourceItem(name, None, message, reset=True) for name in self.resource_names]
-
     def prepare(self, node: dict[str, Any], nr: NodeResource) -> None:
-        for name in self.resource_names:
-            write_resource(node, nr, name)
+        super().prepare(node, nr)
         _origin_annotation(node, nr)
         if not any(nr.resets.get(name) for name in self.resource_names):
             _subtract_third_party(node)
-
-    def need_sync(self, strategy: ColocationStrategy, old: Mapping[str, Any],
-                  new: Mapping[str, Any]) -> tuple[bool, str]:
-        return is_resource_diff(old, new, self.resource_names,
-                                strategy.resource_diff_threshold or 0.0)
 
 
 __all__ = ["BatchResourcePlugin", "DEGRADE_MESSAGE", "PLUGIN_NAME", "by_policy",

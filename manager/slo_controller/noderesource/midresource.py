@@ -17,15 +17,14 @@ from api.configuration.colocation import MID_RECLAIM_MODE_STATIC
 from api.extension.priority import PriorityClass
 from api.extension.resource import MID_CPU, MID_MEMORY
 from manager.slo_controller.noderesource import inputs
+from manager.slo_controller.noderesource.extendedresource import ExtendedResourcePlugin
 from manager.slo_controller.noderesource.framework import (
-    NodeResource,
     PluginInputs,
     PodInfo,
     ResourceItem,
     ResourceMetrics,
     Resources,
 )
-from manager.slo_controller.noderesource.resourcesync import is_resource_diff, write_resource
 from pkg.util.podresources import CPU, MEMORY
 
 PLUGIN_NAME = "MidResource"
@@ -102,30 +101,17 @@ def calculate_mid(strategy: ColocationStrategy, node: Mapping[str, Any], pods: l
             ResourceItem(MID_MEMORY, value[MEMORY], mem_msg)]
 
 
-class MidResourcePlugin:
+class MidResourcePlugin(ExtendedResourcePlugin):
     """Calculate, Reset, NodePrepare and NodeStatusCheck for mid-cpu / mid-memory."""
 
     name = PLUGIN_NAME
     resource_names = (MID_CPU, MID_MEMORY)
+    degrade_message = DEGRADE_MESSAGE
 
-    def calculate(self, strategy: ColocationStrategy, node: Mapping[str, Any],
-                  pods: list[PodInfo], metrics: ResourceMetrics, now: float,
-                  extra: PluginInputs) -> list[ResourceItem]:
-        if inputs.is_degraded(metrics.status, strategy.degrade_time_minutes or 0, now):
-            return self.reset(node, DEGRADE_MESSAGE)
+    def compute(self, strategy: ColocationStrategy, node: Mapping[str, Any],
+                pods: list[PodInfo], metrics: ResourceMetrics,
+                extra: PluginInputs) -> list[ResourceItem]:
         return calculate_mid(strategy, node, pods, metrics.status)
-
-    def reset(self, node: Mapping[str, Any], message: str) -> list[ResourceItem]:
-        return [ResourceItem(name, None, message, reset=True) for name in self.resource_names]
-
-    def prepare(self, node: dict[str, Any], nr: NodeResource) -> None:
-        for name in self.resource_names:
-            write_resource(node, nr, name)
-
-    def need_sync(self, strategy: ColocationStrategy, old: Mapping[str, Any],
-                  new: Mapping[str, Any]) -> tuple[bool, str]:
-        return is_resource_diff(old, new, self.resource_names,
-                                strategy.resource_diff_threshold or 0.0)
 
 
 __all__ = ["DEGRADE_MESSAGE", "MidResourcePlugin", "PLUGIN_NAME", "calculate_mid",
