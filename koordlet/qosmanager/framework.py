@@ -19,6 +19,8 @@ from api.slo.v1alpha1.nodeslo import NodeSLO
 from koordlet.metriccache.metric_cache import MetricCache
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.util.system.cgroup_env import CgroupEnv
+from pkg.client.rest import Client
+from pkg.events.recorder import EventRecorder
 from pkg.features.featuregate import FeatureGate
 from pkg.util.clock import Clock, RealClock
 
@@ -83,6 +85,9 @@ class Context:
     config: Config = field(default_factory=Config)
     collect_res_used_interval_seconds: float = 1.0
     clock: Clock = field(default_factory=RealClock)
+    # Eviction goes through the API; without a client the evicting strategies only log.
+    event_recorder: EventRecorder | None = None
+    client: Client | None = None
 
 
 class QOSStrategy(Protocol):
