@@ -85,6 +85,9 @@ class Context:
     config: Config = field(default_factory=Config)
     collect_res_used_interval_seconds: float = 1.0
     clock: Clock = field(default_factory=RealClock)
+    # Pod UID -> monotonic expiry of its eviction, shared by the evicting strategies so that
+    # neither evicts a pod again while its deletion is in flight (upstream's podsEvicted cache).
+    evicted_pods: dict[str, float] = field(default_factory=dict)
     # Eviction goes through the API; without a client the evicting strategies only log.
     event_recorder: EventRecorder | None = None
     client: Client | None = None
