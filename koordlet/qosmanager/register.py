@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from koordlet.qosmanager.cpusuppress import CPUSuppress
 from koordlet.qosmanager.framework import StrategyFactory
+from koordlet.qosmanager.memoryevict import MemoryEvict
 
 STRATEGY_PLUGINS: dict[str, StrategyFactory] = {
     CPUSuppress.name: CPUSuppress,
+    MemoryEvict.name: MemoryEvict,
 }

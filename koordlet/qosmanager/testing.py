@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass, field
 
 from api.slo.v1alpha1.nodeslo import NodeSLO
 from koordlet.qosmanager.framework import KubeDict
+from pkg.client.config import ClientOptions
+from pkg.client.resources import NODES, PODS, PRIORITY_CLASSES
+from pkg.client.rest import Client
+from pkg.util.clock import RealClock
 
 
 @dataclass
@@ -56,3 +62,89 @@ def node_slo(enable: bool, threshold: int = 65, policy: str = "cfsQuota") -> Nod
             },
         }
     )
+
+
+def be_slo(**thresholds: object) -> NodeSLO:
+    """A NodeSLO with `resourceUsedThresholdWithBE` enabled and the given camelCase fields."""
+    return NodeSLO.model_validate(
+        {
+            "metadata": {"name": "node-0"},
+            "spec": {"resourceUsedThresholdWithBE": {"enable": True, **thresholds}},
+        }
+    )
+
+
+class NoWaitClock(RealClock):
+    """Real time, but the client's 429 back-off returns at once: pkg/client retries a 429
+    ten times one second apart, which would make each PDB-blocked eviction take 10 s."""
+
+    def sleep(self, seconds: float, stop: threading.Event | None = None) -> bool:
+        return stop is not None and stop.is_set()
+
+
+def api_client(kubeconfig: str) -> Client:
+    return Client.from_config(ClientOptions(kubeconfig=kubeconfig).load(), clock=NoWaitClock())
+
+
+class ApiStates:
+    """statesinformer reading straight from an API server: the node, this node's pods, and a
+    NodeSLO held in the test (the informers' caching is not what these tests are about)."""
+
+    def __init__(self, client: Client, node_name: str, slo: NodeSLO | None) -> None:
+        self.client, self.node_name, self.node_slo = client, node_name, slo
+
+    def get_node(self) -> KubeDict | None:
+        return self.client.get(NODES, self.node_name)
+
+    def get_node_slo(self) -> NodeSLO | None:
+        return self.node_slo
+
+    def get_all_pods(self) -> list[KubeDict]:
+        pods = self.client.list(PODS, field_selector=f"spec.nodeName={self.node_name}")
+        return pods["items"]
+
+
+def create_priority_classes(client: Client, values: dict[str, int]) -> None:
+    for name, value in values.items():
+        client.create(
+            PRIORITY_CLASSES,
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+             "metadata": {"name": name}, "value": value},
+        )
+
+
+def create_pod(client: Client, name: str, node_name: str, qos: str, priority_class: str,
+               labels: dict[str, str] | None = None,
+               requests: dict[str, str] | None = None) -> KubeDict:
+    """A pod bound to `node_name`; the simulated kubelet runs it."""
+    container: KubeDict = {"name": "c", "image": "busybox"}
+    if requests:
+        container["resources"] = {"requests": requests, "limits": requests}
+    return client.create(
+        PODS,
+        {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default",
+                         "labels": {"koordinator.sh/qosClass": qos, **(labels or {})}},
+            "spec": {"nodeName": node_name, "priorityClassName": priority_class,
+                     "containers": [container]},
+        },
+        "default",
+    )
+
+
+def wait_running(client: Client, names: list[str], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pods = client.list(PODS, "default")["items"]
+        phases = {p["metadata"]["name"]: (p.get("status") or {}).get("phase") for p in pods}
+        if all(phases.get(n) == "Running" for n in names):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"pods not running: {phases}")
+
+
+def live_pod_names(client: Client) -> set[str]:
+    """Pods neither gone nor being deleted."""
+    pods = client.list(PODS, "default")["items"]
+    return {p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp")}

@@ -1,0 +1,152 @@
+"""memoryevict: upstream `pkg/koordlet/qosmanager/plugins/memoryevict/memory_evict.go`
+(koordlet.md 7.4), the `BEMemoryEvict` feature.
+
+When the node's memory usage reaches `memoryEvictThresholdPercent` of its capacity, BE pods are
+evicted (lowest `spec.priority` first, then the largest memory user) until the memory they use
+covers the way down to `memoryEvictLowerPercent` (default threshold − 2). After a round that
+evicted a pod, `--memory-evict-cool-time-seconds` pass before the next one, so the node's usage
+can reflect the evictions first.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+
+from api.extension.eviction import EvictionFeature, is_eviction_allowed
+from koordlet.metriccache import metric_types as mt
+from koordlet.qosmanager.evictor import Evictor, evict_reason
+from koordlet.qosmanager.framework import Context, KubeDict
+from koordlet.qosmanager.helpers import (
+    is_active,
+    is_labelled_be,
+    last_value,
+    pod_name,
+    pod_uid,
+    spec_priority,
+)
+from pkg.util.podresources import quantity_int
+
+logger = logging.getLogger(__name__)
+
+MEMORY_RELEASE_BUFFER_PERCENT = 2
+FEATURE = EvictionFeature.BE_MEMORY_EVICT.value
+
+
+def memory_release_bytes(
+    capacity: int, used: int, threshold: int, lower: int | None
+) -> int | None:
+    """Bytes to release, 0 below the threshold; None when `lower` is not below `threshold`."""
+    lower = threshold - MEMORY_RELEASE_BUFFER_PERCENT if lower is None else lower
+    if lower >= threshold:
+        return None
+    usage_pct = used * 100 // capacity
+    if usage_pct < threshold:
+        return 0
+    return capacity * (usage_pct - lower) // 100
+
+
+@dataclass(slots=True)
+class Victim:
+    pod: KubeDict
+    memory_used: int
+
+
+def _compare(a: Victim, b: Victim) -> int:
+    """Lower priority first; then larger usage; pods without usage last, by name descending."""
+    pa, pb = spec_priority(a.pod), spec_priority(b.pod)
+    if pa is not None and pb is not None and pa != pb:
+        return -1 if pa < pb else 1
+    if a.memory_used and b.memory_used:
+        return (a.memory_used < b.memory_used) - (a.memory_used > b.memory_used)
+    if not a.memory_used and not b.memory_used:
+        na, nb = pod_name(a.pod), pod_name(b.pod)
+        return (na < nb) - (na > nb)
+    return -1 if a.memory_used else 1
+
+
+def sort_victims(victims: list[Victim]) -> list[Victim]:
+    return sorted(victims, key=functools.cmp_to_key(_compare))
+
+
+class MemoryEvict:
+    name = "memoryEvict"
+
+    def __init__(self, ctx: Context, evictor: Evictor | None = None) -> None:
+        self.ctx = ctx
+        self.evictor = evictor or Evictor(ctx)
+        self._last_evict: float | None = None  # monotonic time of the last round that evicted
+
+    def enabled(self) -> bool:
+        config = self.ctx.config
+        return self.ctx.feature_gate.enabled(FEATURE) and config.memory_evict_interval_seconds > 0
+
+    def interval_seconds(self) -> float:
+        return float(self.ctx.config.memory_evict_interval_seconds)
+
+    def run_once(self) -> None:
+        cool = self.ctx.config.memory_evict_cool_time_seconds
+        if self._last_evict is not None and self.ctx.clock.monotonic() - self._last_evict < cool:
+            return
+        slo = self.ctx.states.get_node_slo()
+        strategy = slo.spec.resource_used_threshold_with_be if slo else None
+        if strategy is None or strategy.enable is not True:
+            return
+        threshold = strategy.memory_evict_threshold_percent
+        if threshold is None:
+            logger.warning("memoryevict: NodeSLO has no memoryEvictThresholdPercent, skipped")
+            return
+        node = self.ctx.states.get_node()
+        capacity = quantity_int(
+            "memory", ((node or {}).get("status") or {}).get("capacity", {}).get("memory", 0)
+        )
+        if node is None or capacity <= 0:
+            return
+        used = last_value(self.ctx, mt.NODE_MEMORY_USAGE)
+        if used is None:
+            return
+        release = memory_release_bytes(
+            capacity, int(used), threshold, strategy.memory_evict_lower_percent
+        )
+        if release is None:
+            logger.warning(
+                "memoryevict: NodeSLO memoryEvictLowerPercent %s is not below threshold %d",
+                strategy.memory_evict_lower_percent, threshold,
+            )
+            return
+        if release <= 0:
+            return
+        logger.info("memoryevict: node memory usage %d of %d, release %d bytes",
+                    int(used), capacity, release)
+        self.evict(release, int(used) * 100 // capacity, threshold)
+
+    def victims(self) -> list[Victim]:
+        out = []
+        for pod in self.ctx.states.get_all_pods():
+            annotations = (pod.get("metadata") or {}).get("annotations")
+            if not is_labelled_be(pod) or not is_active(pod):
+                continue
+            if not is_eviction_allowed(annotations, FEATURE):
+                continue
+            used = last_value(self.ctx, mt.POD_MEMORY_USAGE, {mt.POD_UID: pod_uid(pod)})
+            out.append(Victim(pod, int(used or 0)))
+        return sort_victims(out)
+
+    def evict(self, release: int, usage_pct: int, threshold: int) -> None:
+        reason = evict_reason(FEATURE)
+        message = f"node memory usage({usage_pct}%) >= threshold({threshold}%)"
+        released = 0
+        evicted_any = False
+        for victim in self.victims():
+            if released >= release:
+                break
+            if self.evictor.is_evicted(victim.pod):
+                released += victim.memory_used
+                continue
+            kill_message = f"{message}, kill pod: {pod_name(victim.pod)}"
+            if self.evictor.evict(victim.pod, self.name, reason, kill_message):
+                released += victim.memory_used
+                evicted_any = True
+        if evicted_any:
+            self._last_evict = self.ctx.clock.monotonic()

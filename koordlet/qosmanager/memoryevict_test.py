@@ -1,0 +1,141 @@
+"""memoryevict (koordlet.md 7.4) against the embedded API server: which BE pods go, in which
+order, the cool time, and a PodDisruptionBudget that blocks one eviction."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from koordlet.metriccache import metric_types as mt
+from koordlet.metriccache.metric_cache import MetricCache, MetricSample
+from koordlet.qosmanager.framework import Config, Context
+from koordlet.qosmanager.memoryevict import MemoryEvict, Victim, memory_release_bytes, sort_victims
+from koordlet.qosmanager.testing import (
+    ApiStates,
+    api_client,
+    be_slo,
+    create_pod,
+    create_priority_classes,
+    live_pod_names,
+    wait_running,
+)
+from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
+from koordlet.util.system.testing import fake_v2_tree
+from pkg.client.resources import POD_DISRUPTION_BUDGETS
+from pkg.client.rest import Client
+from pkg.features import koordlet_feature_gate
+from pkg.util.clock import FakeClock
+from test.apiserver import start
+
+GI = 1 << 30
+
+
+def test_release_goes_down_to_lower_percent_default_threshold_minus_two() -> None:
+    # 80 % used, threshold 70 → lower 68: release 12 % of 10 GiB
+    assert memory_release_bytes(10 * GI, 8 * GI, 70, None) == 10 * GI * 12 // 100
+    assert memory_release_bytes(10 * GI, 8 * GI, 70, 50) == 10 * GI * 30 // 100
+    assert memory_release_bytes(10 * GI, 6 * GI, 70, None) == 0
+    assert memory_release_bytes(10 * GI, 8 * GI, 70, 70) is None  # lower must be < threshold
+
+
+def _pod(name: str, priority: int | None) -> dict:
+    spec = {} if priority is None else {"priority": priority}
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def test_victims_lowest_priority_then_largest_usage_then_unused_by_name_descending() -> None:
+    victims = [
+        Victim(_pod("a", 6000), 5),
+        Victim(_pod("b", 5000), 1),
+        Victim(_pod("c", 6000), 9),
+        Victim(_pod("d", 6000), 0),
+        Victim(_pod("e", 6000), 0),
+    ]
+    order = [v.pod["metadata"]["name"] for v in sort_victims(victims)]
+    assert order == ["b", "c", "a", "e", "d"]
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[tuple[Client, MemoryEvict, Context]]:
+    with start() as srv:
+        srv.add_nodes(1, cpu="8", memory="10Gi")
+        client = api_client(srv.kubeconfig)
+        create_priority_classes(client, {"koord-batch-5000": 5000, "koord-batch-5500": 5500,
+                                         "koord-batch-6000": 6000, "koord-prod": 9000})
+        gate = koordlet_feature_gate.copy()
+        gate.set("BEMemoryEvict=true")
+        clock = FakeClock(1000.0)
+        ctx = Context(
+            env=fake_v2_tree(tmp_path, ["kubepods.slice"]),
+            executor=ResourceUpdateExecutor(clock),
+            metric_cache=MetricCache(),
+            states=ApiStates(client, "node-0", be_slo(memoryEvictThresholdPercent=70)),
+            feature_gate=gate,
+            config=Config(),
+            clock=clock,
+            client=client,
+        )
+        plugin = MemoryEvict(ctx)
+        assert plugin.enabled()
+        yield client, plugin, ctx
+        client.close()
+
+
+def _feed(ctx: Context, node_bytes: int, pods: dict[str, int]) -> None:
+    now = ctx.clock.now()
+    samples = [MetricSample(mt.NODE_MEMORY_USAGE, {}, now, float(node_bytes))]
+    for pod in ctx.states.get_all_pods():
+        used = pods.get(pod["metadata"]["name"])
+        if used is not None:
+            samples.append(
+                MetricSample(mt.POD_MEMORY_USAGE, {mt.POD_UID: pod["metadata"]["uid"]}, now,
+                             float(used))
+            )
+    ctx.metric_cache.append(samples)
+
+
+def test_evicts_lowest_priority_be_first_until_released_then_cools(cluster) -> None:
+    client, plugin, ctx = cluster
+    create_pod(client, "be-low", "node-0", "BE", "koord-batch-5000")
+    create_pod(client, "be-mid", "node-0", "BE", "koord-batch-5500")
+    create_pod(client, "be-high", "node-0", "BE", "koord-batch-6000")
+    create_pod(client, "ls", "node-0", "LS", "koord-prod")
+    wait_running(client, ["be-low", "be-mid", "be-high", "ls"])
+    usage = {"be-low": GI, "be-mid": GI // 2, "be-high": 2 * GI, "ls": 3 * GI}
+    # 80 % of 10 GiB: release 1.2 GiB = be-low (1 GiB) + be-mid (0.5 GiB); be-high stays
+    _feed(ctx, 8 * GI, usage)
+    plugin.run_once()
+    assert live_pod_names(client) == {"be-high", "ls"}
+
+    ctx.clock.step(3)  # within the 4 s cool time: nothing, though usage is still high
+    _feed(ctx, 8 * GI, usage)
+    plugin.run_once()
+    assert live_pod_names(client) == {"be-high", "ls"}
+
+    ctx.clock.step(2)  # cool time over, still 80 %: the next BE pod goes, never the LS one
+    _feed(ctx, 8 * GI, usage)
+    plugin.run_once()
+    assert live_pod_names(client) == {"ls"}
+
+
+def test_pdb_blocked_eviction_is_logged_and_next_victim_taken(cluster, caplog) -> None:
+    client, plugin, ctx = cluster
+    create_pod(client, "be-guarded", "node-0", "BE", "koord-batch-5000", {"app": "guarded"})
+    create_pod(client, "be-other", "node-0", "BE", "koord-batch-5500")
+    wait_running(client, ["be-guarded", "be-other"])
+    client.create(
+        POD_DISRUPTION_BUDGETS,
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+         "metadata": {"name": "guard", "namespace": "default"},
+         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}}},
+        "default",
+    )
+    _feed(ctx, 8 * GI, {"be-guarded": 2 * GI, "be-other": 2 * GI})
+    with caplog.at_level(logging.WARNING, logger="koordlet.qosmanager.evictor"):
+        plugin.run_once()
+    assert live_pod_names(client) == {"be-guarded"}
+    assert any("default/be-guarded" in r.getMessage() and "disruption budget" in r.getMessage()
+               for r in caplog.records)
