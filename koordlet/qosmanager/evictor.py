@@ -16,6 +16,7 @@ is recorded as a Warning event `evictPodSuccess`, a failure as `evictPodFail`, a
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from koordlet.metrics.metrics import record_pod_eviction
@@ -81,6 +82,25 @@ class Evictor:
         record_pod_eviction(namespace, name, strategy, reason)
         logger.info("evict pod %s success, reason: %s", _pod_key(pod), reason)
         return True
+
+    def evict_until_released(
+        self, victims: Iterable[tuple[KubeDict, int]], release: int, strategy: str, reason: str,
+        message: str,
+    ) -> bool:
+        """Evicts sorted `(pod, amount)` victims until their amounts cover `release`; a pod
+        already evicted counts without a new eviction. True when any pod was newly evicted."""
+        released, evicted_any = 0, False
+        for pod, amount in victims:
+            if released >= release:
+                break
+            if self.is_evicted(pod):
+                released += amount
+                continue
+            name = (pod.get("metadata") or {}).get("name", "")
+            if self.evict(pod, strategy, reason, f"{message}, kill pod: {name}"):
+                released += amount
+                evicted_any = True
+        return evicted_any
 
     def _evict_or_delete(self, pod: KubeDict) -> None:
         client = self.ctx.client

@@ -136,17 +136,6 @@ class MemoryEvict:
     def evict(self, release: int, usage_pct: int, threshold: int) -> None:
         reason = evict_reason(FEATURE)
         message = f"node memory usage({usage_pct}%) >= threshold({threshold}%)"
-        released = 0
-        evicted_any = False
-        for victim in self.victims():
-            if released >= release:
-                break
-            if self.evictor.is_evicted(victim.pod):
-                released += victim.memory_used
-                continue
-            kill_message = f"{message}, kill pod: {pod_name(victim.pod)}"
-            if self.evictor.evict(victim.pod, self.name, reason, kill_message):
-                released += victim.memory_used
-                evicted_any = True
-        if evicted_any:
+        victims = [(v.pod, v.memory_used) for v in self.victims()]
+        if self.evictor.evict_until_released(victims, release, self.name, reason, message):
             self._last_evict = self.ctx.clock.monotonic()

@@ -5,11 +5,13 @@ Keys are upstream's strategy names; each factory builds its strategy from the sh
 
 from __future__ import annotations
 
+from koordlet.qosmanager.cpuevict import CPUEvict
 from koordlet.qosmanager.cpusuppress import CPUSuppress
 from koordlet.qosmanager.framework import StrategyFactory
 from koordlet.qosmanager.memoryevict import MemoryEvict
 
 STRATEGY_PLUGINS: dict[str, StrategyFactory] = {
     CPUSuppress.name: CPUSuppress,
+    CPUEvict.name: CPUEvict,
     MemoryEvict.name: MemoryEvict,
 }

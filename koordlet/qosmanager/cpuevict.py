@@ -1,0 +1,222 @@
+"""cpuevict: upstream `pkg/koordlet/qosmanager/plugins/cpuevict/cpu_evict.go` (koordlet.md 7.3),
+the `BECPUEvict` feature.
+
+BE pods are evicted when their CPU *satisfaction* (the BE real limit over the BE CPU request)
+stays below `cpuEvictBESatisfactionLowerPercent` while they use most of what they get
+(`cpuEvictBEUsageThresholdPercent`, default 90). Enough batch-cpu request is released, lowest
+priority pods first, to lift the satisfaction to `cpuEvictBESatisfactionUpperPercent`. Inputs
+are the `node_be` metrics (millicores; allocation `usage`, `request`, `realLimit`), averaged
+over `max(collect interval, cpuEvictTimeWindowSeconds)` and confirmed by the last values. No
+round runs within `--cpu-evict-cool-time-seconds` of the last eviction (or of start).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+
+from api.extension.eviction import EvictionFeature, is_eviction_allowed
+from api.extension.resource import BATCH_CPU
+from api.slo.v1alpha1.strategies import CPUEvictPolicy, ResourceThresholdStrategy
+from koordlet.metriccache import metric_types as mt
+from koordlet.qosmanager.evictor import Evictor, evict_reason
+from koordlet.qosmanager.framework import Context, KubeDict
+from koordlet.qosmanager.helpers import (
+    avg_over,
+    is_active,
+    is_labelled_be,
+    last_value,
+    pod_name,
+    pod_uid,
+    spec_priority,
+)
+from pkg.util.podresources import pod_requests, quantity_int
+
+logger = logging.getLogger(__name__)
+
+FEATURE = EvictionFeature.BE_CPU_EVICT.value
+DEFAULT_BE_USAGE_THRESHOLD_PERCENT = 90
+BE_SATISFACTION_LOWER_MAX_PERCENT = 60
+
+
+@dataclass(slots=True)
+class BEUsage:
+    """BE CPU figures in millicores."""
+
+    usage: float
+    request: float
+    limit: float
+
+
+def usage_high(be: BEUsage, threshold_percent: int) -> bool:
+    """BE pods use (nearly) all they may: a limit under one core always counts as high."""
+    return be.limit > 0 and (be.limit < 1000 or be.usage / be.limit >= threshold_percent / 100)
+
+
+def release_milli(request: float, limit: float, lower: int, upper: int) -> int:
+    """Request to evict so that limit / request reaches `upper` %; 0 while above `lower` %."""
+    if request <= 0:
+        return 0
+    satisfaction = limit / request
+    if satisfaction > lower / 100:
+        return 0
+    gap = upper / 100 - satisfaction
+    return int(request * gap) if gap > 0 else 0
+
+
+def valid_config(strategy: ResourceThresholdStrategy) -> tuple[int, int] | None:
+    lower = strategy.cpu_evict_be_satisfaction_lower_percent
+    upper = strategy.cpu_evict_be_satisfaction_upper_percent
+    if lower is None or upper is None:
+        return None
+    if not (0 < lower <= BE_SATISFACTION_LOWER_MAX_PERCENT and 0 < upper < 100 and upper >= lower):
+        return None
+    return lower, upper
+
+
+@dataclass(slots=True)
+class Victim:
+    pod: KubeDict
+    used_milli: int
+    request_milli: int
+
+    def cpu_usage(self) -> float:
+        return self.used_milli / self.request_milli if self.request_milli else 0.0
+
+
+def _compare(a: Victim, b: Victim) -> int:
+    """Lower priority first; otherwise the pod using more of its request first."""
+    pa, pb = spec_priority(a.pod), spec_priority(b.pod)
+    if pa is not None and pb is not None and pa != pb:
+        return -1 if pa < pb else 1
+    ua, ub = a.cpu_usage(), b.cpu_usage()
+    return (ua < ub) - (ua > ub)
+
+
+def sort_victims(victims: list[Victim]) -> list[Victim]:
+    return sorted(victims, key=functools.cmp_to_key(_compare))
+
+
+class CPUEvict:
+    name = "CPUEvict"
+
+    def __init__(self, ctx: Context, evictor: Evictor | None = None) -> None:
+        self.ctx = ctx
+        self.evictor = evictor or Evictor(ctx)
+        self._last_evict = ctx.clock.monotonic()  # upstream starts the cool time at start
+
+    def enabled(self) -> bool:
+        config = self.ctx.config
+        return self.ctx.feature_gate.enabled(FEATURE) and config.cpu_evict_interval_seconds > 0
+
+    def interval_seconds(self) -> float:
+        return float(self.ctx.config.cpu_evict_interval_seconds)
+
+    def run_once(self) -> None:
+        cool = self.ctx.config.cpu_evict_cool_time_seconds
+        if self.ctx.clock.monotonic() - self._last_evict < cool:
+            return
+        slo = self.ctx.states.get_node_slo()
+        strategy = slo.spec.resource_used_threshold_with_be if slo else None
+        if strategy is None or strategy.enable is not True:
+            return
+        node = self.ctx.states.get_node()
+        capacity = ((node or {}).get("status") or {}).get("capacity", {}).get("cpu", 0)
+        if node is None or quantity_int("cpu", capacity) <= 0:
+            return
+        bounds = valid_config(strategy)
+        if bounds is None:
+            logger.warning(
+                "cpuevict: NodeSLO cpuEvictBESatisfactionLowerPercent %s / UpperPercent %s "
+                "invalid (need 0 < lower <= 60, lower <= upper < 100), skipped",
+                strategy.cpu_evict_be_satisfaction_lower_percent,
+                strategy.cpu_evict_be_satisfaction_upper_percent,
+            )
+            return
+        release = self.release(strategy, node, *bounds)
+        if release > 0:
+            self.evict(release)
+
+    def release(
+        self, strategy: ResourceThresholdStrategy, node: KubeDict, lower: int, upper: int
+    ) -> int:
+        """Batch-cpu request (milli) to release, 0 when BE pods are satisfied enough."""
+        interval = self.ctx.collect_res_used_interval_seconds
+        window = max(interval, float(strategy.cpu_evict_time_window_seconds or 0))
+        windows = {
+            a: avg_over(self.ctx, mt.NODE_BE, _be_props(a), window)
+            for a in ("usage", "request", "realLimit")
+        }
+        count = min(w.count for w in windows.values())
+        if count * interval < int(window) // 3:
+            logger.debug("cpuevict: %d BE samples in %ss window, too few", count, window)
+            return 0
+        alloc_limit = self._allocatable_limit(strategy, node)
+        avg = BEUsage(
+            windows["usage"].value,
+            windows["request"].value,
+            windows["realLimit"].value if alloc_limit is None else alloc_limit,
+        )
+        threshold = strategy.cpu_evict_be_usage_threshold_percent
+        threshold = DEFAULT_BE_USAGE_THRESHOLD_PERCENT if threshold is None else threshold
+        if not usage_high(avg, threshold):
+            return 0
+        released = release_milli(avg.request, avg.limit, lower, upper)
+        if released <= 0:
+            return 0
+        last = {a: last_value(self.ctx, mt.NODE_BE, _be_props(a))
+                for a in ("usage", "request", "realLimit")}
+        if any(v is None for v in last.values()):
+            return 0
+        limit = last["realLimit"] if alloc_limit is None else alloc_limit
+        current = BEUsage(last["usage"], last["request"], limit)
+        if not usage_high(current, threshold):
+            return 0
+        if current.request == avg.request and current.limit == avg.limit:
+            return released
+        now_release = release_milli(current.request, current.limit, lower, upper)
+        return min(released, now_release) if now_release > 0 else 0
+
+    def _allocatable_limit(
+        self, strategy: ResourceThresholdStrategy, node: KubeDict
+    ) -> float | None:
+        """Under `evictByAllocatable` the node's batch-cpu allocatable replaces the real limit."""
+        if strategy.cpu_evict_policy != CPUEvictPolicy.EVICT_BY_ALLOCATABLE:
+            return None
+        raw = ((node.get("status") or {}).get("allocatable") or {}).get(BATCH_CPU)
+        try:
+            value = quantity_int(BATCH_CPU, raw) if raw is not None else -1
+        except ValueError:
+            logger.warning("cpuevict: node %s has a malformed %s allocatable %r",
+                           (node.get("metadata") or {}).get("name"), BATCH_CPU, raw)
+            value = -1
+        return 1.0 if value == 0 else float(value if value > 0 else -1)
+
+    def victims(self) -> list[Victim]:
+        out = []
+        for pod in self.ctx.states.get_all_pods():
+            annotations = (pod.get("metadata") or {}).get("annotations")
+            if not is_labelled_be(pod) or not is_active(pod):
+                continue
+            if not is_eviction_allowed(annotations, FEATURE):
+                continue
+            try:
+                request = pod_requests(pod).get(BATCH_CPU, 0)
+            except ValueError as e:
+                logger.warning("cpuevict: pod %s has a malformed request: %s", pod_name(pod), e)
+                continue
+            used = last_value(self.ctx, mt.POD_CPU_USAGE, {mt.POD_UID: pod_uid(pod)})
+            out.append(Victim(pod, int((used or 0) * 1000), request))
+        return sort_victims(out)
+
+    def evict(self, release: int) -> None:
+        reason = evict_reason(FEATURE)
+        message = f"BE CPU satisfaction too low, release {release}m {BATCH_CPU} request"
+        victims = [(v.pod, v.request_milli) for v in self.victims()]
+        if self.evictor.evict_until_released(victims, release, self.name, reason, message):
+            self._last_evict = self.ctx.clock.monotonic()
+
+
+def _be_props(allocation: str) -> dict[str, str]:
+    return {mt.BE_RESOURCE: "cpu", mt.BE_ALLOCATION: allocation}

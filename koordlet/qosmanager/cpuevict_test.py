@@ -1,0 +1,124 @@
+"""cpuevict BECPUEvict (koordlet.md 7.3): the satisfaction formula, and evictions against the
+embedded API server (lowest priority first, only as much batch-cpu request as needed, cool time)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from koordlet.metriccache import metric_types as mt
+from koordlet.metriccache.metric_cache import MetricCache, MetricSample
+from koordlet.qosmanager.cpuevict import BEUsage, CPUEvict, release_milli, usage_high
+from koordlet.qosmanager.framework import Config, Context
+from koordlet.qosmanager.testing import (
+    ApiStates,
+    api_client,
+    be_slo,
+    create_pod,
+    create_priority_classes,
+    live_pod_names,
+    wait_running,
+)
+from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
+from koordlet.util.system.testing import fake_v2_tree
+from pkg.client.rest import Client
+from pkg.features import koordlet_feature_gate
+from pkg.util.clock import FakeClock
+from test.apiserver import start
+
+SLO = {
+    "cpuEvictBESatisfactionLowerPercent": 30,
+    "cpuEvictBESatisfactionUpperPercent": 60,
+}
+
+
+def test_release_lifts_satisfaction_to_upper_only_below_lower() -> None:
+    # limit 2000 of request 8000 = 25 % ≤ 30 %: release 8000 × (0.60 − 0.25)
+    assert release_milli(8000, 2000, 30, 60) == 2800
+    assert release_milli(8000, 2800, 30, 60) == 0  # 35 % > lower
+    assert release_milli(0, 2000, 30, 60) == 0
+
+
+def test_usage_high_at_threshold_or_under_one_core() -> None:
+    assert usage_high(BEUsage(1800, 8000, 2000), 90)
+    assert not usage_high(BEUsage(1700, 8000, 2000), 90)
+    assert usage_high(BEUsage(0, 8000, 900), 90)  # < 1 core of limit always counts
+    assert not usage_high(BEUsage(0, 8000, -1), 90)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[tuple[Client, CPUEvict, Context]]:
+    with start() as srv:
+        srv.add_nodes(1, cpu="8", memory="16Gi")
+        client = api_client(srv.kubeconfig)
+        create_priority_classes(client, {"koord-batch-5000": 5000, "koord-batch-5500": 5500,
+                                         "koord-batch-6000": 6000})
+        gate = koordlet_feature_gate.copy()
+        gate.set("BECPUEvict=true")
+        clock = FakeClock(1000.0)
+        ctx = Context(
+            env=fake_v2_tree(tmp_path, ["kubepods.slice"]),
+            executor=ResourceUpdateExecutor(clock),
+            metric_cache=MetricCache(),
+            states=ApiStates(client, "node-0", be_slo(**SLO)),
+            feature_gate=gate,
+            config=Config(),
+            clock=clock,
+            client=client,
+        )
+        plugin = CPUEvict(ctx)
+        assert plugin.enabled()
+        yield client, plugin, ctx
+        client.close()
+
+
+def _feed(ctx: Context, usage: float, request: float, limit: float) -> None:
+    now = ctx.clock.now()
+    ctx.metric_cache.append(
+        MetricSample(mt.NODE_BE, {mt.BE_RESOURCE: "cpu", mt.BE_ALLOCATION: a}, now, v)
+        for a, v in (("usage", usage), ("request", request), ("realLimit", limit))
+    )
+
+
+def test_evicts_lowest_priority_be_until_request_released_with_cool_time(cluster, caplog) -> None:
+    client, plugin, ctx = cluster
+    for name, pc, req in (("be-a", "koord-batch-5000", "2000"),
+                          ("be-b", "koord-batch-5500", "2000"),
+                          ("be-c", "koord-batch-6000", "4000")):
+        create_pod(client, name, "node-0", "BE", pc, requests={"kubernetes.io/batch-cpu": req})
+    wait_running(client, ["be-a", "be-b", "be-c"])
+
+    _feed(ctx, 1900, 8000, 2000)
+    plugin.run_once()  # within the cool time that starts with koordlet
+    assert live_pod_names(client) == {"be-a", "be-b", "be-c"}
+
+    ctx.clock.step(20)
+    _feed(ctx, 1900, 8000, 2000)
+    with caplog.at_level(logging.INFO, logger="koordlet.qosmanager.evictor"):
+        plugin.run_once()
+    # release 2800m: be-a (2000m) + be-b (2000m); be-c stays
+    assert live_pod_names(client) == {"be-c"}
+    assert any("default/be-a" in r.getMessage() and "BECPUEvict" in r.getMessage()
+               for r in caplog.records)
+
+    ctx.clock.step(10)  # still cooling: no eviction though BE is still starved
+    _feed(ctx, 1900, 4000, 1000)
+    plugin.run_once()
+    assert live_pod_names(client) == {"be-c"}
+
+
+def test_satisfied_or_idle_be_pods_are_left_alone(cluster) -> None:
+    client, plugin, ctx = cluster
+    create_pod(client, "be-a", "node-0", "BE", "koord-batch-5000",
+               requests={"kubernetes.io/batch-cpu": "2000"})
+    wait_running(client, ["be-a"])
+    ctx.clock.step(20)
+    _feed(ctx, 1000, 8000, 2000)  # starved but using only half its limit
+    plugin.run_once()
+    ctx.clock.step(2)  # past the 1 s window and the last-value window
+    _feed(ctx, 3900, 8000, 4000)  # busy but 50 % satisfied
+    plugin.run_once()
+    assert live_pod_names(client) == {"be-a"}
