@@ -3,16 +3,25 @@
 
 Built as the py_binary `//koordlet:koordlet`. Startup follows koordlet.md 1.1: `NODE_NAME`
 must be set, the kube client uses user agent `koordlet` with `--kube-api-qps`/`--kube-api-burst`,
-the cgroup version and driver are detected once under `--cgroup-root-dir`. Then, in upstream's
-order: resource executor → metric cache → metricsadvisor (node usage, pod usage, CPU topology)
-→ runtime hooks (the RuntimeHookService on `--runtime-hooks-addr`, `koordlet.json` for
-koord-runtime-proxy, and the pod/container reconciler). `/metrics`, `/internal-metrics` and
-`/external-metrics` are served on `--addr`.
+the cgroup version and driver are detected once under `--cgroup-root-dir` (the kubepods root is
+`--cgroup-kube-path`, whose parent dirs, if any, prefix every layout dir). Then, in upstream's
+order: resource executor → metric cache → statesinformer (this node, its pods from the API
+server or with `--pod-source=kubelet` from kubelet's `/pods/`, its NodeSLO and NodeMetric;
+waited for up to `STATES_SYNC_TIMEOUT_SECONDS`) → metricsadvisor (node usage, pod usage, CPU
+topology) → NodeMetric reporter (every `reportIntervalSeconds` of the NodeMetric spec) →
+qosmanager (every strategy of `STRATEGY_PLUGINS`) → runtime hooks (the RuntimeHookService on
+`--runtime-hooks-addr`, `koordlet.json` for koord-runtime-proxy, the pod/container reconciler,
+and rules updated from NodeSLO and node metadata through statesinformer callbacks).
+`/metrics` (internal and external series), `/internal-metrics` and `/external-metrics` are
+served on `--addr`.
 
-Not wired yet: statesinformer, reporter and qosmanager. Until statesinformer lands, this
-node's pods are listed from the API server with a `spec.nodeName` field selector on each
-reconcile round, and the hook rules stay at their defaults (no NodeSLO).
-`agent_mode=hostMode` switches the path defaults to the host's (1.2.2).
+`--simulate-metrics` (not upstream) is for the simulated nodes of the local cluster: the node
+and pod collectors are replaced by `koordlet.metricsadvisor.simulated` (usage from pod and
+node annotations) and, when `--cgroup-root-dir` holds no cgroup tree, a fake cgroup v1 tree is
+laid out there, with a dir per running pod, so qosmanager and the hooks write real files.
+`agent_mode=hostMode` switches the path defaults to the host's (1.2.2). Not wired: the peak
+predictor's training loop (NodeMetric has no prodReclaimable/prodPeak metrics), NRI mode,
+node topology reporting and kubelet `/configz`.
 """
 
 from __future__ import annotations
@@ -26,13 +35,13 @@ import threading
 import time
 from collections.abc import Sequence
 
-from prometheus_client import CollectorRegistry, Gauge
+from prometheus_client import CollectorRegistry
 
-from api.extension.objects import KubeDict
-from api.extension.qos import get_kube_qos_class
+from api.extension.qos import KubeQoSClass, get_kube_qos_class
 from api.meta import parse_duration
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig, MetricSample
+from koordlet.metrics import metrics
 from koordlet.metricsadvisor import framework
 from koordlet.metricsadvisor.cgroupreader import (
     CGROUP_V1,
@@ -44,6 +53,10 @@ from koordlet.metricsadvisor.cgroupreader import (
 from koordlet.metricsadvisor.nodeinfo import NodeInfoCollector
 from koordlet.metricsadvisor.noderesource import NodeResourceCollector
 from koordlet.metricsadvisor.podresource import PodResourceCollector
+from koordlet.metricsadvisor.simulated import SimulatedCollector, be_quota_cores
+from koordlet.qosmanager import framework as qos
+from koordlet.qosmanager.register import STRATEGY_PLUGINS
+from koordlet.reporter.nodemetric_reporter import NodeMetricReporter
 from koordlet.resourceexecutor.executor import (
     DEFAULT_RESOURCE_FORCE_UPDATE_SECONDS,
     ResourceUpdateExecutor,
@@ -51,15 +64,29 @@ from koordlet.resourceexecutor.executor import (
 from koordlet.runtimehooks.cgroupapply import CgroupApplier, PodReconciler
 from koordlet.runtimehooks.hooks.hooks import FailurePolicy
 from koordlet.runtimehooks.rule import Rules
+from koordlet.runtimehooks.rule_update import RuleUpdater
 from koordlet.runtimehooks.server import RuntimeHookServer, serve, write_hook_config
+from koordlet.statesinformer.callbacks import RegisterType
+from koordlet.statesinformer.kubelet_pods import (
+    ADDRESS_TYPES,
+    DEFAULT_ADDRESS_TYPE,
+    KubeletConfig,
+    KubeletStub,
+)
+from koordlet.statesinformer.states_informer import StatesInformer
+from koordlet.statesinformer.states_view import StatesView
+from koordlet.util.system.cgroup import CgroupError, cgroup_file_read
+from koordlet.util.system.cgroup_driver import KUBE_ROOT
 from koordlet.util.system.cgroup_env import CgroupEnv
 from koordlet.util.system.config import Config
+from koordlet.util.system.fake_tree import ensure_fake_v1_tree, ensure_pod_dirs
 from pkg import log as klog
 from pkg.client.config import ClientOptions, ConfigError, add_client_flags
-from pkg.client.resources import PODS
+from pkg.client.informers import SharedInformerFactory
 from pkg.client.rest import Client
 from pkg.features import koordlet_feature_gate
 from pkg.server.server import Server
+from pkg.util.podresources import CPU, quantity_int
 
 PROG = "koordlet"
 USER_AGENT = "koordlet"
@@ -67,6 +94,12 @@ HOST_MODE = "hostMode"
 # Not flags upstream: the hook config dir is the default of --runtime-hooks-config-path.
 DS_MODE_HOOK_CONFIG_DIR = "/host-etc-hookserver/"
 HOST_MODE_HOOK_CONFIG_DIR = "/etc/runtime/hookserver.d"
+
+# Not upstream (it waits forever): how long startup waits for statesinformer before going on
+# with whatever has synced, so a node whose API server is away still collects metrics.
+STATES_SYNC_TIMEOUT_SECONDS = 10.0
+POD_SOURCE_APISERVER = "apiserver"
+POD_SOURCE_KUBELET = "kubelet"
 
 log = logging.getLogger(PROG)
 
@@ -129,6 +162,29 @@ def _add_runtime_hooks_flags(p: argparse._ActionsContainer, host_mode: bool) -> 
                "stop the cpuset hook from unsetting the quota of cpuset pods")
 
 
+def _add_states_informer_flags(p: argparse._ActionsContainer) -> None:
+    """1.2.3; the topology, configz and task-id flags are accepted and not acted on."""
+    p.add_argument("--kubelet-preferred-address-type", default=DEFAULT_ADDRESS_TYPE,
+                   help=f"node address type used to reach kubelet ({', '.join(ADDRESS_TYPES)})")
+    p.add_argument("--kubelet-sync-interval", type=_duration, default=10.0,
+                   help="pod list refresh from kubelet (default 10s); <=0 disables it")
+    p.add_argument("--kubelet-sync-timeout", type=_duration, default=3.0,
+                   help="timeout of each kubelet request (default 3s)")
+    _bool_flag(p, "--kubelet-insecure-tls", False,
+               "reach kubelet over plain HTTP on --kubelet-read-only-port")
+    p.add_argument("--kubelet-read-only-port", type=int, default=10255)
+    p.add_argument("--node-topology-sync-interval", type=_duration, default=3.0)
+    _bool_flag(p, "--disable-query-kubelet-config", False, "skip kubelet /configz")
+    p.add_argument("--report-interval", type=_duration, default=0.0, help="deprecated, ignored")
+    _bool_flag(p, "--enable-node-metric-report", True, "update NodeMetric status")
+    _bool_flag(p, "--enable-pod-taskids", False, "read container task ids")
+    p.add_argument("--pod-source", default=POD_SOURCE_APISERVER,
+                   choices=(POD_SOURCE_APISERVER, POD_SOURCE_KUBELET),
+                   help="Not upstream (upstream always asks kubelet): where this node's pods "
+                        "come from, the API server (spec.nodeName field selector) or kubelet's "
+                        "/pods/ (default apiserver)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     host_mode = os.environ.get("agent_mode") == HOST_MODE
     p = argparse.ArgumentParser(
@@ -142,6 +198,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--configmap-namespace", default="koordinator-system")
     koordlet_feature_gate.add_flag(p)
     (Config.host_mode() if host_mode else Config()).add_flags(p)
+    p.add_argument("--cgroup-kube-path", default="kubepods/",
+                   help="Cgroup kube dir, relative to each subsystem root (default kubepods/)")
+    _bool_flag(p, "--simulate-metrics", False,
+               "Not upstream, for simulated nodes: node and pod usage come from the "
+               "sim.koordinator.sh/usage annotations, and a fake cgroup tree is laid out "
+               "under --cgroup-root-dir when it has none")
+    _add_states_informer_flags(p.add_argument_group("statesinformer"))
     g = p.add_argument_group("metricsadvisor")
     g.add_argument("--collect-res-used-interval", type=_duration, default=1.0,
                    help="Collect node/pod resource usage interval (default 1s); <1s disables "
@@ -159,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--resource-force-update-seconds", type=int,
                    default=DEFAULT_RESOURCE_FORCE_UPDATE_SECONDS,
                    help="rewrite a cached, unchanged cgroup value after this many seconds")
+    qos.Config().add_flags(p.add_argument_group("qosmanager"))
     _add_runtime_hooks_flags(p.add_argument_group("runtimehooks"), host_mode)
     klog.add_flags(p)
     return p
@@ -171,49 +235,60 @@ def _failure_policy(flag: str, value: str) -> FailurePolicy:
         raise ValueError(f"{flag}={value!r}: must be Fail or Ignore") from None
 
 
-class NodePods:
-    """This node's pods from the API server (statesinformer's job once it lands)."""
+def kube_path_prefix(kube_path: str) -> str:
+    """The dirs above the kubepods root in `--cgroup-kube-path` ("kubepods/" → "")."""
+    parts = [part for part in kube_path.split("/") if part]
+    if not parts or parts[-1] not in KUBE_ROOT.values():
+        raise ValueError(f"--cgroup-kube-path={kube_path!r}: must end in kubepods/ or "
+                         "kubepods.slice/")
+    return "/".join(parts[:-1])
 
-    def __init__(self, client: Client, node_name: str, env: CgroupEnv) -> None:
-        self.client = client
-        self.node_name = node_name
-        self.env = env
-        self._pods: list[KubeDict] = []
 
-    def refresh(self) -> list[KubeDict]:
-        """A failed list keeps the old set, as upstream's pod informer does."""
-        try:
-            self._pods = self.client.list_all(
-                PODS, field_selector=f"spec.nodeName={self.node_name}").get("items") or []
-        except Exception as e:  # noqa: BLE001 - the API server being away is not fatal
-            log.warning("cannot list pods of node %s: %s", self.node_name, e)
-        return self._pods
+def node_cpu_cores(node: dict | None) -> int:
+    """Node capacity in whole cores (at least 1), else this machine's."""
+    capacity = ((node or {}).get("status") or {}).get("capacity") or {}
+    if CPU in capacity:
+        return max(quantity_int(CPU, capacity[CPU]) // 1000, 1)
+    return os.cpu_count() or 1
 
-    def cgroups(self) -> list[PodCgroup]:
-        out = []
-        for pod in self._pods:
-            pod_dir = self.env.pod_dir(get_kube_qos_class(pod), pod["metadata"]["uid"])
-            containers = tuple(
-                ContainerCgroup(cs["containerID"], self.env.container_dir(pod_dir,
-                                                                          cs["containerID"]))
-                for cs in (pod.get("status") or {}).get("containerStatuses") or []
-                if cs.get("containerID"))
-            out.append(PodCgroup(pod["metadata"]["uid"], pod_dir, containers))
-        return out
+
+def pod_cgroups(env: CgroupEnv, view: StatesView) -> list[PodCgroup]:
+    """The PodResourceCollector's pods: cgroup dirs (with the kube-path prefix) of this
+    node's pods."""
+    out = []
+    for pod in view.get_all_pods():
+        uid = pod["metadata"]["uid"]
+        pod_dir = env.pod_dir(get_kube_qos_class(pod), uid)
+        containers = tuple(
+            ContainerCgroup(cs["containerID"], os.path.join(
+                env.prefix, env.container_dir(pod_dir, cs["containerID"])))
+            for cs in (pod.get("status") or {}).get("containerStatuses") or []
+            if cs.get("containerID"))
+        out.append(PodCgroup(uid, os.path.join(env.prefix, pod_dir), containers))
+    return out
+
+
+def be_quota_reader(env: CgroupEnv) -> float | None:
+    """The BE cgroup's CPU cap in cores for the simulated source (None: unlimited)."""
+    be_dir = env.kube_qos_dir(KubeQoSClass.BEST_EFFORT)
+    try:
+        quota = int(cgroup_file_read(env.path("cpu.cfs_quota_us", be_dir)))
+        period = int(cgroup_file_read(env.path("cpu.cfs_period_us", be_dir)))
+    except (CgroupError, ValueError) as e:
+        log.debug("no BE cfs quota: %s", e)
+        return None
+    return be_quota_cores(quota, period)
 
 
 class NodeUsageGauges:
-    """Wraps the node collector to export `koordlet_node_used_{cpu_cores,memory_bytes}`."""
+    """Wraps the node collector to export `koordlet_node_used_{cpu_cores,memory_bytes}`
+    (upstream records them in the noderesource collector)."""
 
-    def __init__(self, inner: NodeResourceCollector, registry: CollectorRegistry,
-                 node_name: str) -> None:
+    def __init__(self, inner: framework.Collector, node_name: str) -> None:
         self.inner = inner
         self.name = inner.name
-        self.cpu = Gauge("node_used_cpu_cores", "Number of cpu cores used by node in realtime",
-                         ["node"], namespace="koordlet", registry=registry).labels(node_name)
-        self.memory = Gauge("node_used_memory_bytes", "Number of memory used by node in "
-                            "realtime", ["node"], namespace="koordlet",
-                            registry=registry).labels(node_name)
+        self.cpu = metrics.NODE_USED_CPU_CORES.labels(node_name)
+        self.memory = metrics.NODE_USED_MEMORY_BYTES.labels(node_name)
 
     def collect(self, now: float) -> list[MetricSample]:
         samples = self.inner.collect(now)
@@ -243,11 +318,11 @@ def main(argv: Sequence[str] | None = None, stop: threading.Event | None = None)
                                          args.runtime_hooks_failure_policy)
         plugin_failure_policy = _failure_policy("--runtime-hooks-plugin-failure-policy",
                                                 args.runtime_hooks_plugin_failure_policy)
+        prefix = kube_path_prefix(args.cgroup_kube_path)
         client = Client.from_options(ClientOptions(
             kubeconfig=args.kubeconfig or None, qps=args.kube_api_qps,
             burst=args.kube_api_burst, user_agent=USER_AGENT))
         system = Config.from_args(args)
-        env = CgroupEnv.detect(system.cgroup_root_dir)
     except (ConfigError, ValueError, OSError) as err:
         log.error("failed to new daemon: %s", err)
         return 1
@@ -255,72 +330,173 @@ def main(argv: Sequence[str] | None = None, stop: threading.Event | None = None)
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())
-    return _run(args, node_name, client, system, env, failure_policy, plugin_failure_policy,
-                stop)
+    return Daemon(args, node_name, client, system, prefix,
+                  failure_policy, plugin_failure_policy).run(stop)
 
 
-def _run(args: argparse.Namespace, node_name: str, client: Client, system: Config,
-         env: CgroupEnv, failure_policy: FailurePolicy, plugin_failure_policy: FailurePolicy,
-         stop: threading.Event) -> int:
-    registry = CollectorRegistry()
-    Gauge("start_time", "the start time of koordlet", ["node"], namespace="koordlet",
-          registry=registry).labels(node_name).set(time.time())
-    metrics = Server(args.addr, registry=registry)
-    for path in ("/internal-metrics", "/external-metrics"):
-        metrics.add_metrics_path(path, registry)
-    executor = ResourceUpdateExecutor(force_update_seconds=args.resource_force_update_seconds)
-    cache = MetricCache(MetricCacheConfig(
-        metric_gc_interval_seconds=args.metric_gc_interval_seconds,
-        metric_expire_seconds=args.metric_expire_seconds, tsdb_max_bytes=args.tsdb_max_bytes,
-        collect_res_used_interval_seconds=max(args.collect_res_used_interval, 1.0)))
-    pods = NodePods(client, node_name, env)
-    reader = CgroupReader(env.root, CGROUP_V2 if env.v2 else CGROUP_V1)
-    advisors = [
-        framework.MetricAdvisor(cache, [
-            NodeUsageGauges(NodeResourceCollector(system.proc_root_dir), registry, node_name),
-            PodResourceCollector(reader, pods.cgroups, args.collect_res_used_interval),
-        ], framework.Config(collect_res_used_interval=args.collect_res_used_interval)),
-        framework.MetricAdvisor(cache, [NodeInfoCollector(cache, system.sys_root_dir)],
-                                framework.Config(
-                                    collect_res_used_interval=args.collect_node_cpu_info_interval)),
-    ]
-    rules = Rules()
-    applier = CgroupApplier(env, executor, system.proc_root_dir)
-    servicer = RuntimeHookServer(rules, plugin_failure_policy, applier)
-    reconciler = PodReconciler(pods.refresh, rules, applier,
-                               args.runtime_hooks_reconcile_interval)
-    hook_server = None
-    try:
-        metrics.start()
-        os.makedirs(os.path.dirname(args.runtime_hooks_addr) or ".", exist_ok=True)
-        hook_server = serve(servicer, args.runtime_hooks_addr)
-        write_hook_config(args.runtime_hooks_config_path, args.runtime_hooks_host_endpoint,
-                          failure_policy, args.runtime_hooks_disable_stages)
-    except OSError as err:
-        log.error("failed to start koordlet: %s", err)
-        if hook_server is not None:
-            hook_server.stop(grace=None)
-        metrics.stop()
-        return 1
-    log.info("koordlet on node %s: metrics on %s, runtime hooks on %s, cgroup %s (%s)",
-             node_name, metrics.url, args.runtime_hooks_addr, "v2" if env.v2 else "v1",
-             env.driver)
-    threads = [threading.Thread(target=a.run, args=(stop,), daemon=True, name=f"advisor-{i}")
-               for i, a in enumerate(advisors)]
-    threads.append(threading.Thread(target=reconciler.run, args=(stop,), daemon=True,
-                                    name="runtimehooks-reconciler"))
-    threads.append(threading.Thread(target=_metric_gc, args=(cache, stop), daemon=True,
-                                    name="metriccache-gc"))
-    for t in threads:
+class Daemon:
+    """The modules of koordlet, built and started in upstream's order."""
+
+    def __init__(self, args: argparse.Namespace, node_name: str, client: Client,
+                 system: Config, prefix: str, failure_policy: FailurePolicy,
+                 plugin_failure_policy: FailurePolicy) -> None:
+        self.args = args
+        self.node_name = node_name
+        self.client = client
+        self.system = system
+        self.prefix = prefix
+        self.failure_policy = failure_policy
+        self.plugin_failure_policy = plugin_failure_policy
+        self.threads: list[threading.Thread] = []
+
+    def _start(self, name: str, target, stop: threading.Event) -> None:
+        t = threading.Thread(target=target, args=(stop,), daemon=True, name=name)
         t.start()
-    try:
-        stop.wait()
-    finally:
-        hook_server.stop(grace=1)
-        metrics.stop()
-        for t in threads:
-            t.join(timeout=5)
-    return 0
+        self.threads.append(t)
+
+    def _states(self, stop: threading.Event) -> tuple[SharedInformerFactory, StatesInformer]:
+        args = self.args
+        kubelet = None
+        if args.pod_source == POD_SOURCE_KUBELET:
+            kubelet = KubeletStub(KubeletConfig(
+                args.kubelet_preferred_address_type, args.kubelet_sync_interval,
+                args.kubelet_sync_timeout, args.kubelet_insecure_tls,
+                args.kubelet_read_only_port), self.client)
+        factory = SharedInformerFactory(self.client)
+        states = StatesInformer(factory, self.node_name, kubelet)
+        factory.start()
+        states.start(stop)
+        deadline = time.monotonic() + STATES_SYNC_TIMEOUT_SECONDS
+        while not states.has_synced() and time.monotonic() < deadline and not stop.is_set():
+            time.sleep(0.05)
+        if states.has_synced():
+            log.info("statesinformer of node %s synced", self.node_name)
+        else:
+            log.warning("statesinformer of node %s not synced after %gs, going on",
+                        self.node_name, STATES_SYNC_TIMEOUT_SECONDS)
+        return factory, states
+
+    def _cgroup_env(self, view: StatesView) -> CgroupEnv:
+        root = self.system.cgroup_root_dir
+        if self.args.simulate_metrics and ensure_fake_v1_tree(
+                root, node_cpu_cores(view.get_node())):
+            log.info("laid out a fake cgroup v1 tree for simulated node %s under %s",
+                     self.node_name, root)
+        return CgroupEnv.detect(root, self.prefix)
+
+    def _advisors(self, cache: MetricCache, env: CgroupEnv,
+                  view: StatesView) -> list[framework.MetricAdvisor]:
+        args = self.args
+        if args.simulate_metrics:
+            usage: list[framework.Collector] = [NodeUsageGauges(SimulatedCollector(
+                view.get_all_pods, view.get_node, lambda: be_quota_reader(env)),
+                self.node_name)]
+        else:
+            reader = CgroupReader(env.root, CGROUP_V2 if env.v2 else CGROUP_V1)
+            usage = [NodeUsageGauges(NodeResourceCollector(self.system.proc_root_dir),
+                                     self.node_name),
+                     PodResourceCollector(reader, lambda: pod_cgroups(env, view),
+                                          args.collect_res_used_interval)]
+        return [
+            framework.MetricAdvisor(cache, usage, framework.Config(
+                collect_res_used_interval=args.collect_res_used_interval)),
+            framework.MetricAdvisor(cache, [NodeInfoCollector(cache, self.system.sys_root_dir)],
+                                    framework.Config(collect_res_used_interval=args
+                                                     .collect_node_cpu_info_interval)),
+        ]
+
+    def run(self, stop: threading.Event) -> int:
+        args = self.args
+        metrics.register(self.node_name)
+        metrics.START_TIME.labels(self.node_name).set(time.time())
+        both = CollectorRegistry()
+        both.register(metrics.INTERNAL)
+        both.register(metrics.EXTERNAL)
+        metrics_server = Server(args.addr, registry=both)
+        metrics_server.add_metrics_path("/internal-metrics", metrics.INTERNAL)
+        metrics_server.add_metrics_path("/external-metrics", metrics.EXTERNAL)
+        executor = ResourceUpdateExecutor(force_update_seconds=args.resource_force_update_seconds)
+        cache = MetricCache(MetricCacheConfig(
+            metric_gc_interval_seconds=args.metric_gc_interval_seconds,
+            metric_expire_seconds=args.metric_expire_seconds, tsdb_max_bytes=args.tsdb_max_bytes,
+            collect_res_used_interval_seconds=max(args.collect_res_used_interval, 1.0)))
+        try:
+            metrics_server.start()
+        except OSError as err:
+            log.error("failed to start koordlet: %s", err)
+            return 1
+        factory, states = self._states(stop)
+        view = StatesView(states)
+        hook_server = None
+        try:
+            env = self._cgroup_env(view)
+            advisors = self._advisors(cache, env, view)
+            reporter = NodeMetricReporter(self.client, states, cache)
+            qos_manager = qos.QOSManager(qos.Context(
+                env=env, executor=executor, metric_cache=cache, states=view,
+                feature_gate=koordlet_feature_gate,
+                config=qos.Config(**{k: getattr(args, k) for k in qos.Config.__slots__}),
+                collect_res_used_interval_seconds=args.collect_res_used_interval,
+                client=self.client), STRATEGY_PLUGINS)
+            rules = Rules(disable_unset_cpu_quota=args.disable_unset_cpu_quota)
+            applier = CgroupApplier(env, executor, self.system.proc_root_dir)
+            servicer = RuntimeHookServer(rules, self.plugin_failure_policy, applier)
+            reconciler = PodReconciler(view.get_all_pods, rules, applier,
+                                       args.runtime_hooks_reconcile_interval)
+            os.makedirs(os.path.dirname(args.runtime_hooks_addr) or ".", exist_ok=True)
+            hook_server = serve(servicer, args.runtime_hooks_addr)
+            write_hook_config(args.runtime_hooks_config_path, args.runtime_hooks_host_endpoint,
+                              self.failure_policy, args.runtime_hooks_disable_stages)
+        except OSError as err:
+            log.error("failed to start koordlet: %s", err)
+            if hook_server is not None:
+                hook_server.stop(grace=None)
+            metrics_server.stop()
+            factory.shutdown()
+            return 1
+        self._register_callbacks(states, view, env, rules, reconciler)
+        log.info("koordlet on node %s: metrics on %s, runtime hooks on %s, cgroup %s (%s)%s",
+                 self.node_name, metrics_server.url, args.runtime_hooks_addr,
+                 "v2" if env.v2 else "v1", env.driver,
+                 ", simulated metrics" if args.simulate_metrics else "")
+        for i, advisor in enumerate(advisors):
+            self._start(f"advisor-{i}", advisor.run, stop)
+        self._start("metriccache-gc", lambda s: _metric_gc(cache, s), stop)
+        if args.enable_node_metric_report:
+            self._start("nodemetric-reporter", reporter.run, stop)
+        self.threads += qos_manager.run(stop)
+        self._start("runtimehooks-reconciler", reconciler.run, stop)
+        try:
+            stop.wait()
+        finally:
+            hook_server.stop(grace=1)
+            metrics_server.stop()
+            factory.shutdown()
+            for t in self.threads:
+                t.join(timeout=5)
+        return 0
+
+    def _register_callbacks(self, states: StatesInformer, view: StatesView, env: CgroupEnv,
+                            rules: Rules, reconciler: PodReconciler) -> None:
+        updater = RuleUpdater(rules, view.get_node_slo, view.get_node,
+                              reconciler.reconcile_once)
+        # The initial state: callbacks fire only on changes after registration.
+        updater.update_node_slo()
+        updater.update_node_metadata()
+        states.register_callbacks(RegisterType.NODE_SLO_SPEC, "runtimehooks-rules",
+                                  "update hook rules from NodeSLO", updater.callback)
+        states.register_callbacks(RegisterType.NODE_METADATA, "runtimehooks-rules",
+                                  "update hook rules from node metadata", updater.callback)
+        if self.args.simulate_metrics:
+            cpus = node_cpu_cores(view.get_node())
+            states.register_callbacks(
+                RegisterType.ALL_PODS, "simulated-pod-cgroups",
+                "lay out fake cgroup dirs of running pods",
+                lambda t, target: ensure_pod_dirs(env, view.get_all_pods(), cpus))
+            ensure_pod_dirs(env, view.get_all_pods(), cpus)
+        states.register_callbacks(RegisterType.ALL_PODS, "runtimehooks-reconciler",
+                                  "apply hooks to running pods",
+                                  lambda t, target: reconciler.reconcile_once())
 
 
 if __name__ == "__main__":

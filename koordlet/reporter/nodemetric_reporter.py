@@ -25,12 +25,16 @@ from typing import Any
 from api.core import QuantityFormat, format_quantity
 from api.extension.priority import get_pod_priority_class_with_default
 from api.extension.qos import get_pod_qos_class_with_default
-from api.meta import format_time
+from api.meta import format_time, parse_duration
 from koordlet.metriccache import aggregate
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache
 from koordlet.prediction.peak_predictor import PeakPredictServer, prod_reclaimable
-from koordlet.statesinformer.states_informer import NODE_METRICS, StatesInformer
+from koordlet.statesinformer.states_informer import (
+    DEFAULT_REPORT_INTERVAL_SECONDS,
+    NODE_METRICS,
+    StatesInformer,
+)
 from pkg.client.errors import ApiError
 from pkg.client.rest import Client
 from pkg.util.clock import REAL_CLOCK, Clock
@@ -43,22 +47,6 @@ AGGREGATIONS = {"avg": aggregate.AVG, "p50": aggregate.P50, "p90": aggregate.P90
                 "p95": aggregate.P95, "p99": aggregate.P99}
 _NODE_MEMORY = {"usageWithPageCache": mt.NODE_MEMORY_USAGE_WITH_PAGE_CACHE}
 _POD_MEMORY = {"usageWithPageCache": mt.POD_MEMORY_USAGE_WITH_PAGE_CACHE}
-
-
-def parse_duration(d: str) -> float:
-    """Go duration ("5m0s", "1h", "90s") in seconds."""
-    total, num = 0.0, ""
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0}
-    for ch in d:
-        if ch.isdigit() or ch == ".":
-            num += ch
-        elif ch in units and num:
-            total, num = total + float(num) * units[ch], ""
-        else:
-            raise ValueError(f"bad duration {d!r}")
-    if num:
-        raise ValueError(f"bad duration {d!r}")
-    return total
 
 
 def resource_map(cpu_cores: float, memory_bytes: float) -> dict[str, Any]:
@@ -178,8 +166,17 @@ class NodeMetricReporter:
                      ["reportIntervalSeconds"])
 
     def run(self, stop: threading.Event) -> None:
-        while not self.clock.sleep(self.interval(), stop):
+        while True:
+            try:
+                interval = self.interval()
+            except (TypeError, ValueError) as e:
+                log.error("NodeMetric %s spec.metricCollectPolicy.reportIntervalSeconds is "
+                          "malformed, using %ds: %s", self.states.node_name,
+                          DEFAULT_REPORT_INTERVAL_SECONDS, e)
+                interval = DEFAULT_REPORT_INTERVAL_SECONDS
+            if self.clock.sleep(interval, stop):
+                return
             try:
                 self.report(self.clock.now())
-            except ApiError:
+            except Exception:  # a bad round (API, cache, malformed spec) must not end reporting
                 log.exception("update NodeMetric %s status failed", self.states.node_name)

@@ -3,8 +3,9 @@
 
 ``StatesInformer(factory, node_name)`` watches, through the shared informers of
 ``pkg/client/informers`` and as raw JSON (hot paths), this node (``metadata.name``), its pods
-(API server, field selector ``spec.nodeName=<node>``; kubelet ``/pods/`` mode is not
-implemented), and the NodeSLO and NodeMetric named after the node. Public API:
+(API server, field selector ``spec.nodeName=<node>``; or, given a ``KubeletStub``, kubelet's
+``/pods/`` polled as upstream does), and the NodeSLO and NodeMetric named after the node.
+Public API:
 
 * ``get_node()``, ``get_all_pods()`` (``PodMeta`` list), ``get_node_slo()`` (raw object),
   ``get_node_metric_spec()`` (spec with upstream defaults and floors);
@@ -22,6 +23,7 @@ from typing import Any
 from api.slo.v1alpha1.nodemetric import NodeMetric
 from api.slo.v1alpha1.nodeslo import NodeSLO
 from koordlet.statesinformer.callbacks import Callback, CallbackRunner, RegisterType
+from koordlet.statesinformer.kubelet_pods import KubeletPodsInformer, KubeletStub
 from pkg.client.informers import EventHandlerFuncs, SharedInformerFactory
 from pkg.client.resources import NODES, PODS, Resource
 
@@ -67,12 +69,19 @@ def _meta(obj: Any) -> dict[str, Any]:
 
 
 class StatesInformer:
-    def __init__(self, factory: SharedInformerFactory, node_name: str) -> None:
+    def __init__(self, factory: SharedInformerFactory, node_name: str,
+                 kubelet: KubeletStub | None = None) -> None:
         self.node_name = node_name
         by_name = f"metadata.name={node_name}"
         self._node = factory.informer_for(NODES, field_selector=by_name, typed=False)
-        self._pods = factory.informer_for(PODS, field_selector=f"spec.nodeName={node_name}",
-                                          typed=False)
+        self._kubelet_pods: KubeletPodsInformer | None = None
+        self._pods: Any = None
+        if kubelet is not None:
+            self._kubelet_pods = KubeletPodsInformer(
+                kubelet, self.get_node, lambda: self._runner.send(RegisterType.ALL_PODS))
+        else:
+            self._pods = factory.informer_for(
+                PODS, field_selector=f"spec.nodeName={node_name}", typed=False)
         self._slo = factory.informer_for(NODE_SLOS, field_selector=by_name, typed=False)
         self._metric = factory.informer_for(NODE_METRICS, field_selector=by_name, typed=False)
         self._runner = CallbackRunner(self._callback_target)
@@ -83,7 +92,8 @@ class StatesInformer:
             add=lambda o: self._runner.send(RegisterType.ALL_PODS),
             update=lambda o, n: self._runner.send(RegisterType.ALL_PODS),
             delete=lambda o: self._runner.send(RegisterType.ALL_PODS))
-        self._pods.add_event_handler(pods_changed)
+        if self._pods is not None:
+            self._pods.add_event_handler(pods_changed)
         self._slo.add_event_handler(EventHandlerFuncs(
             add=lambda o: self._runner.send(RegisterType.NODE_SLO_SPEC),
             update=self._on_slo_update))
@@ -110,6 +120,8 @@ class StatesInformer:
         return self._one(self._node)
 
     def get_all_pods(self) -> list[PodMeta]:
+        if self._kubelet_pods is not None:
+            return [PodMeta(p) for p in self._kubelet_pods.pods()]
         return [PodMeta(p) for p in self._pods.indexer.list()]
 
     def get_node_slo(self) -> dict[str, Any] | None:
@@ -124,8 +136,13 @@ class StatesInformer:
         self._runner.register(rtype, name, description, fn)
 
     def start(self, stop: threading.Event) -> None:
-        """Start the callback workers; the informers start with the factory."""
+        """Start the callback workers and the kubelet poller; the informers start with the
+        factory."""
         self._runner.start(stop)
+        if self._kubelet_pods is not None:
+            threading.Thread(target=self._kubelet_pods.run, args=(stop,), daemon=True,
+                             name="kubelet-pods").start()
 
     def has_synced(self) -> bool:
-        return all(i.has_synced() for i in (self._node, self._pods, self._slo, self._metric))
+        pods = self._kubelet_pods if self._kubelet_pods is not None else self._pods
+        return all(i.has_synced() for i in (self._node, pods, self._slo, self._metric))

@@ -1,0 +1,61 @@
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from koordlet.statesinformer.states_informer import PodMeta
+from koordlet.statesinformer.states_view import StatesView
+
+
+@dataclass
+class Raw:
+    """What the informer caches, set directly by the test."""
+
+    slo: dict[str, Any] | None = None
+    node_name: str = "node-a"
+    pods: list[PodMeta] = field(default_factory=list)
+
+    def get_node(self) -> dict[str, Any] | None:
+        return {"metadata": {"name": self.node_name}}
+
+    def get_node_slo(self) -> dict[str, Any] | None:
+        return self.slo
+
+    def get_all_pods(self) -> list[PodMeta]:
+        return self.pods
+
+
+def slo(version: str, threshold: Any) -> dict[str, Any]:
+    return {"apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeSLO",
+            "metadata": {"name": "node-a", "resourceVersion": version},
+            "spec": {"resourceUsedThresholdWithBE": {
+                "enable": True, "cpuSuppressThresholdPercent": threshold}}}
+
+
+def test_node_slo_is_merged_onto_defaults_and_a_malformed_one_keeps_the_last_good(
+        caplog: pytest.LogCaptureFixture) -> None:
+    raw = Raw(pods=[PodMeta({"metadata": {"uid": "u1"}})])
+    view = StatesView(raw)
+    assert view.get_node_slo() is None
+    assert view.get_all_pods() == [{"metadata": {"uid": "u1"}}]
+    raw.slo = slo("1", 40)
+    good = view.get_node_slo()
+    assert good is not None
+    strategy = good.spec.resource_used_threshold_with_be
+    assert strategy.enable is True and strategy.cpu_suppress_threshold_percent == 40
+    # Unset fields come from koordlet's defaults, as upstream merges them.
+    assert strategy.memory_evict_threshold_percent == 70
+    assert good.spec.cpu_burst_strategy is not None
+
+    raw.slo = slo("2", "forty")
+    with caplog.at_level(logging.ERROR):
+        assert view.get_node_slo() is good
+        assert view.get_node_slo() is good
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1
+    assert "node-a" in errors[0] and "cpuSuppressThresholdPercent" in errors[0]
+
+    raw.slo = slo("3", 55)
+    assert view.get_node_slo().spec.resource_used_threshold_with_be \
+        .cpu_suppress_threshold_percent == 55
