@@ -2,10 +2,18 @@
 
 Every `--cpu-suppress-interval-seconds` the BE allowance is computed from NodeSLO's
 `resourceUsedThresholdWithBE` and the last node, pod and host-application CPU usage (koordlet.md
-7.2), and applied to the node-level BE cgroup (11.6) with the `cfsQuota` policy: the quota
-drops at once and grows back by at most 10 % of the node per round. When suppression is
-disabled the quota is recovered to −1 once. The `cpuset` policy's CPU selection is not
-implemented yet: under it this strategy only recovers the quota.
+7.2), and applied to the node-level BE cgroup (11.6) with one of two policies, the other one
+being recovered:
+
+* `cfsQuota`: the quota drops at once and grows back by at most 10 % of the node per round;
+* `cpuset` (the default): BE pods get `max(ceil(allowance), 2)` CPUs chosen by
+  `cpuset_policy`, avoiding reserved, exclusive system-QoS and LSE CPUs and taking from the
+  CPUs of LSR pods in proportion; written into the BE dir, its pods and their containers
+  (parents widened before children, children narrowed before parents).
+
+When suppression is disabled the quota is recovered to −1 once and the cpusets to the full BE
+cpuset. Upstream's kubelet-static-CPU-manager variant (only container dirs narrowed) is not
+implemented: the NodeResourceTopology annotation it keys on is not read here.
 """
 
 from __future__ import annotations
@@ -14,11 +22,15 @@ import logging
 import os
 from dataclasses import dataclass
 
-from api.extension.node import parse_node_reservation
+from api.extension.node import parse_node_reservation, parse_system_qos_resource
+from api.extension.numa import parse_resource_status
 from api.extension.qos import KubeQoSClass, QoSClass, get_kube_qos_class, get_pod_qos_class_raw
 from api.slo.v1alpha1.host_application import CgroupBaseType
 from api.slo.v1alpha1.strategies import CPUSuppressPolicy, ResourceThresholdStrategy
 from koordlet.metriccache import metric_types as mt
+from koordlet.metrics.metrics import record_be_suppress_cpu_cores
+from koordlet.metricsadvisor.nodeinfo import ProcessorInfo
+from koordlet.qosmanager.cpuset_policy import be_cpuset_size, select_be_cpus
 from koordlet.qosmanager.framework import Context, KubeDict
 from koordlet.resourceexecutor.reader import CgroupReader
 from koordlet.resourceexecutor.updater import new_cgroup_updater
@@ -123,6 +135,7 @@ class CPUSuppress:
             self.adjust_by_cfs_quota(suppress_milli, inputs.capacity_milli)
             self.recover_cpuset()
         else:
+            self.adjust_by_cpuset(suppress_milli)
             self.recover_cfs_quota()
 
     def collect_inputs(self) -> SuppressInputs | None:
@@ -194,6 +207,7 @@ class CPUSuppress:
             logger.warning("cpusuppress: %s", e)
             return
         self._quota_recovered = False
+        record_be_suppress_cpu_cores("cfsQuota", new / CFS_BASE_PERIOD)
         logger.info("cpusuppress: BE cfs quota %d -> %d", cur, new)
 
     def recover_cfs_quota(self) -> None:
@@ -207,21 +221,77 @@ class CPUSuppress:
             return
         self._quota_recovered = True
 
-    def full_be_cpuset(self) -> frozenset[int] | None:
-        """All processors minus the node's reserved CPUs (LSE pods' cpusets: not yet)."""
+    def _pod_cpus(self, qos: QoSClass) -> frozenset[int]:
+        """CPUs bound to pods of `qos` (their `resource-status` cpuset)."""
+        cpus: set[int] = set()
+        for pod in self.ctx.states.get_all_pods():
+            if get_pod_qos_class_raw(pod) is not qos:
+                continue
+            md = pod.get("metadata") or {}
+            try:
+                cpus |= parse_cpuset(parse_resource_status(md.get("annotations")).cpuset)
+            except ValueError as e:  # MalformedValueError included
+                logger.warning("cpusuppress: pod %s/%s has a malformed resource-status: %s",
+                               md.get("namespace"), md.get("name"), e)
+        return frozenset(cpus)
+
+    def candidate_processors(self) -> list[ProcessorInfo] | None:
+        """All processors minus reserved CPUs, the exclusive system-QoS cpuset and LSE CPUs."""
         cpu_info = self.ctx.metric_cache.get(mt.NODE_CPU_INFO_KEY)
         node = self.ctx.states.get_node()
         if cpu_info is None or node is None:
             return None
         annotations = (node.get("metadata") or {}).get("annotations")
-        reserved = parse_cpuset(parse_node_reservation(annotations).reserved_cpus or "")
-        return frozenset(p.cpu_id for p in cpu_info.processors) - reserved
+        try:
+            excluded = set(parse_cpuset(parse_node_reservation(annotations).reserved_cpus or ""))
+            system_qos = parse_system_qos_resource(annotations)
+            if system_qos is not None and system_qos.is_cpuset_exclusive:
+                excluded |= parse_cpuset(system_qos.cpuset)
+        except ValueError as e:  # MalformedValueError included
+            logger.warning("cpusuppress: node %s has a malformed reservation annotation: %s",
+                           (node.get("metadata") or {}).get("name"), e)
+            return None
+        excluded |= self._pod_cpus(QoSClass.LSE)
+        return [p for p in cpu_info.processors if p.cpu_id not in excluded]
+
+    def full_be_cpuset(self) -> frozenset[int] | None:
+        processors = self.candidate_processors()
+        return None if processors is None else frozenset(p.cpu_id for p in processors)
+
+    def adjust_by_cpuset(self, suppress_milli: int) -> None:
+        """Step 5 of 7.2: the BE cpuset of `max(ceil(allowance), 2)` CPUs."""
+        processors = self.candidate_processors()
+        cpu_info = self.ctx.metric_cache.get(mt.NODE_CPU_INFO_KEY)
+        if not processors or cpu_info is None:
+            return
+        try:
+            old = self.reader.read_cpuset_cpus(self.ctx.env.be_dir())
+        except (CgroupError, OSError, ValueError) as e:
+            logger.warning("cpusuppress: cannot read BE cpuset: %s", e)
+            return
+        size = be_cpuset_size(suppress_milli, len(old), len(cpu_info.processors))
+        lsr_cpus = self._pod_cpus(QoSClass.LSR)
+        lsr = [p for p in processors if p.cpu_id in lsr_cpus]
+        ls = [p for p in processors if p.cpu_id not in lsr_cpus]
+        lsr_num = size * len(lsr) // (len(lsr) + len(ls))
+        target = select_be_cpus(lsr_num, lsr) + select_be_cpus(size - lsr_num, ls)
+        if len(target) < size:
+            logger.warning("cpusuppress: %d BE CPUs needed, not enough candidates", size)
+            return
+        self.write_be_cpuset(frozenset(target))
+        record_be_suppress_cpu_cores("cpuset", len(target))
+        if frozenset(target) != old:
+            logger.info("cpusuppress: BE cpuset %s -> %s", format_cpuset(old),
+                        format_cpuset(frozenset(target)))
 
     def recover_cpuset(self) -> None:
-        """BE dir, its pod dirs and their container dirs get the full BE cpuset, parents first."""
         cpus = self.full_be_cpuset()
-        if not cpus:
-            return
+        if cpus:
+            self.write_be_cpuset(cpus)
+
+    def write_be_cpuset(self, cpus: frozenset[int]) -> None:
+        """BE dir, its pod dirs and their container dirs: the union top-down, then `cpus`
+        bottom-up, so no child is ever wider than its parent."""
         env, value = self.ctx.env, format_cpuset(cpus)
         be_dir = env.be_dir()
         pods = _subdirs(env, be_dir)
