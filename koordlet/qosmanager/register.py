@@ -5,6 +5,7 @@ Keys are upstream's strategy names; each factory builds its strategy from the sh
 
 from __future__ import annotations
 
+from koordlet.qosmanager.cpuburst import CPUBurst
 from koordlet.qosmanager.cpuevict import CPUEvict
 from koordlet.qosmanager.cpusuppress import CPUSuppress
 from koordlet.qosmanager.framework import StrategyFactory
@@ -14,4 +15,5 @@ STRATEGY_PLUGINS: dict[str, StrategyFactory] = {
     CPUSuppress.name: CPUSuppress,
     CPUEvict.name: CPUEvict,
     MemoryEvict.name: MemoryEvict,
+    CPUBurst.name: CPUBurst,
 }
