@@ -1,0 +1,265 @@
+"""koordlet end to end: real ``python -m koordlet.main`` processes against the embedded API
+server.
+
+* Real mode on this machine: the NodeMetric status koordlet reports agrees with psutil's view
+  of the same window (CPU under one busy process, memory without page cache).
+* NodeSLO changes reach a test-owned real cgroup v1 subtree (``--cgroup-kube-path`` below it):
+  cpusuppress sets and recovers the BE cgroup's ``cpu.cfs_quota_us`` within one
+  ``--cpu-suppress-interval-seconds``, and the batch-resource hook rule flips a BE pod's quota.
+* Simulated mode (``--simulate-metrics``): two simulated nodes report exactly the usage their
+  pods' ``sim.koordinator.sh/usage`` annotations declare, plus the node's system usage.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from api.core import quantity_value
+from api.slo.v1alpha1.nodemetric import NodeMetric
+from api.slo.v1alpha1.nodeslo import NodeSLO
+from koordlet.util.system.testing import make_real_cgroup_dir, real_cgroup_v1_tree
+from pkg.client.resources import NODES, PODS, Resource
+from pkg.client.rest import Client
+from test.apiserver import ServerHandle, start
+from test.e2e.cluster import ComponentProcess, free_port, install_crds, wait_for
+
+NODE_METRICS = Resource.for_model(NodeMetric)
+NODE_SLOS = Resource.for_model(NodeSLO)
+REPORT_INTERVAL = 30  # the floor of reportIntervalSeconds
+
+
+@pytest.fixture
+def srv() -> Iterator[ServerHandle]:
+    s = start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def client(srv: ServerHandle) -> Client:
+    c = Client.from_kubeconfig(srv.kubeconfig)
+    install_crds(c)
+    return c
+
+
+@pytest.fixture
+def sock_dir() -> Iterator[Path]:
+    # Unix socket paths are limited to 107 bytes; pytest's tmp_path can be longer.
+    with tempfile.TemporaryDirectory(prefix="koordlet-e2e-", dir="/tmp") as d:
+        yield Path(d)
+
+
+class Koordlet:
+    def __init__(self, srv: ServerHandle, node: str, workdir: Path, sock_dir: Path,
+                 monkeypatch: pytest.MonkeyPatch, *extra: str) -> None:
+        port = free_port()
+        self.metrics = f"http://127.0.0.1:{port}"
+        monkeypatch.setenv("NODE_NAME", node)
+        self.proc = ComponentProcess("koordlet.main", [
+            "--kubeconfig", srv.kubeconfig, f"--addr=127.0.0.1:{port}",
+            f"--runtime-hooks-addr={sock_dir}/{node}.sock",
+            f"--runtime-hooks-config-path={workdir}/{node}-hooks", "--sys-root-dir=/sys/",
+            "--collect-res-used-interval=1s", "-v", "2", *extra], workdir / f"{node}.log")
+
+    def metric(self, name: str) -> float | None:
+        try:
+            with urllib.request.urlopen(self.metrics + "/metrics", timeout=2) as r:
+                text = r.read().decode()
+        except OSError:
+            return None
+        for line in text.splitlines():
+            if line.startswith(name + "{"):
+                return float(line.rsplit(" ", 1)[1])
+        return None
+
+
+@pytest.fixture
+def koordlets(srv: ServerHandle, tmp_path: Path, sock_dir: Path,
+              monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    started: list[Koordlet] = []
+
+    def launch(node: str, *extra: str) -> Koordlet:
+        k = Koordlet(srv, node, tmp_path, sock_dir, monkeypatch, *extra)
+        started.append(k)
+        return k
+
+    yield launch
+    for k in started:
+        k.proc.stop()
+
+
+def node_metric(client: Client, node: str) -> None:
+    client.create(NODE_METRICS, {
+        "apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeMetric",
+        "metadata": {"name": node},
+        "spec": {"metricCollectPolicy": {"reportIntervalSeconds": REPORT_INTERVAL,
+                                         "aggregateDurationSeconds": 60}}})
+
+
+def reported_status(client: Client, node: str) -> dict[str, Any] | None:
+    status = client.get(NODE_METRICS, node).get("status") or {}
+    return status if status.get("nodeMetric") else None
+
+
+def usage(resources: dict[str, str]) -> tuple[float, float]:
+    """(cpu cores, memory bytes) of a NodeMetric ResourceMap."""
+    return (float(quantity_value(resources["cpu"])),
+            float(quantity_value(resources["memory"])))
+
+
+def test_real_mode_reports_node_usage_psutil_agrees_with(
+        client: Client, koordlets: Any, tmp_path: Path) -> None:
+    node = "real-0"
+    client.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
+    node_metric(client, node)
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(1)  # the busy loop is running before either window opens
+        k = koordlets(node)
+        wait_for(lambda: k.metric("koordlet_node_used_cpu_cores") is not None, timeout=20,
+                 what="koordlet_node_used_cpu_cores on /metrics")
+        psutil.cpu_percent()  # opens psutil's window as koordlet's first rate is stored
+        vm_start = psutil.virtual_memory()
+        status = wait_for(lambda: reported_status(client, node), timeout=REPORT_INTERVAL + 15,
+                          interval=0.2, what="NodeMetric status")
+        psutil_cores = psutil.cpu_percent() / 100 * psutil.cpu_count()
+        vm_end = psutil.virtual_memory()
+    finally:
+        busy.kill()
+        busy.wait()
+    cpu, memory = usage(status["nodeMetric"]["nodeUsage"]["resources"])
+    # Upstream's node memory is MemTotal − MemAvailable: usage without page cache. NodeMetric
+    # has the window's average, so psutil's is the mean of the window's ends.
+    psutil_memory = sum(vm.total - vm.available for vm in (vm_start, vm_end)) / 2
+    print(f"NodeMetric cpu={cpu:.3f} cores memory={memory / 2**20:.0f}Mi; psutil "
+          f"cpu={psutil_cores:.3f} cores memory={psutil_memory / 2**20:.0f}Mi")
+    assert cpu == pytest.approx(psutil_cores, rel=0.10)
+    assert memory == pytest.approx(psutil_memory, rel=0.10)
+    assert psutil_cores >= 0.8  # the busy process shows, so 10 % is not noise
+    assert status["podsMetric"] == []
+
+
+def _read(path: Path) -> int:
+    return int(path.read_text())
+
+
+def test_node_slo_changes_reach_real_cgroups_within_one_interval(
+        srv: ServerHandle, client: Client, koordlets: Any) -> None:
+    cores = psutil.cpu_count()
+    (node,) = srv.add_nodes(1, prefix="slo-", cpu=str(cores))
+    with real_cgroup_v1_tree() as env:
+        make_real_cgroup_dir(env, "kubepods/besteffort")
+        pod = client.create(PODS, {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "batch", "namespace": "default",
+                         "labels": {"koordinator.sh/qosClass": "BE"}},
+            "spec": {"nodeName": node, "containers": [{
+                "name": "c", "image": "pause", "resources": {
+                    "requests": {"kubernetes.io/batch-cpu": "500"},
+                    "limits": {"kubernetes.io/batch-cpu": "500"}}}]}}, "default")
+        pod_dir = f"kubepods/besteffort/pod{pod['metadata']['uid']}"
+        make_real_cgroup_dir(env, pod_dir)
+        cpu_root = Path(env.root, "cpu", env.prefix)
+        be_quota = cpu_root / "kubepods/besteffort/cpu.cfs_quota_us"
+        pod_quota = cpu_root / pod_dir / "cpu.cfs_quota_us"
+        koordlets(node, f"--cgroup-root-dir={env.root}",
+                  f"--cgroup-kube-path={env.prefix}/kubepods/",
+                  "--cpu-suppress-interval-seconds=1", "--runtime-hooks-reconcile-interval=5s")
+        # No NodeSLO: the batch hook gives the BE pod its batch-cpu limit as quota.
+        wait_for(lambda: _read(pod_quota) == 50000, timeout=20, what="BE pod quota 50000")
+        assert _read(be_quota) == -1
+
+        client.create(NODE_SLOS, {
+            "apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeSLO",
+            "metadata": {"name": node},
+            "spec": {"resourceUsedThresholdWithBE": {
+                "enable": True, "cpuSuppressThresholdPercent": 80,
+                "cpuSuppressPolicy": "cfsQuota"}}})
+        t0 = time.monotonic()
+        wait_for(lambda: _read(be_quota) > 0, timeout=1 + 3, interval=0.05,
+                 what="BE cgroup quota set by cpusuppress")
+        applied = time.monotonic() - t0
+        # cfsQuota suppression owns BE CPU, so the hook lifts the pod's own quota.
+        wait_for(lambda: _read(pod_quota) == -1, timeout=5 + 2, interval=0.05,
+                 what="BE pod quota lifted by the batch hook rule")
+        hook_applied = time.monotonic() - t0
+        suppressed = _read(be_quota)
+        assert suppressed <= cores * 80 * 1000  # at most 80 % of the node
+
+        slo = client.get(NODE_SLOS, node)
+        slo["spec"]["resourceUsedThresholdWithBE"]["enable"] = False
+        client.update(NODE_SLOS, slo)
+        t0 = time.monotonic()
+        wait_for(lambda: _read(be_quota) == -1, timeout=1 + 3, interval=0.05,
+                 what="BE cgroup quota recovered to -1")
+        recovered = time.monotonic() - t0
+        wait_for(lambda: _read(pod_quota) == 50000, timeout=5 + 2, interval=0.05,
+                 what="BE pod quota restored")
+        print(f"BE quota {suppressed} after {applied:.2f}s, pod quota lifted after "
+              f"{hook_applied:.2f}s, recovered after {recovered:.2f}s")
+
+
+def _sim_pod(client: Client, name: str, node: str, sim_usage: dict[str, Any],
+             **labels: str) -> dict[str, Any]:
+    return client.create(PODS, {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": labels,
+                     "annotations": {"sim.koordinator.sh/usage": json.dumps(sim_usage)}},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "pause"}]}},
+        "default")
+
+
+def test_simulated_nodes_report_their_annotated_usage(
+        srv: ServerHandle, client: Client, koordlets: Any, tmp_path: Path) -> None:
+    nodes = srv.add_nodes(2, prefix="sim-", cpu="16", memory="64Gi", annotations={
+        "sim.koordinator.sh/system-usage": json.dumps({"cpu": "500m", "memory": "2Gi"})})
+    declared = {
+        nodes[0]: {"web": {"cpu": "2", "memory": "4Gi"}, "db": {"cpu": "1500m", "memory": "8Gi"},
+                   "bad": "{oops"},
+        nodes[1]: {"batch": {"cpu": "3", "memory": "1Gi"}},
+    }
+    for node, pods in declared.items():
+        node_metric(client, node)
+        for name, sim_usage in pods.items():
+            _sim_pod(client, name, node, sim_usage)
+    wait_for(lambda: all((p.get("status") or {}).get("phase") == "Running"
+                         for p in client.list(PODS, "default")["items"]),
+             what="simulated kubelets running the pods")
+    for node in nodes:
+        koordlets(node, "--simulate-metrics", f"--cgroup-root-dir={tmp_path}/{node}/cgroup")
+    for node, pods in declared.items():
+        status = wait_for(lambda n=node: reported_status(client, n),
+                          timeout=REPORT_INTERVAL + 20, interval=0.5,
+                          what=f"NodeMetric status of {node}")
+        want_cpu = 0.5 + sum(float(quantity_value(u["cpu"])) for u in pods.values()
+                             if isinstance(u, dict))
+        want_mem = 2 * 2**30 + sum(float(quantity_value(u["memory"])) for u in pods.values()
+                                   if isinstance(u, dict))
+        cpu, memory = usage(status["nodeMetric"]["nodeUsage"]["resources"])
+        print(f"{node}: NodeMetric cpu={cpu} memory={memory}; declared cpu={want_cpu} "
+              f"memory={want_mem}")
+        assert cpu == pytest.approx(want_cpu, rel=0.02)
+        assert memory == pytest.approx(want_mem, rel=0.02)
+        assert usage(status["nodeMetric"]["systemUsage"]["resources"]) == pytest.approx(
+            (0.5, 2 * 2**30), rel=0.02)
+        by_name = {p["name"]: usage(p["podUsage"]["resources"]) for p in status["podsMetric"]}
+        assert set(by_name) == set(pods)
+        for name, sim_usage in pods.items():
+            want = ((float(quantity_value(sim_usage["cpu"])),
+                     float(quantity_value(sim_usage["memory"])))
+                    if isinstance(sim_usage, dict) else (0.0, 0.0))
+            assert by_name[name] == pytest.approx(want, rel=0.02), name
+        # The fake cgroup tree got a dir per running pod.
+        assert any(Path(tmp_path, node, "cgroup/cpu/kubepods/besteffort").glob("pod*"))
+
