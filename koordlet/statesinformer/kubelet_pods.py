@@ -163,5 +163,8 @@ class KubeletPodsInformer:
                 self.sync()
             except Exception:  # one bad round must not end the informer
                 log.exception("kubelet pods sync failed")
-            if self.clock.sleep(interval, stop):
+            # Until the first good sync (the node may not be known yet), retry every second
+            # so startup does not wait a whole interval.
+            delay = interval if self.has_synced() else min(interval, 1.0)
+            if self.clock.sleep(delay, stop):
                 return
