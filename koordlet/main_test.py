@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 from koordlet import main
+from koordlet.metrics import metrics
 
 
 def free_port() -> int:
@@ -51,6 +52,8 @@ def test_koordlet_serves_node_usage_and_registers_its_hook_server(
             f"--runtime-hooks-addr={sock_dir.name}/koordlet.sock",
             f"--runtime-hooks-config-path={tmp_path}/hooks",
             "--runtime-hooks-disable-stages=PostStopPodSandbox"]
+    # main registers the node label process-wide; other tests in this process expect theirs.
+    registered = metrics.node_name()
     thread = threading.Thread(target=lambda: result.append(main.main(args, stop)))
     thread.start()
     try:
@@ -77,6 +80,7 @@ def test_koordlet_serves_node_usage_and_registers_its_hook_server(
         stop.set()
         thread.join(timeout=15)
         sock_dir.cleanup()
+        metrics.register(registered)
     assert result == [0]
 
 

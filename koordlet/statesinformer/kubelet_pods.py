@@ -92,12 +92,10 @@ class KubeletStub:
         return f"https://{host}:{port}/pods/"
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/json"}
-        if self.client is not None and not self.config.insecure_tls:
-            for setting in self.client.configuration.auth_settings().values():
-                if setting.get("in") == "header" and setting.get("value"):
-                    headers[setting["key"]] = setting["value"]
-        return headers
+        if self.client is None or self.config.insecure_tls:
+            return {"Accept": "application/json"}
+        # The API client's headers carry the kubeconfig's (refreshed) bearer token.
+        return self.client._headers(None, "application/json")  # noqa: SLF001
 
     def get_all_pods(self, node: dict[str, Any]) -> list[dict[str, Any]]:
         url = self.url(node)
