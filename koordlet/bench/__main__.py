@@ -79,7 +79,7 @@ def bench_hour(n_pods: int, seconds: int) -> tuple[float, int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m koordlet.bench")
     parser.add_argument("--pods", type=int, default=200)
-    parser.add_argument("--ticks", type=int, default=50)
+    parser.add_argument("--ticks", type=int, default=200)
     parser.add_argument("--seconds", type=int, default=3600)
     args = parser.parse_args()
 

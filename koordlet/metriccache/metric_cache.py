@@ -102,6 +102,8 @@ class _Series:
 
 
 def _key(kind: str, properties: Mapping[str, str]) -> tuple[Any, ...]:
+    if len(properties) <= 1:  # most series: no sort needed (this runs per sample per tick)
+        return (kind, *properties.items())
     return (kind, *sorted(properties.items()))
 
 
@@ -124,11 +126,13 @@ class MetricCache:
         Every sample is validated before any is stored, so a bad round stores nothing.
         """
         batch = list(samples)
+        validate = metric_types.validate
         for s in batch:
-            metric_types.validate(s.kind, s.properties)
+            validate(s.kind, s.properties)
+        append = self._append_locked
         with self._lock:
             for s in batch:
-                self._append_locked(_key(s.kind, s.properties), int(s.timestamp * 1000), s.value)
+                append(_key(s.kind, s.properties), int(s.timestamp * 1000), s.value)
 
     def _append_locked(self, key: tuple[Any, ...], ts_ms: int, value: float) -> None:
         series = self._series.get(key)

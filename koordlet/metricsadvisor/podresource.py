@@ -95,4 +95,5 @@ class PodResourceCollector:
     def _gc(self, now: float) -> None:
         cutoff = now - self.collect_interval * _EXPIRE_INTERVALS
         self._last = {k: v for k, v in self._last.items() if v.wall >= cutoff}
+        self.reader.sweep()  # closes the files of pods gone since the last GC
         self._last_gc = now

@@ -45,3 +45,24 @@ def test_busy_process_in_pod_cgroup_reads_about_one_core(pod_cgroup):
         busy.wait()
     assert samples[mt.POD_CPU_USAGE] == pytest.approx(1.0, abs=0.25)
     assert samples[mt.POD_MEMORY_USAGE] > 1 << 20  # the interpreter's anon memory
+
+
+def test_kept_open_file_of_a_removed_cgroup_raises() -> None:
+    """On real cgroupfs a kept descriptor re-reads live counters, and once the cgroup is removed
+    the read fails (ENODEV), the reopen finds nothing and the reader raises: a gone pod is
+    skipped, never reported with stale numbers."""
+    with real_cgroup_v1_tree() as env:
+        reader = CgroupReader(env.root, CGROUP_V1)
+        first = reader.cpu_usage_ns(env.prefix)
+        stat = reader.memory_stat(env.prefix)
+        assert first >= 0 and stat.usage() >= 0
+        assert len(reader.files) == 2
+        for s in ("cpuacct", "memory"):
+            os.rmdir(os.path.join(env.root, s, env.prefix))
+        with pytest.raises(OSError):
+            reader.cpu_usage_ns(env.prefix)
+        with pytest.raises(OSError):
+            reader.memory_stat(env.prefix)
+        assert len(reader.files) == 0
+        for s in ("cpuacct", "memory"):  # the fixture's cleanup expects every controller dir
+            os.mkdir(os.path.join(env.root, s, env.prefix))

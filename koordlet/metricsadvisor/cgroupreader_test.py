@@ -1,0 +1,61 @@
+"""CgroupReader's kept-open files on a fake tree: fresh content every tick, fallback past the
+limit, vanished files raise, and the sweep closes what was not read. (The real cgroup v1
+behaviour on removal is in realcgroup_test.py.)"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from koordlet.metricsadvisor.cgroupreader import CGROUP_V1, CgroupReader, OpenFiles
+from koordlet.metricsadvisor.testing import write_cgroup
+
+
+def test_rewritten_file_reads_its_new_content(tmp_path: Path) -> None:
+    reader = CgroupReader(str(tmp_path), CGROUP_V1)
+    write_cgroup(str(tmp_path), CGROUP_V1, "kubepods/pod1", 1000, active_anon=4096)
+    assert reader.cpu_usage_ns("kubepods/pod1") == 1000
+    assert reader.memory_stat("kubepods/pod1").usage() == 4096
+    write_cgroup(str(tmp_path), CGROUP_V1, "kubepods/pod1", 250000000, active_anon=8192)
+    assert reader.cpu_usage_ns("kubepods/pod1") == 250000000
+    assert reader.memory_stat("kubepods/pod1").usage() == 8192
+    assert len(reader.files) == 2  # both files stayed open across the two ticks
+
+
+def test_past_the_limit_reads_fall_back_to_open_read_close(tmp_path: Path) -> None:
+    files = OpenFiles(limit=2)
+    paths = []
+    for i in range(5):
+        p = tmp_path / f"f{i}"
+        p.write_text(str(i))
+        paths.append(str(p))
+    assert [files.read(p) for p in paths] == [b"0", b"1", b"2", b"3", b"4"]
+    assert len(files) == 2
+    Path(paths[4]).write_text("44")
+    assert files.read(paths[4]) == b"44"
+
+
+def test_missing_file_raises_and_is_not_kept(tmp_path: Path) -> None:
+    files = OpenFiles()
+    with pytest.raises(FileNotFoundError):
+        files.read(str(tmp_path / "nope"))
+    assert len(files) == 0
+
+
+def test_sweep_closes_files_not_read_since_the_previous_sweep(tmp_path: Path) -> None:
+    files = OpenFiles()
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("a")
+    b.write_text("b")
+    files.read(str(a))
+    files.read(str(b))
+    files.sweep()  # both were read since the start: kept
+    assert len(files) == 2
+    files.read(str(a))
+    fd_b = files._fds[str(b)]
+    files.sweep()
+    assert set(files._fds) == {str(a)}
+    with pytest.raises(OSError):
+        os.fstat(fd_b)  # closed, not leaked
+    files.close()
+    assert len(files) == 0
