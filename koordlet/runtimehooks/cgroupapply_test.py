@@ -8,12 +8,21 @@ from pathlib import Path
 
 import pytest
 
+from api.extension.resource import ANNOTATION_EXTENDED_RESOURCE_SPEC, parse_extended_resource_spec
 from api.runtime.v1alpha1 import api_pb2
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.runtimehooks.cgroupapply import CgroupApplier, PodReconciler
-from koordlet.runtimehooks.rule import Rules
+from koordlet.runtimehooks.hooks.batchresource import batch_resource
+from koordlet.runtimehooks.protocol import HookRequest, extended_resources_from_spec
+from koordlet.runtimehooks.rule import BatchResourceRule, Rules
 from koordlet.runtimehooks.server import RuntimeHookServer
-from koordlet.runtimehooks.testing import BE_LABELS, GI, batch, extended_spec_annotation
+from koordlet.runtimehooks.testing import (
+    BATCH_POD_CASES,
+    BE_LABELS,
+    GI,
+    batch,
+    extended_spec_annotation,
+)
 from koordlet.util.system.testing import make_real_cgroup_dir, real_cgroup_v1_tree
 
 UID = "0d3f7a1e-5b2c-4c8e-9a11-000000000001"
@@ -32,23 +41,20 @@ def be_pod(containers: dict[str, dict[str, dict[str, str]]],
     }
 
 
+FULL = {"requests": batch("500", "2Gi"), "limits": batch("500", "2Gi")}
+
+
 def read(env, file: str, relative_dir: str) -> int:
     return int(Path(env.path(file, relative_dir)).read_text())
 
 
-# koordlet.md 11.7's worked examples: (containers, pod shares, pod quota, pod memory).
-FULL = {"requests": batch("500", "2Gi"), "limits": batch("500", "2Gi")}
-EXAMPLES = [
-    ({"c0": FULL}, 512, 50000, 2 * GI),
-    ({"c0": FULL, "c1": {"limits": batch("1000", "2Gi")}}, 512, 150000, 4 * GI),
-    ({"c0": FULL, "c1": {"requests": batch("500", "2Gi")}}, 1024, -1, -1),
-    ({"c0": {"requests": batch("500", "2Gi")}}, 512, -1, -1),
-]
-
-
-@pytest.mark.parametrize(("containers", "shares", "quota", "memory"), EXAMPLES)
+@pytest.mark.parametrize(("containers", "ratio", "suppress", "shares", "quota", "memory"),
+                         BATCH_POD_CASES)
 def test_reconciler_writes_batchresource_values_to_a_be_pod(
-        containers, shares: int, quota: int, memory: int) -> None:
+        containers, ratio: float, suppress: bool, shares: int, quota: int, memory: int) -> None:
+    """Every pod spec of the batchresource table, written by the reconciler onto real cgroups:
+    the pod dir gets exactly the table's shares/quota/memory (-1 memory = the kernel's
+    unlimited value), and the first container its own values."""
     with real_cgroup_v1_tree() as env:
         dirs = {n: f"{POD_DIR}/{CONTAINER_IDS[n]}" for n in containers}
         for d in dirs.values():
@@ -57,7 +63,8 @@ def test_reconciler_writes_batchresource_values_to_a_be_pod(
         for d in [POD_DIR, *dirs.values()]:
             Path(env.path("cpu.cfs_quota_us", d)).write_text("1000")
         pod = be_pod(containers)
-        reconciler = PodReconciler(lambda: [pod], Rules(),
+        rules = Rules(batch_resource=BatchResourceRule(not suppress, ratio))
+        reconciler = PodReconciler(lambda: [pod], rules,
                                    CgroupApplier(env, ResourceUpdateExecutor()))
         assert reconciler.reconcile_once() == []
         kernel_unlimited_memory = read(env, "memory.limit_in_bytes", "")
@@ -65,12 +72,16 @@ def test_reconciler_writes_batchresource_values_to_a_be_pod(
         assert read(env, "cpu.shares", POD_DIR) == shares
         assert read(env, "cpu.cfs_quota_us", POD_DIR) == quota
         assert read(env, "memory.limit_in_bytes", POD_DIR) == expect_memory
-        c0 = dirs["c0"]
-        assert read(env, "cpu.shares", c0) == 512
-        c0_limits = containers["c0"].get("limits")
-        assert read(env, "cpu.cfs_quota_us", c0) == (50000 if c0_limits else -1)
-        assert read(env, "memory.limit_in_bytes", c0) == (
-            2 * GI if c0_limits else kernel_unlimited_memory)
+        # The container level gets what the hook computes for it (its table: the hook's tests).
+        annotations = extended_spec_annotation(containers)
+        extended = extended_resources_from_spec(ANNOTATION_EXTENDED_RESOURCE_SPEC,
+                                                parse_extended_resource_spec(annotations))
+        want = batch_resource(HookRequest("be-0", "default", UID, BE_LABELS, annotations,
+                                          POD_DIR, extended, container_name="c0"), rules)
+        assert read(env, "cpu.shares", dirs["c0"]) == want.cpu_shares
+        assert read(env, "cpu.cfs_quota_us", dirs["c0"]) == want.cfs_quota
+        assert read(env, "memory.limit_in_bytes", dirs["c0"]) == (
+            kernel_unlimited_memory if want.memory_limit == -1 else want.memory_limit)
 
 
 def test_reconciler_sets_oom_score_adj_of_every_process_in_the_container() -> None:

@@ -26,3 +26,26 @@ def batch(cpu: str | None = None, memory: str | None = None) -> dict[str, str]:
 
 
 BE_LABELS = {LABEL_POD_QOS: "BE"}
+
+
+_C0 = {"requests": batch("500", "2Gi"), "limits": batch("500", "2Gi")}
+
+# BatchResource's pod-level values (koordlet.md 11.7's table and more), checked as pure
+# results in hooks/batchresource_test.py and as real cgroup writes in cgroupapply_test.py.
+BATCH_POD_CASES = [
+    # (containers, ratio, cfsQuota suppress, shares, quota, memory)
+    ({"c0": _C0}, -1, False, 512, 50000, 2 * GI),
+    ({"c0": _C0, "c1": {"limits": batch("1000", "2Gi")}}, -1, False, 512, 150000, 4 * GI),
+    ({"c0": _C0, "c1": {"requests": batch("500", "2Gi")}}, -1, False, 1024, -1, -1),
+    ({"c0": {"requests": batch("500", "2Gi")}}, -1, False, 512, -1, -1),
+    ({"c0": _C0}, 1.2, False, 512, 41667, 2 * GI),
+    ({"c0": _C0}, -1, True, 512, -1, 2 * GI),
+    # "1k" batch-cpu is 1000 millicores, never ×1000.
+    ({"c0": {"requests": batch("1k"), "limits": batch("2k", "1Gi")}}, -1, False, 1024, 200000,
+     GI),
+    # A tiny limit gets the kernel's 1000 µs floor; shares the floor of 2.
+    ({"c0": {"requests": batch("1"), "limits": batch("5", "64Mi")}}, -1, False, 2, 1000,
+     64 << 20),
+    # Ratio ≤ 1 leaves the quota alone.
+    ({"c0": _C0}, 0.8, False, 512, 50000, 2 * GI),
+]

@@ -14,7 +14,13 @@ from koordlet.runtimehooks.protocol import (
     extended_resources_from_spec,
 )
 from koordlet.runtimehooks.rule import BatchResourceRule, Rules
-from koordlet.runtimehooks.testing import BE_LABELS, GI, batch, extended_spec_annotation
+from koordlet.runtimehooks.testing import (
+    BATCH_POD_CASES,
+    BE_LABELS,
+    GI,
+    batch,
+    extended_spec_annotation,
+)
 
 
 def request(containers, labels=BE_LABELS, container: str | None = None) -> HookRequest:
@@ -25,34 +31,15 @@ def request(containers, labels=BE_LABELS, container: str | None = None) -> HookR
                        extended, container_name=container)
 
 
-C0 = {"requests": batch("500", "2Gi"), "limits": batch("500", "2Gi")}
-
-POD_CASES = [
-    # (containers, ratio, cfsQuota suppress, shares, quota, memory)
-    ({"c0": C0}, -1, False, 512, 50000, 2 * GI),
-    ({"c0": C0, "c1": {"limits": batch("1000", "2Gi")}}, -1, False, 512, 150000, 4 * GI),
-    ({"c0": C0, "c1": {"requests": batch("500", "2Gi")}}, -1, False, 1024, -1, -1),
-    ({"c0": {"requests": batch("500", "2Gi")}}, -1, False, 512, -1, -1),
-    ({"c0": C0}, 1.2, False, 512, 41667, 2 * GI),
-    ({"c0": C0}, -1, True, 512, -1, 2 * GI),
-    # "1k" batch-cpu is 1000 millicores, never ×1000.
-    ({"c0": {"requests": batch("1k"), "limits": batch("2k", "1Gi")}}, -1, False, 1024, 200000,
-     GI),
-    # A tiny limit gets the kernel's 1000 µs floor; shares the floor of 2.
-    ({"c0": {"requests": batch("1"), "limits": batch("5", "64Mi")}}, -1, False, 2, 1000,
-     64 << 20),
-    # Ratio ≤ 1 leaves the quota alone.
-    ({"c0": C0}, 0.8, False, 512, 50000, 2 * GI),
-]
-
-
 @pytest.mark.parametrize(("containers", "ratio", "suppress", "shares", "quota", "memory"),
-                         POD_CASES)
+                         BATCH_POD_CASES)
 def test_pod_values(containers, ratio, suppress, shares, quota, memory) -> None:
     rules = Rules(batch_resource=BatchResourceRule(not suppress, ratio))
     assert batch_resource(request(containers), rules) == Resources(
         cpu_shares=shares, cfs_quota=quota, memory_limit=memory)
 
+
+C0 = {"requests": batch("500", "2Gi"), "limits": batch("500", "2Gi")}
 
 CONTAINER_CASES = [
     ({"limits": batch("1000", "2Gi")}, -1, False, 2, 100000, 2 * GI),
