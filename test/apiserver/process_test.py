@@ -96,3 +96,53 @@ def test_official_client_with_token(proc):
     api = config.new_client_from_config(config_file=proc["kubeconfig"])
     names = [n.metadata.name for n in client.CoreV1Api(api).list_namespace().items]
     assert "default" in names
+
+
+def test_simulated_nodes_file_registers_kubelets(tmp_path: Path) -> None:
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(yaml.safe_dump([
+        {"name": "sim-a", "cpu": "16", "memory": "64Gi", "labels": {"pool": "a"}},
+        {"name": "sim-b", "cpu": "8"},
+    ]))
+    kc = tmp_path / "kubeconfig"
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT) + os.pathsep + os.environ.get(
+        "PYTHONPATH", ""))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "test.apiserver", "--insecure", "--kubeconfig-out", str(kc),
+         "--simulated-nodes", str(nodes)],
+        cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout is not None
+        line = p.stdout.readline().split()
+        assert line and line[0] == "READY"
+        status, body = get(line[1] + "/api/v1/nodes")
+        assert status == 200
+        got = {n["metadata"]["name"]: n for n in body["items"]}
+        assert set(got) == {"sim-a", "sim-b"}
+        assert got["sim-a"]["status"]["allocatable"]["cpu"] == "16"
+        assert got["sim-a"]["metadata"]["labels"]["pool"] == "a"
+        ready = {c["type"]: c["status"] for c in got["sim-b"]["status"]["conditions"]}
+        assert ready["Ready"] == "True"
+    finally:
+        p.terminate()
+        p.wait(10)
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("{oops: [", "--simulated-nodes"),
+    ("name: a", "want a YAML list of nodes"),
+    ("- {cpu: '4'}", "[0].name: a string is required"),
+    ("- {name: a, cpus: '4'}", "[0] (a): unknown field(s) cpus"),
+])
+def test_bad_simulated_nodes_file_is_refused_naming_the_entry(
+        tmp_path: Path, content: str, message: str) -> None:
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(content)
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT) + os.pathsep + os.environ.get(
+        "PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "test.apiserver", "--insecure",
+                        "--simulated-nodes", str(nodes)],
+                       cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2
+    assert message in p.stderr
+    assert p.stdout == ""
