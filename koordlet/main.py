@@ -53,7 +53,11 @@ from koordlet.metricsadvisor.cgroupreader import (
 from koordlet.metricsadvisor.nodeinfo import NodeInfoCollector
 from koordlet.metricsadvisor.noderesource import NodeResourceCollector
 from koordlet.metricsadvisor.podresource import PodResourceCollector
-from koordlet.metricsadvisor.simulated import SimulatedCollector, be_quota_cores
+from koordlet.metricsadvisor.simulated import (
+    SimulatedCollector,
+    SimulatedNodeInfoCollector,
+    be_quota_cores,
+)
 from koordlet.qosmanager import framework as qos
 from koordlet.qosmanager.register import STRATEGY_PLUGINS
 from koordlet.reporter.nodemetric_reporter import NodeMetricReporter
@@ -387,22 +391,24 @@ class Daemon:
     def _advisors(self, cache: MetricCache, env: CgroupEnv,
                   view: StatesView) -> list[framework.MetricAdvisor]:
         args = self.args
+        node_info: framework.Collector
         if args.simulate_metrics:
             usage: list[framework.Collector] = [NodeUsageGauges(SimulatedCollector(
                 view.get_all_pods, view.get_node, lambda: be_quota_reader(env)),
                 self.node_name)]
+            node_info = SimulatedNodeInfoCollector(cache, view.get_node)
         else:
             reader = CgroupReader(env.root, CGROUP_V2 if env.v2 else CGROUP_V1)
             usage = [NodeUsageGauges(NodeResourceCollector(self.system.proc_root_dir),
                                      self.node_name),
                      PodResourceCollector(reader, lambda: pod_cgroups(env, view),
                                           args.collect_res_used_interval)]
+            node_info = NodeInfoCollector(cache, self.system.sys_root_dir)
         return [
             framework.MetricAdvisor(cache, usage, framework.Config(
                 collect_res_used_interval=args.collect_res_used_interval)),
-            framework.MetricAdvisor(cache, [NodeInfoCollector(cache, self.system.sys_root_dir)],
-                                    framework.Config(collect_res_used_interval=args
-                                                     .collect_node_cpu_info_interval)),
+            framework.MetricAdvisor(cache, [node_info], framework.Config(
+                collect_res_used_interval=args.collect_node_cpu_info_interval)),
         ]
 
     def run(self, stop: threading.Event) -> int:

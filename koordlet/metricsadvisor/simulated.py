@@ -17,6 +17,10 @@ from annotations:
 * only Running pods count; a malformed annotation logs one warning naming the pod and counts
   as 0.
 
+``SimulatedNodeInfoCollector`` stands in for the NodeInfoCollector: the node's CPU topology is
+``status.capacity.cpu`` logical CPUs on one socket and one NUMA node, one CPU per core, one
+LLC, since no ``/sys`` belongs to the simulated node (cpusuppress and the cpuset hooks need it).
+
 Per tick the work is O(pods): annotations are parsed once per (pod, annotation value).
 """
 
@@ -33,7 +37,8 @@ from api.core import quantity_value
 from api.extension.qos import QoSClass, get_pod_qos_class_with_default
 from api.extension.resource import BATCH_CPU
 from koordlet.metriccache import metric_types as mt
-from koordlet.metriccache.metric_cache import MetricSample
+from koordlet.metriccache.metric_cache import MetricCache, MetricSample
+from koordlet.metricsadvisor.nodeinfo import CPUTopology, ProcessorInfo
 from pkg.util.podresources import CPU, MEMORY, quantity_int
 
 log = logging.getLogger(__name__)
@@ -235,3 +240,27 @@ class SimulatedCollector:
                 MetricSample(mt.POD_MEMORY_USAGE_WITH_PAGE_CACHE, props, now, memory[uid]),
             ]
         return samples
+
+
+def simulated_topology(cpus: int) -> CPUTopology:
+    return CPUTopology([ProcessorInfo(cpu_id=i, core_id=i, socket_id=0, node_id=0,
+                                      l1dl1il2=str(i), l3=0) for i in range(cpus)])
+
+
+class SimulatedNodeInfoCollector:
+    """Writes the simulated CPU topology to the cache's KV (as NodeInfoCollector does)."""
+
+    name = "SimulatedNodeInfoCollector"
+
+    def __init__(self, cache: MetricCache, node: Callable[[], dict[str, Any] | None]) -> None:
+        self.cache = cache
+        self.node = node
+
+    def collect(self, now: float) -> list[MetricSample]:
+        node = self.node() or {}
+        capacity = (node.get("status") or {}).get("capacity") or {}
+        if CPU not in capacity:
+            return []  # the node is not known yet: the next round tries again
+        cpus = max(quantity_int(CPU, capacity[CPU]) // 1000, 1)
+        self.cache.set(mt.NODE_CPU_INFO_KEY, simulated_topology(cpus))
+        return []

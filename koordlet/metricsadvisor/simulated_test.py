@@ -5,11 +5,13 @@ import math
 import pytest
 
 from koordlet.metriccache import metric_types as mt
+from koordlet.metriccache.metric_cache import MetricCache
 from koordlet.metricsadvisor.simulated import (
     ANNOTATION_SYSTEM_USAGE,
     ANNOTATION_USAGE,
     Curve,
     SimulatedCollector,
+    SimulatedNodeInfoCollector,
     UsageError,
     parse_usage,
 )
@@ -93,3 +95,18 @@ def test_usage_is_capped_by_limits_and_be_quota_and_summed_onto_system_usage(
     samples = collector.collect(102.0)
     assert value(mt.POD_CPU_USAGE, "be-a") == 2.0
     assert math.isclose(value(mt.NODE_CPU_USAGE), 0.25 + 1.0 + 1.5 + 3.0)
+
+
+def test_simulated_topology_has_the_node_capacity_in_cpus() -> None:
+    """cpusuppress and the cpuset rules read the node's CPU topology; a simulated node has its
+    declared CPUs, not this machine's."""
+    cache = MetricCache()
+    node: dict = {}
+    collector = SimulatedNodeInfoCollector(cache, lambda: node)
+    collector.collect(0.0)
+    assert cache.get(mt.NODE_CPU_INFO_KEY) is None  # node not known yet
+    node.update({"status": {"capacity": {"cpu": "16", "memory": "64Gi"}}})
+    collector.collect(1.0)
+    topo = cache.get(mt.NODE_CPU_INFO_KEY)
+    assert [p.cpu_id for p in topo.processors] == list(range(16))
+    assert len(topo.cores()) == 16 and topo.sockets() == {0} and topo.numa_nodes() == {0}
