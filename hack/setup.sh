@@ -7,8 +7,12 @@
 #     ($KOORD_PYTHON, else the first python3 on PATH); pip runs only when a pin is unmet;
 #   * .bazelrc.user (gitignored) naming that interpreter, so Bazel uses it whatever PATH.
 # Safe to run again and again; the test command (hack/test.sh) starts with it.
+# `hack/setup.sh --python` does only the Python packages (what hack/local-up needs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PYTHON_ONLY=0
+if [[ ${1:-} == --python ]]; then PYTHON_ONLY=1; fi
 
 log() { echo "hack/setup.sh: $*" >&2; }
 
@@ -17,6 +21,7 @@ APT_PACKAGES=(bazel-bootstrap bazel-rules-java bazel-platforms)
 # Bazel 4's Python rules resolve a C++ toolchain, which Bazel detects from the machine's gcc.
 if ! command -v gcc >/dev/null; then APT_PACKAGES+=(gcc); fi
 missing=()
+if ((PYTHON_ONLY)); then APT_PACKAGES=(); fi
 for pkg in "${APT_PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$pkg")

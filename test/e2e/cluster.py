@@ -4,7 +4,9 @@ components started as real processes (``python -m <component>.main``) with their
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -44,16 +46,33 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, interval: floa
         time.sleep(interval)
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+def _own_session() -> None:
+    """In the child before exec: a new session, and SIGTERM when the parent dies."""
+    os.setsid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent's stop() still ends it
+
+
 class ComponentProcess:
     """A component's ``main`` module run as its own process, logging to a file."""
 
-    def __init__(self, module: str, args: list[str], log_path: Path) -> None:
+    def __init__(self, module: str, args: list[str], log_path: Path,
+                 env: dict[str, str] | None = None, own_session: bool = False) -> None:
+        """``env`` adds to (or overrides) this process's environment. ``own_session`` puts the
+        process in a session of its own (a terminal's Ctrl-C reaches only the parent, which
+        stops it in order) and has the kernel SIGTERM it when the parent dies."""
         env = dict(os.environ, PYTHONPATH=str(REPO_ROOT) + os.pathsep +
-                   os.environ.get("PYTHONPATH", ""))
+                   os.environ.get("PYTHONPATH", ""), **(env or {}))
         self.log_path = log_path
         self._log = open(log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO_ROOT,
-                                     env=env, stdout=self._log, stderr=subprocess.STDOUT)
+                                     env=env, stdout=self._log, stderr=subprocess.STDOUT,
+                                     preexec_fn=_own_session if own_session else None)
 
     def log(self) -> str:
         return self.log_path.read_text()

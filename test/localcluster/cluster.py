@@ -1,0 +1,204 @@
+"""The local cluster as a whole: start the components, install upstream's setup, run a
+scenario while sampling it, then report (upstream's counterpart is a real cluster with the Helm
+chart; this is ``hack/local-up``'s engine).
+
+``LocalCluster.up()`` starts the API server with the simulated nodes, installs the CRDs,
+PriorityClasses, slo-controller-config and ClusterColocationProfile, then koord-manager (its
+webhooks must be serving before any batch pod is created), koord-scheduler and the koordlets.
+``run()`` submits the workload on the day's clock, samples every ``sampleIntervalSeconds``,
+prints progress, and returns the report. With ``settle`` the end waits, with the controllers
+stopped, until no batch pod is running, so the API server's objects hold still for checking the
+report against them. ``down()`` stops every process.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from pkg.client.resources import EVENTS, MUTATING_WEBHOOK_CONFIGURATIONS, PODS
+from pkg.client.rest import Client
+from test.e2e.cluster import wait_for
+
+from . import bootstrap
+from . import report as reports
+from .components import ComponentFailed, Components, node_specs
+from .recorder import Recorder, Sample
+from .scenario import Scenario
+from .workload import BATCH, LABEL_KIND, ONLINE, Workload
+
+log = logging.getLogger(__name__)
+
+MUTATING_WEBHOOK = "koordinator-mutating-webhook-configuration"
+PROGRESS_EVERY_SECONDS = 10.0
+
+
+def _tick_seconds(scenario: Scenario) -> float:
+    """How often the workload looks at the pods: each look lists them all."""
+    return 1.0 if scenario.pod_count() <= 500 else 2.0
+
+
+class LocalCluster:
+    def __init__(self, scenario: Scenario, workdir: Path, out: TextIO = sys.stdout,
+                 settle: bool = False) -> None:
+        self.scenario = scenario
+        self.workdir = workdir
+        self.out = out
+        self.settle = settle
+        self.components = Components(workdir, scenario)
+        self.client: Client | None = None
+        self.samples: list[Sample] = []
+        self.workload: Workload | None = None
+        self.started = 0.0
+
+    def say(self, msg: str) -> None:
+        print(msg, file=self.out, flush=True)
+
+    # -- up -----------------------------------------------------------------------------------
+
+    def up(self) -> None:
+        t0 = time.monotonic()
+        c = self.components
+        self.say(f"local-up: workdir {self.workdir} (component logs in {self.workdir}/logs)")
+        c.start_apiserver()
+        self.client = Client.from_kubeconfig(str(c.kubeconfig))
+        self.say(f"local-up: API server {c.apiserver_url} with {self.scenario.nodes.count} "
+                 f"simulated nodes; watch it live with\n"
+                 f"    kubectl --kubeconfig {c.kubeconfig} get pods -A")
+        bootstrap.install(self.client, self.scenario)
+        self.say("local-up: installed CRDs, PriorityClasses koord-prod/mid/batch/free, "
+                 "slo-controller-config, ClusterColocationProfile spark-demo")
+        c.start_manager()
+        wait_for(self._webhook_ready, timeout=30, what="the manager's mutating webhook")
+        self.say("local-up: koord-manager leading, webhooks serving")
+        c.start_scheduler()
+        self.say(f"local-up: koord-scheduler serving on {c.scheduler_url} "
+                 f"(koord-descheduler: not built yet, not started)")
+        nodes = [str(n["name"]) for n in node_specs(self.scenario)]
+        c.start_koordlets(nodes)
+        self.say(f"local-up: {len(nodes)} koordlets running (simulated metrics); "
+                 f"up in {time.monotonic() - t0:.1f} s")
+
+    def _webhook_ready(self) -> bool:
+        assert self.client is not None
+        try:
+            cfg = self.client.get(MUTATING_WEBHOOK_CONFIGURATIONS, MUTATING_WEBHOOK)
+        except Exception:  # noqa: BLE001 - not created yet
+            return False
+        return all((h.get("clientConfig") or {}).get("caBundle") for h in cfg["webhooks"])
+
+    # -- run ----------------------------------------------------------------------------------
+
+    def run(self, duration: float, during: Callable[[float], None] | None = None
+            ) -> reports.Report:
+        assert self.client is not None
+        sc = self.scenario
+        self.started = time.time()
+        wl = self.workload = Workload(self.client, sc, self.started)
+        rec = Recorder(self.client, self.components.koordlet_metrics, LABEL_KIND)
+        self.samples = rec.samples
+        tick = _tick_seconds(sc)
+        next_sample = next_progress = 0.0
+        self.say(f"local-up: scenario {sc.name!r}: {sc.pod_count()} pods over a day of "
+                 f"{sc.day_length_seconds:g} s, running {duration:g} s")
+        while (t := time.time() - self.started) < duration:
+            dead = self.components.dead()
+            if dead:
+                raise ComponentFailed(f"{', '.join(dead)} exited; see {self.workdir}/logs")
+            pods = rec.list_pods()
+            wl.step(t, {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods})
+            if t >= next_sample:
+                rec.sample(t, pods)
+                next_sample += sc.sample_interval_seconds
+            if t >= next_progress and self.samples:
+                self.say(self._progress(t, duration, self.samples[-1]))
+                next_progress += PROGRESS_EVERY_SECONDS
+            if during is not None:
+                during(t)
+            time.sleep(max(0.0, tick - (time.time() - self.started - t)))
+        return self.finish()
+
+    def _progress(self, t: float, duration: float, s: Sample) -> str:
+        def count(kind: str, phase: str) -> int:
+            return s.phases.get(kind, {}).get(phase, 0)
+
+        nodes = list(s.nodes.values())
+        cap = sum(n.allocatable_cpu for n in nodes) or 1.0
+        util = ""
+        if nodes and all(n.used_cpu is not None for n in nodes):
+            total = sum(n.used_cpu or 0.0 for n in nodes)
+            online = sum(n.online_used_cpu or 0.0 for n in nodes)
+            util = (f"; cluster cpu {100 * total / cap:.0f}% "
+                    f"(online only {100 * online / cap:.0f}%)")
+        return (f"[{t:5.0f}s/{duration:.0f}s] online {count(ONLINE, 'Running')} running; "
+                f"batch {count(BATCH, 'Running')} running, {count(BATCH, 'Pending')} pending, "
+                f"{count(BATCH, 'Succeeded')} done; batch-cpu allocatable "
+                f"{sum(n.batch_allocatable_cpu for n in nodes):.1f} cores{util}")
+
+    def finish(self) -> reports.Report:
+        """Stop submitting, take the last sample, and write the report."""
+        assert self.client is not None and self.workload is not None
+        rec = Recorder(self.client, self.components.koordlet_metrics, LABEL_KIND)
+        rec.samples = self.samples
+        if self.settle:
+            self._settle()
+        t = time.time() - self.started
+        pods = rec.list_pods()
+        rec.sample(t, pods, scrape=not self.settle)
+        events = self.client.list(EVENTS)["items"]
+        return self.write_report(t, pods, events)
+
+    def _settle(self) -> None:
+        """Controllers off, then wait until no batch pod runs: the objects hold still."""
+        assert self.client is not None
+        for name in list(self.components.processes):
+            if name != "kube-apiserver":
+                self.components.processes[name].stop()
+        longest = max((j.run_seconds for j in self.scenario.batch), default=0.0)
+
+        def quiet() -> bool:
+            return not any((p.get("status") or {}).get("phase") == "Running"
+                           and (p["metadata"].get("labels") or {}).get(LABEL_KIND) == BATCH
+                           for p in self.client.list(PODS)["items"])
+
+        wait_for(quiet, timeout=longest + 15, interval=0.5, what="batch pods to finish")
+
+    def write_report(self, t: float, pods, events) -> reports.Report:
+        assert self.workload is not None
+        sc = self.scenario
+        r = reports.build(sc.name, sc.nodes.count, sc.day_length_seconds, t,
+                          self.samples, pods, events,
+                          len(self.workload.names()), self.workload.replaced)
+        png = self.workdir / "utilisation.png"
+        reports.render_png(r, self.samples, png)
+        r.png = str(png)
+        placements = self.workdir / "placements.tsv"
+        reports.write_placements(pods, events, placements)
+        data = self.workdir / "report.json"
+        r.files = {"Pods, nodes and scheduler messages": str(placements),
+                   "Numbers and samples": str(data)}
+        reports.save(r, self.samples, data)
+        text = reports.render_text(r)
+        (self.workdir / "report.txt").write_text(text)
+        return r
+
+    # -- down ---------------------------------------------------------------------------------
+
+    def down(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+        self.components.stop()
+
+
+def prepare_workdir(path: Path) -> Path:
+    """A fresh output directory (a previous run's files are removed)."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path

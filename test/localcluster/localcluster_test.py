@@ -1,0 +1,185 @@
+"""hack/local-up's engine end to end on the short CI scenario (``scenarios/ci.yaml``: 2 nodes,
+a 100-second day): the API server, koord-manager, koord-scheduler and one koordlet per node run
+as real processes, the workload goes through the manager's webhook and the scheduler.
+
+* While it runs, the real ``kubectl get pods -A`` against the written kubeconfig lists the
+  workload's pods.
+* The report's numbers are checked against the API server's objects, computed here on their
+  own: per node allocatable and batch allocatable (``node.status``), requests of the pods bound
+  there and not finished, used CPU and memory (the NodeMetric), where each pod went
+  (``spec.nodeName``), pods never bound, phases, Scheduled and eviction events. The run ends
+  in ``settle`` mode (controllers stopped, no batch pod running), so nothing moves between the
+  report's last sample and these reads.
+* The co-location story holds: batch pods were turned into BE / koord-batch pods requesting
+  ``kubernetes.io/batch-cpu`` and ran on batch capacity the manager published, and CPU
+  utilisation with co-location is above the online-only figure.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes.utils import parse_quantity
+
+from pkg.client.resources import EVENTS, NODES, PODS
+from test.apiserver.testing import Kubectl, kubectl_binary
+from test.localcluster.cluster import LocalCluster
+from test.localcluster.recorder import NODE_METRICS
+from test.localcluster.report import Report
+from test.localcluster.scenario import SCENARIO_DIR, load
+from test.localcluster.workload import LABEL_GROUP, LABEL_KIND
+
+GI = 1 << 30
+
+
+def cores(rl: dict[str, Any], name: str = "cpu") -> float:
+    if name not in rl:
+        return 0.0
+    q = parse_quantity(rl[name])
+    return float(q if name == "cpu" else q / 1000)
+
+
+def gib(rl: dict[str, Any], name: str = "memory") -> float:
+    return float(parse_quantity(rl[name]) / GI) if name in rl else 0.0
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    scenario = load(SCENARIO_DIR / "ci.yaml")
+    workdir = tmp_path_factory.mktemp("local-up")
+    cluster = LocalCluster(scenario, workdir, settle=True)
+    seen: dict[str, Any] = {}
+
+    def during(t: float) -> None:
+        if t >= 15 and "kubectl" not in seen:
+            binary = kubectl_binary()
+            if binary is None:
+                seen["kubectl"] = None
+                return
+            k = Kubectl(types.SimpleNamespace(kubeconfig=str(cluster.components.kubeconfig)))
+            try:
+                seen["kubectl"] = k.run("get", "pods", "-A", "--no-headers").stdout
+            finally:
+                k.close()
+
+    try:
+        cluster.up()
+        report = cluster.run(scenario.day_length_seconds, during)
+        assert cluster.client is not None
+        c = cluster.client
+        yield {"report": report, "workdir": workdir, "kubectl": seen.get("kubectl"),
+               "nodes": c.list(NODES)["items"], "pods": c.list(PODS)["items"],
+               "metrics": {m["metadata"]["name"]: m for m in c.list(NODE_METRICS)["items"]},
+               "events": c.list(EVENTS)["items"], "scenario": scenario}
+    finally:
+        cluster.down()
+
+
+def test_kubectl_lists_the_pods_while_it_runs(run: dict[str, Any]) -> None:
+    if run["kubectl"] is None:
+        pytest.skip("kubectl is not installed")
+    lines = run["kubectl"].splitlines()
+    online = [line.split() for line in lines if line.startswith("online ")]
+    assert sorted(parts[1] for parts in online) == ["web-0", "web-1", "web-2", "web-3"]
+
+
+def test_per_node_numbers_match_the_api_objects(run: dict[str, Any]) -> None:
+    report: Report = run["report"]
+    rows = {r.node: r for r in report.node_rows}
+    assert set(rows) == {n["metadata"]["name"] for n in run["nodes"]} == {"node-0", "node-1"}
+    for node in run["nodes"]:
+        name = node["metadata"]["name"]
+        row = rows[name]
+        alloc = node["status"]["allocatable"]
+        assert row.allocatable_cpu == pytest.approx(cores(alloc)) == 8
+        assert row.allocatable_memory == pytest.approx(gib(alloc)) == 32
+        assert row.batch_allocatable_cpu == pytest.approx(
+            cores(alloc, "kubernetes.io/batch-cpu"))
+        assert row.batch_allocatable_memory == pytest.approx(
+            gib(alloc, "kubernetes.io/batch-memory"))
+        live = [p for p in run["pods"] if p["spec"].get("nodeName") == name
+                and p["status"].get("phase") not in ("Succeeded", "Failed")]
+        want = Counter()
+        for p in live:
+            for c in p["spec"]["containers"]:
+                for k, v in (c.get("resources", {}).get("requests") or {}).items():
+                    want[k] += parse_quantity(v)
+        assert row.pods == len(live)
+        assert row.requested_cpu == pytest.approx(float(want["cpu"]))
+        assert row.requested_memory == pytest.approx(float(want["memory"]) / GI)
+        assert row.requested_batch_cpu == pytest.approx(
+            float(want["kubernetes.io/batch-cpu"]) / 1000)
+        usage = run["metrics"][name]["status"]["nodeMetric"]["nodeUsage"]["resources"]
+        assert row.used_cpu == pytest.approx(cores(usage))
+        assert row.used_memory == pytest.approx(gib(usage))
+        # The manager published batch capacity on every node at some point of the day.
+        assert row.batch_allocatable_cpu_max > 0
+
+
+def test_placements_phases_and_events_match_the_api_objects(run: dict[str, Any]) -> None:
+    report: Report = run["report"]
+    pods = [p for p in run["pods"] if LABEL_KIND in (p["metadata"].get("labels") or {})]
+    placed: dict[str, Counter[str]] = {}
+    phases: dict[str, Counter[str]] = {}
+    for p in pods:
+        labels = p["metadata"]["labels"]
+        phases.setdefault(labels[LABEL_KIND], Counter())[p["status"].get("phase") or
+                                                        "Pending"] += 1
+        if p["spec"].get("nodeName"):
+            placed.setdefault(labels[LABEL_GROUP], Counter())[p["spec"]["nodeName"]] += 1
+    assert report.placements == {g: dict(c) for g, c in placed.items()}
+    assert report.phases == {k: dict(c) for k, c in phases.items()}
+    assert {p["pod"] for p in report.pending} == {
+        f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in pods
+        if not p["spec"].get("nodeName")}
+    assert report.pods_created == len(pods)
+    events = run["events"]
+    bound = sum(sum(c.values()) for c in placed.values())
+    # One Scheduled event per bound pod, as kube-scheduler records.
+    assert report.scheduled_events == sum(e.get("count") or 1 for e in events
+                                          if e["reason"] == "Scheduled") == bound
+    assert len(report.evictions) == sum(1 for e in events if e["reason"] == "evictPodSuccess")
+    # Every online pod was placed; the scheduler's events say where.
+    assert sum(placed["web"].values()) == 4
+
+
+def test_batch_pods_ran_as_be_on_reclaimed_capacity(run: dict[str, Any]) -> None:
+    report: Report = run["report"]
+    batch = [p for p in run["pods"]
+             if (p["metadata"].get("labels") or {}).get(LABEL_KIND) == "batch"]
+    assert batch
+    for p in batch:
+        # Upstream's spark-jobs ClusterColocationProfile, through the manager's webhook.
+        assert p["metadata"]["labels"]["koordinator.sh/qosClass"] == "BE"
+        assert p["spec"]["priorityClassName"] == "koord-batch"
+        assert p["spec"]["schedulerName"] == "koord-scheduler"
+        requests = p["spec"]["containers"][0]["resources"]["requests"]
+        assert set(requests) == {"kubernetes.io/batch-cpu", "kubernetes.io/batch-memory"}
+        assert requests["kubernetes.io/batch-cpu"] == "1k"
+    assert report.phases["batch"].get("Succeeded", 0) >= 3
+    util = report.utilisation
+    assert util is not None and util.samples >= 3
+    assert util.colocated_avg > util.online_only_avg + 2
+    assert max(row["be_used_cpu"] for row in report.batch_timeline) > 0.5
+
+
+def test_report_files(run: dict[str, Any]) -> None:
+    workdir: Path = run["workdir"]
+    text = (workdir / "report.txt").read_text()
+    for needle in ("node-0", "node-1", "Batch resources over the day", "Where pods went",
+                   "Suppression", "Evictions", "with co-location", "online services only"):
+        assert needle in text
+    assert (workdir / "utilisation.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    saved = json.loads((workdir / "report.json").read_text())
+    assert saved["report"]["placements"] == run["report"].placements
+    assert len(saved["samples"]) >= 20  # a sample every 4 s of a 100 s day
+    tsv = (workdir / "placements.tsv").read_text().splitlines()
+    assert len(tsv) == 1 + run["report"].pods_created
+    for name in ("kube-apiserver", "koord-manager", "koord-scheduler", "koordlet-node-0"):
+        assert (workdir / "logs" / f"{name}.log").stat().st_size > 0

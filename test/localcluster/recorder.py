@@ -1,0 +1,172 @@
+"""Samples the local cluster while a scenario runs: per node allocatable, requested and used
+CPU and memory, batch allocatable and requested, BE usage and suppression (no upstream
+counterpart; what a user would read from ``kubectl get node/nodemetric`` and koordlet's
+``/metrics`` over time).
+
+Every number comes from the API server's objects, except the BE suppression, which is koordlet's
+``koordlet_be_suppress_cpu_cores`` gauge. Used CPU and memory are the NodeMetric's
+``nodeUsage`` (koordlet's window average). ``online_used_cpu`` is what the node would use with
+online services only: its ``systemUsage`` plus its non-BE pods' usage (those pods live through
+the whole window, so their averages add up to the node's; a batch pod that ran for part of the
+window would not). ``be_used_cpu`` is the rest of ``nodeUsage``.
+"""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from api.extension.resource import BATCH_CPU, BATCH_MEMORY
+from api.slo.v1alpha1.nodemetric import NodeMetric
+from pkg.client.resources import NODES, PODS, Resource
+from pkg.client.rest import Client
+from pkg.util.podresources import CPU, MEMORY, pod_requests, quantity_int
+
+NODE_METRICS = Resource.for_model(NodeMetric)
+SUPPRESS_GAUGE = "koordlet_be_suppress_cpu_cores"
+TERMINAL = ("Succeeded", "Failed")
+Obj = dict[str, Any]
+GI = float(1 << 30)
+
+
+@dataclass(slots=True)
+class NodeSample:
+    """One node at one instant. CPU in cores, memory in GiB."""
+
+    allocatable_cpu: float = 0.0
+    allocatable_memory: float = 0.0
+    batch_allocatable_cpu: float = 0.0
+    batch_allocatable_memory: float = 0.0
+    requested_cpu: float = 0.0
+    requested_memory: float = 0.0
+    requested_batch_cpu: float = 0.0
+    requested_batch_memory: float = 0.0
+    used_cpu: float | None = None
+    used_memory: float | None = None
+    online_used_cpu: float | None = None
+    be_used_cpu: float | None = None
+    metric_update_time: str | None = None
+    be_suppress_cpu: float | None = None
+    pods: int = 0
+
+
+@dataclass(slots=True)
+class Sample:
+    t: float  # seconds into the day
+    nodes: dict[str, NodeSample] = field(default_factory=dict)
+    phases: dict[str, dict[str, int]] = field(default_factory=dict)  # kind → phase → count
+
+    def to_json(self) -> Obj:
+        return {"t": self.t, "phases": self.phases,
+                "nodes": {n: asdict(s) for n, s in self.nodes.items()}}
+
+    @staticmethod
+    def from_json(obj: Mapping[str, Any]) -> Sample:
+        return Sample(obj["t"], {n: NodeSample(**s) for n, s in obj["nodes"].items()},
+                      obj["phases"])
+
+
+def _q(resource: str, value: Any) -> float:
+    return float(quantity_int(resource, value))
+
+
+def _cores(resources: Mapping[str, Any], name: str = CPU) -> float:
+    """cpu and kubernetes.io/batch-cpu are both counted in milli-cores by quantity_int."""
+    return _q(name, resources[name]) / 1000 if name in resources else 0.0
+
+
+def _gib(resources: Mapping[str, Any], name: str = MEMORY) -> float:
+    return _q(name, resources[name]) / GI if name in resources else 0.0
+
+
+def node_sample(node: Obj, pods: Iterable[Obj], metric: Obj | None) -> NodeSample:
+    alloc = (node.get("status") or {}).get("allocatable") or {}
+    s = NodeSample(allocatable_cpu=_cores(alloc), allocatable_memory=_gib(alloc),
+                   batch_allocatable_cpu=_cores(alloc, BATCH_CPU),
+                   batch_allocatable_memory=_gib(alloc, BATCH_MEMORY))
+    for pod in pods:
+        if ((pod.get("status") or {}).get("phase")) in TERMINAL:
+            continue
+        s.pods += 1
+        req = pod_requests(pod)
+        s.requested_cpu += req.get(CPU, 0) / 1000
+        s.requested_memory += req.get(MEMORY, 0) / GI
+        s.requested_batch_cpu += req.get(BATCH_CPU, 0) / 1000
+        s.requested_batch_memory += req.get(BATCH_MEMORY, 0) / GI
+    status = (metric or {}).get("status") or {}
+    node_metric = status.get("nodeMetric") or {}
+    usage = (node_metric.get("nodeUsage") or {}).get("resources")
+    if usage:
+        s.used_cpu = _cores(usage)
+        s.used_memory = _gib(usage)
+        s.metric_update_time = status.get("updateTime")
+        system = (node_metric.get("systemUsage") or {}).get("resources") or {}
+        s.online_used_cpu = _cores(system) + sum(
+            _cores((p.get("podUsage") or {}).get("resources") or {})
+            for p in status.get("podsMetric") or [] if p.get("qos") != "BE")
+        s.be_used_cpu = max(0.0, s.used_cpu - s.online_used_cpu)
+    return s
+
+
+def scrape_gauge(url: str, name: str, timeout: float = 2.0) -> float | None:
+    """The first sample of a gauge on a Prometheus text endpoint (None if absent/down)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def pods_by_node(pods: Iterable[Obj]) -> dict[str, list[Obj]]:
+    out: dict[str, list[Obj]] = {}
+    for pod in pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            out.setdefault(node, []).append(pod)
+    return out
+
+
+def phase_counts(pods: Iterable[Obj], kind_label: str) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for pod in pods:
+        kind = ((pod.get("metadata") or {}).get("labels") or {}).get(kind_label)
+        if kind is None:
+            continue
+        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        by_phase = out.setdefault(kind, {})
+        by_phase[phase] = by_phase.get(phase, 0) + 1
+    return out
+
+
+class Recorder:
+    def __init__(self, client: Client, koordlet_metrics: Mapping[str, str],
+                 kind_label: str) -> None:
+        self.client = client
+        self.koordlet_metrics = koordlet_metrics
+        self.kind_label = kind_label
+        self.samples: list[Sample] = []
+
+    def list_pods(self) -> list[Obj]:
+        return self.client.list(PODS)["items"]
+
+    def sample(self, t: float, pods: list[Obj], scrape: bool = True) -> Sample:
+        """One sample from the given pod list and freshly listed nodes and NodeMetrics."""
+        nodes = self.client.list(NODES)["items"]
+        metrics = {m["metadata"]["name"]: m for m in self.client.list(NODE_METRICS)["items"]}
+        by_node = pods_by_node(pods)
+        s = Sample(t, phases=phase_counts(pods, self.kind_label))
+        for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
+            name = node["metadata"]["name"]
+            ns = node_sample(node, by_node.get(name, []), metrics.get(name))
+            if scrape and name in self.koordlet_metrics:
+                ns.be_suppress_cpu = scrape_gauge(self.koordlet_metrics[name] + "/metrics",
+                                                  SUPPRESS_GAUGE)
+            s.nodes[name] = ns
+        self.samples.append(s)
+        return s

@@ -1,0 +1,367 @@
+"""The end-of-run report of the local cluster: text, JSON and a PNG (no upstream counterpart).
+
+Built from the recorder's samples, the pods and the Events in the API server: per node
+allocatable, requested and used over time; batch-cpu and batch-memory over time; where each pod
+went and why (the scheduler's ``Scheduled``/``FailedScheduling`` events); BE suppression
+(koordlet's gauge) and evictions (koordlet's ``evictPodSuccess`` events); cluster CPU
+utilisation with co-location against the same workload with online services only (the
+NodeMetric's node usage minus its BE pods' usage: the simulated online load does not depend on
+the batch load, so the online-only run would measure exactly that).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .recorder import NodeSample, Sample
+from .workload import LABEL_GROUP, LABEL_KIND
+
+Obj = dict[str, Any]
+EVICTED_REASON = "evictPodSuccess"  # koordlet's evictor event
+TIMELINE_ROWS = 10
+
+
+@dataclass(slots=True)
+class NodeRow:
+    node: str
+    allocatable_cpu: float
+    allocatable_memory: float
+    batch_allocatable_cpu: float  # final
+    batch_allocatable_memory: float
+    batch_allocatable_cpu_min: float
+    batch_allocatable_cpu_max: float
+    requested_cpu: float  # final, non-terminated pods
+    requested_memory: float
+    requested_batch_cpu: float
+    requested_batch_memory: float
+    requested_batch_cpu_peak: float
+    used_cpu: float | None  # final NodeMetric
+    used_memory: float | None
+    used_cpu_avg: float | None
+    used_cpu_peak: float | None
+    pods: int  # final, non-terminated
+    # cpusuppress's cap on the BE cgroup (koordlet_be_suppress_cpu_cores): what the online
+    # load leaves under the suppress threshold; the tightest one seen and when.
+    be_cap_min: float | None
+    be_cap_min_at: float | None
+    be_cap_final: float | None
+
+
+@dataclass(slots=True)
+class Utilisation:
+    samples: int
+    colocated_avg: float
+    colocated_peak: float
+    online_only_avg: float
+    online_only_peak: float
+
+
+@dataclass
+class Report:
+    scenario: str
+    nodes: int
+    day_length_seconds: float
+    ran_seconds: float
+    pods_created: int
+    replacements: int
+    phases: dict[str, dict[str, int]]
+    node_rows: list[NodeRow]
+    batch_timeline: list[dict[str, float]]
+    placements: dict[str, dict[str, int]]  # group → node → pods bound there
+    pending: list[dict[str, str]]  # pods never bound, with their last FailedScheduling
+    failed_scheduling_reasons: list[tuple[str, int]]
+    scheduled_events: int
+    failed_scheduling_events: int
+    evictions: list[dict[str, str]]
+    utilisation: Utilisation | None
+    png: str = ""
+    files: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> Obj:
+        return asdict(self)
+
+
+def _avg(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else 0.0
+
+
+def _node_row(name: str, series: list[NodeSample], ts: list[float]) -> NodeRow:
+    final = series[-1]
+    used = [s.used_cpu for s in series if s.used_cpu is not None]
+    caps = [(s.be_suppress_cpu, t) for s, t in zip(series, ts)
+            if s.be_suppress_cpu is not None and s.be_suppress_cpu > 0]
+    tightest = min(caps) if caps else (None, None)
+    return NodeRow(
+        node=name, allocatable_cpu=final.allocatable_cpu,
+        allocatable_memory=final.allocatable_memory,
+        batch_allocatable_cpu=final.batch_allocatable_cpu,
+        batch_allocatable_memory=final.batch_allocatable_memory,
+        batch_allocatable_cpu_min=min(s.batch_allocatable_cpu for s in series),
+        batch_allocatable_cpu_max=max(s.batch_allocatable_cpu for s in series),
+        requested_cpu=final.requested_cpu, requested_memory=final.requested_memory,
+        requested_batch_cpu=final.requested_batch_cpu,
+        requested_batch_memory=final.requested_batch_memory,
+        requested_batch_cpu_peak=max(s.requested_batch_cpu for s in series),
+        used_cpu=final.used_cpu, used_memory=final.used_memory,
+        used_cpu_avg=_avg(used) if used else None, used_cpu_peak=max(used) if used else None,
+        pods=final.pods, be_cap_min=tightest[0], be_cap_min_at=tightest[1],
+        be_cap_final=caps[-1][0] if caps else None)
+
+
+def utilisation(samples: list[Sample]) -> tuple[list[float], list[float], list[float]]:
+    """(t, co-located %, online-only %) for the samples where every node has a NodeMetric."""
+    ts, co, online = [], [], []
+    for s in samples:
+        nodes = list(s.nodes.values())
+        if not nodes or any(n.used_cpu is None for n in nodes):
+            continue
+        cap = sum(n.allocatable_cpu for n in nodes)
+        ts.append(s.t)
+        co.append(100 * sum(n.used_cpu or 0.0 for n in nodes) / cap)
+        online.append(100 * sum(n.online_used_cpu or 0.0 for n in nodes) / cap)
+    return ts, co, online
+
+
+def batch_timeline(samples: list[Sample]) -> list[dict[str, float]]:
+    rows = []
+    step = max(1, len(samples) // TIMELINE_ROWS)
+    picked = samples[::step]
+    if samples and picked[-1] is not samples[-1]:
+        picked.append(samples[-1])
+    for s in picked:
+        nodes = s.nodes.values()
+        rows.append({
+            "t": s.t,
+            "batch_allocatable_cpu": sum(n.batch_allocatable_cpu for n in nodes),
+            "requested_batch_cpu": sum(n.requested_batch_cpu for n in nodes),
+            "be_used_cpu": sum(n.be_used_cpu or 0.0 for n in nodes),
+            "batch_allocatable_memory": sum(n.batch_allocatable_memory for n in nodes),
+            "requested_batch_memory": sum(n.requested_batch_memory for n in nodes),
+            "online_used_cpu": sum(n.online_used_cpu or 0.0 for n in nodes),
+        })
+    return rows
+
+
+def _events_by_pod(events: Iterable[Obj], reason: str) -> dict[tuple[str, str], list[Obj]]:
+    out: dict[tuple[str, str], list[Obj]] = {}
+    for e in events:
+        if e.get("reason") != reason:
+            continue
+        obj = e.get("involvedObject") or {}
+        if obj.get("kind") == "Pod":
+            out.setdefault((obj.get("namespace", ""), obj.get("name", "")), []).append(e)
+    return out
+
+
+def _last_message(events: list[Obj]) -> str:
+    return max(events, key=lambda e: (e.get("lastTimestamp") or "", e.get("count") or 1)
+               ).get("message", "")
+
+
+def build(scenario: str, nodes: int, day: float, ran: float,
+          samples: list[Sample], pods: list[Obj], events: list[Obj], created: int,
+          replacements: int) -> Report:
+    by_node: dict[str, tuple[list[NodeSample], list[float]]] = {}
+    for s in samples:
+        for name, ns in s.nodes.items():
+            series, ts = by_node.setdefault(name, ([], []))
+            series.append(ns)
+            ts.append(s.t)
+    rows = [_node_row(name, series, ts) for name, (series, ts) in sorted(by_node.items())]
+    ts, co, online = utilisation(samples)
+    util = Utilisation(len(ts), _avg(co), max(co), _avg(online), max(online)) if ts else None
+
+    placements: dict[str, dict[str, int]] = {}
+    pending = []
+    failed = _events_by_pod(events, "FailedScheduling")
+    for pod in sorted(pods, key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"])):
+        labels = pod["metadata"].get("labels") or {}
+        if LABEL_KIND not in labels:
+            continue
+        group = labels.get(LABEL_GROUP, "")
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            by = placements.setdefault(group, {})
+            by[node] = by.get(node, 0) + 1
+        else:
+            key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+            pending.append({"pod": "/".join(key), "group": group,
+                            "reason": _last_message(failed[key]) if key in failed else
+                            "not attempted yet"})
+    reasons: Counter[str] = Counter()
+    failed_events = 0
+    for evs in failed.values():
+        for e in evs:
+            failed_events += e.get("count") or 1
+            reasons[e.get("message", "")] += e.get("count") or 1
+    scheduled = sum(e.get("count") or 1 for e in events if e.get("reason") == "Scheduled")
+    evictions = [{"pod": f"{(e.get('involvedObject') or {}).get('namespace')}/"
+                         f"{(e.get('involvedObject') or {}).get('name')}",
+                  "node": (e.get("source") or {}).get("host", ""),
+                  "message": e.get("message", "")}
+                 for e in events if e.get("reason") == EVICTED_REASON]
+    phases = samples[-1].phases if samples else {}
+    return Report(scenario, nodes, day, ran, created, replacements, phases, rows,
+                  batch_timeline(samples), placements, pending, reasons.most_common(5),
+                  scheduled, failed_events, evictions, util)
+
+
+def _f(v: float | None, fmt: str = "{:.1f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def render_text(r: Report) -> str:
+    out = [f"== Koordinator local cluster: scenario {r.scenario!r}, {r.nodes} nodes, "
+           f"a day of {r.day_length_seconds:g} s (ran {r.ran_seconds:.0f} s) =="]
+    phases = ", ".join(f"{kind}: " + " ".join(f"{ph}={n}" for ph, n in sorted(c.items()))
+                       for kind, c in sorted(r.phases.items()))
+    out.append(f"pods created {r.pods_created} (replacements {r.replacements}); {phases}")
+    out.append("")
+    out.append("Per node at the end (cores / GiB); batch = kubernetes.io/batch-cpu|memory "
+               "allocatable; used = NodeMetric")
+    hdr = (f"{'node':<10}{'alloc cpu':>10}{'alloc mem':>10}{'req cpu':>9}{'req mem':>9}"
+           f"{'batch cpu':>10}{'(min..max)':>13}{'batch mem':>10}{'req b-cpu':>10}"
+           f"{'peak':>6}{'used cpu':>9}{'avg':>6}{'peak':>6}{'used mem':>9}{'pods':>6}"
+           f"{'BE cap':>8}")
+    out.append(hdr)
+    for n in r.node_rows:
+        out.append(
+            f"{n.node:<10}{n.allocatable_cpu:>10.1f}{n.allocatable_memory:>10.1f}"
+            f"{n.requested_cpu:>9.1f}{n.requested_memory:>9.1f}{n.batch_allocatable_cpu:>10.1f}"
+            f"{f'({n.batch_allocatable_cpu_min:.1f}..{n.batch_allocatable_cpu_max:.1f})':>13}"
+            f"{n.batch_allocatable_memory:>10.1f}{n.requested_batch_cpu:>10.1f}"
+            f"{n.requested_batch_cpu_peak:>6.1f}{_f(n.used_cpu, '{:.2f}'):>9}"
+            f"{_f(n.used_cpu_avg):>6}{_f(n.used_cpu_peak):>6}{_f(n.used_memory):>9}"
+            f"{n.pods:>6}{_f(n.be_cap_final, '{:.2f}'):>8}")
+    out.append("")
+    out.append("Batch resources over the day (cluster totals, cores / GiB)")
+    out.append(f"{'t s':>6}{'online used':>13}{'batch-cpu alloc':>17}{'requested':>11}"
+               f"{'BE used':>9}{'batch-mem alloc':>17}{'requested':>11}")
+    for row in r.batch_timeline:
+        out.append(f"{row['t']:>6.0f}{row['online_used_cpu']:>13.1f}"
+                   f"{row['batch_allocatable_cpu']:>17.1f}{row['requested_batch_cpu']:>11.1f}"
+                   f"{row['be_used_cpu']:>9.1f}{row['batch_allocatable_memory']:>17.1f}"
+                   f"{row['requested_batch_memory']:>11.1f}")
+    out.append("")
+    out.append(f"Where pods went (koord-scheduler: {r.scheduled_events} Scheduled, "
+               f"{r.failed_scheduling_events} FailedScheduling events)")
+    nodes = [n.node for n in r.node_rows]
+    out.append(f"{'group':<12}" + "".join(f"{n:>9}" for n in nodes) + f"{'total':>8}")
+    for group, by in sorted(r.placements.items()):
+        out.append(f"{group:<12}" + "".join(f"{by.get(n, 0):>9}" for n in nodes)
+                   + f"{sum(by.values()):>8}")
+    if r.failed_scheduling_reasons:
+        out.append("Why pods waited (FailedScheduling messages, most frequent first):")
+        for msg, count in r.failed_scheduling_reasons:
+            out.append(f"  {count:>5} x {msg}")
+    if r.pending:
+        out.append(f"Never bound ({len(r.pending)}):")
+        for p in r.pending[:8]:
+            out.append(f"  {p['pod']}: {p['reason']}")
+        if len(r.pending) > 8:
+            out.append(f"  ... and {len(r.pending) - 8} more (placements.tsv)")
+    out.append("")
+    supp = [n for n in r.node_rows if n.be_cap_min is not None]
+    out.append("Suppression (koordlet cpusuppress: the BE cgroup's CPU cap is what the online "
+               "load leaves under the threshold; BE cap above = the last one):")
+    if not supp:
+        out.append("  none (no node capped its BE pods)")
+    for n in supp:
+        out.append(f"  {n.node}: tightest {n.be_cap_min:.2f} cores at t={n.be_cap_min_at:.0f} s")
+    out.append(f"Evictions (koordlet {EVICTED_REASON} events): {len(r.evictions)}")
+    for e in r.evictions[:8]:
+        out.append(f"  {e['pod']}: {e['message']}")
+    out.append("")
+    u = r.utilisation
+    if u is None:
+        out.append("Cluster CPU utilisation: no NodeMetric reported yet")
+    else:
+        out.append(f"Cluster CPU utilisation over {u.samples} samples with NodeMetrics:")
+        out.append(f"  with co-location      avg {u.colocated_avg:5.1f} %   peak "
+                   f"{u.colocated_peak:5.1f} %")
+        out.append(f"  online services only  avg {u.online_only_avg:5.1f} %   peak "
+                   f"{u.online_only_peak:5.1f} %")
+        out.append(f"  co-location adds {u.colocated_avg - u.online_only_avg:+.1f} points "
+                   "on average")
+    if r.png:
+        out.append(f"Plot: {r.png}")
+    for what, path in r.files.items():
+        out.append(f"{what}: {path}")
+    return "\n".join(out) + "\n"
+
+
+def render_png(r: Report, samples: list[Sample], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ts, co, online = utilisation(samples)
+    fig, axes = plt.subplots(3, 1, figsize=(10, 10), sharex=True)
+    ax = axes[0]
+    ax.plot(ts, co, label="with co-location", color="tab:blue")
+    ax.plot(ts, online, label="online services only", color="tab:orange")
+    ax.fill_between(ts, online, co, color="tab:blue", alpha=0.15)
+    ax.set_ylabel("cluster CPU utilisation (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(loc="upper left")
+    ax.set_title(f"{r.scenario}: {r.nodes} nodes, a day in {r.day_length_seconds:g} s")
+    t_all = [s.t for s in samples]
+
+    def total(attr: str) -> list[float]:
+        return [sum(getattr(n, attr) or 0.0 for n in s.nodes.values()) for s in samples]
+
+    ax = axes[1]
+    ax.plot(t_all, total("batch_allocatable_cpu"), label="batch-cpu allocatable")
+    ax.plot(t_all, total("requested_batch_cpu"), label="batch-cpu requested")
+    ax.plot(t_all, total("be_used_cpu"), label="BE used")
+    caps = [(s.t, sum(n.be_suppress_cpu or 0.0 for n in s.nodes.values())) for s in samples
+            if any(n.be_suppress_cpu for n in s.nodes.values())]
+    if caps:
+        ax.plot([c[0] for c in caps], [c[1] for c in caps], label="BE cap (cpusuppress)",
+                linestyle="--")
+    ax.set_ylabel("cores (cluster)")
+    ax.legend(loc="upper left")
+    ax = axes[2]
+    for name in sorted(samples[-1].nodes) if samples else []:
+        pts = [(s.t, s.nodes[name].used_cpu) for s in samples
+               if name in s.nodes and s.nodes[name].used_cpu is not None]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=name, linewidth=1)
+    ax.set_ylabel("node CPU used (cores)")
+    ax.set_xlabel("seconds into the day")
+    if samples and len(samples[-1].nodes) <= 10:
+        ax.legend(loc="upper left", ncol=5, fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+def write_placements(pods: list[Obj], events: list[Obj], path: Path) -> None:
+    """Every workload pod: where it went and the scheduler's word on it."""
+    scheduled = _events_by_pod(events, "Scheduled")
+    failed = _events_by_pod(events, "FailedScheduling")
+    lines = ["pod\tgroup\tnode\tphase\tscheduled\tfailed_attempts\tlast_failure"]
+    for pod in sorted(pods, key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"])):
+        labels = pod["metadata"].get("labels") or {}
+        if LABEL_KIND not in labels:
+            continue
+        key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+        fails = failed.get(key, [])
+        lines.append("\t".join([
+            "/".join(key), labels.get(LABEL_GROUP, ""), (pod.get("spec") or {}).get(
+                "nodeName") or "", (pod.get("status") or {}).get("phase") or "Pending",
+            _last_message(scheduled[key]) if key in scheduled else "",
+            str(sum(e.get("count") or 1 for e in fails)),
+            _last_message(fails) if fails else ""]))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def save(r: Report, samples: list[Sample], path: Path) -> None:
+    path.write_text(json.dumps({"report": r.to_json(),
+                                "samples": [s.to_json() for s in samples]}, indent=1))

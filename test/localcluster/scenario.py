@@ -1,0 +1,137 @@
+"""Co-location scenarios of the local cluster: YAML files (``scenarios/*.yaml``) loaded into
+typed models (no upstream counterpart; upstream demos this with a real cluster by hand).
+
+A scenario is one simulated day, sped up to ``dayLengthSeconds``: online services whose usage
+follows a diurnal curve (low at the start of the day, peak at ``peakAtFraction`` of it) and
+batch jobs that arrive in waves through the day. Counts are per node, so ``--nodes`` scales
+the whole workload. ``sloControllerConfig`` is merged key by key onto upstream's shipped
+``config/manager/slo-controller-config.yaml`` (each key's JSON object onto upstream's), so a
+sped-up day gets NodeMetric windows that fit it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from api.core import quantity_value
+
+SCENARIO_DIR = Path(__file__).parent / "scenarios"
+DEFAULT_SCENARIO = SCENARIO_DIR / "default.yaml"
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be loaded; the message names the file and field."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _number_to_str(value: Any) -> Any:
+    # YAML reads `cpu: 2` as a number; Kubernetes quantities are strings.
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+def _check_quantity(value: str) -> str:
+    try:
+        quantity_value(value)
+    except (ValueError, ArithmeticError):
+        raise ValueError(f"{value!r} is not a quantity") from None
+    return value
+
+
+Quantity = Annotated[str, BeforeValidator(_number_to_str), AfterValidator(_check_quantity)]
+
+
+class Resources(_Model):
+    cpu: Quantity
+    memory: Quantity
+
+
+class CurveSpec(_Model):
+    """Usage over the day: ``base`` at night, ``peak`` at ``peakAtFraction`` of the day."""
+
+    base: Quantity
+    peak: Quantity
+    peak_at_fraction: float = Field(0.5, alias="peakAtFraction", ge=0, le=1)
+
+    def annotation(self, day_seconds: float, epoch: float) -> dict[str, Any]:
+        """The ``sim.koordinator.sh/usage`` value for one resource (koordlet's simulated
+        collector: base + (peak − base)·(1 + cos(2π(t − epoch − peakAt)/period))/2)."""
+        return {"base": self.base, "peak": self.peak, "periodSeconds": day_seconds,
+                "peakAtSeconds": self.peak_at_fraction * day_seconds, "epoch": epoch}
+
+
+class NodePool(_Model):
+    count: int = Field(5, ge=1)
+    cpu: Quantity = "16"
+    memory: Quantity = "64Gi"
+    pods: int = Field(110, ge=1)
+    system_usage: Resources = Field(Resources(cpu="500m", memory="2Gi"), alias="systemUsage")
+
+
+class OnlineService(_Model):
+    """A latency-sensitive service: koord-prod, QoS LS, its replicas spread by the scheduler."""
+
+    name: str
+    namespace: str = "online"
+    replicas_per_node: int = Field(alias="replicasPerNode", ge=0)
+    requests: Resources
+    cpu_usage: CurveSpec = Field(alias="cpuUsage")
+    memory_usage: CurveSpec = Field(alias="memoryUsage")
+
+
+class BatchJob(_Model):
+    """Batch pods in waves; the ClusterColocationProfile turns them into BE / koord-batch pods
+    requesting kubernetes.io/batch-cpu and batch-memory."""
+
+    name: str
+    namespace: str = "spark-demo"
+    labels: dict[str, str] = Field(
+        default_factory=lambda: {"sparkoperator.k8s.io/launched-by-spark-operator": "true"})
+    waves: int = Field(ge=1)
+    pods_per_node_per_wave: int = Field(alias="podsPerNodePerWave", ge=0)
+    first_wave_at_fraction: float = Field(0.0, alias="firstWaveAtFraction", ge=0, lt=1)
+    requests: Resources
+    usage: Resources
+    run_seconds: float = Field(alias="runSeconds", gt=0)
+    retries: int = Field(3, ge=0, description="replacements of a pod that fails or is evicted")
+
+
+class Scenario(_Model):
+    name: str
+    description: str = ""
+    day_length_seconds: float = Field(180, alias="dayLengthSeconds", gt=0)
+    sample_interval_seconds: float = Field(5, alias="sampleIntervalSeconds", gt=0)
+    nodes: NodePool = Field(default_factory=NodePool)
+    slo_controller_config: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, alias="sloControllerConfig")
+    koordlet_args: list[str] = Field(default_factory=list, alias="koordletArgs")
+    online: list[OnlineService] = Field(default_factory=list)
+    batch: list[BatchJob] = Field(default_factory=list)
+
+    def pod_count(self) -> int:
+        """Pods submitted (first attempts) for this scenario's node count."""
+        n = self.nodes.count
+        return (sum(s.replicas_per_node for s in self.online) * n
+                + sum(j.waves * j.pods_per_node_per_wave for j in self.batch) * n)
+
+
+def load(path: str | Path) -> Scenario:
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ScenarioError(f"scenario {path}: {e}") from None
+    if not isinstance(doc, dict):
+        raise ScenarioError(f"scenario {path}: want a YAML mapping")
+    try:
+        return Scenario.model_validate(doc)
+    except ValidationError as e:
+        fields = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+                           for err in e.errors())
+        raise ScenarioError(f"scenario {path}: {fields}") from None

@@ -1,0 +1,100 @@
+"""Scenario files: the shipped ones load, counts scale with nodes, bad files name the field, and
+the pods the workload builds say what the scenario says (koordlet's simulated collector reads
+their usage curves back)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from koordlet.metricsadvisor.simulated import ANNOTATION_USAGE, parse_usage
+from pkg.util.testdata import upstream_data_dir
+from test.apiserver.nodes import RUN_DURATION
+from test.localcluster import bootstrap
+from test.localcluster.scenario import DEFAULT_SCENARIO, SCENARIO_DIR, ScenarioError, load
+from test.localcluster.workload import batch_pod, online_pod, wave_times
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIO_DIR.glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_scenarios_load(path: Path) -> None:
+    s = load(path)
+    assert s.online and s.batch and s.nodes.count >= 1
+
+
+def test_default_scenario_is_40_pods_per_node() -> None:
+    s = load(DEFAULT_SCENARIO)
+    assert (s.nodes.count, s.pod_count()) == (5, 200)
+    s.nodes.count = 50
+    assert s.pod_count() == 2000
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ("name: [unclosed", "scenario"),
+    ("- a list", "want a YAML mapping"),
+    ("name: x\nonline: [{name: web, replicasPerNode: 1, requests: {cpu: '1', memory: 1Gi},"
+     " cpuUsage: {base: 1, peak: lots}, memoryUsage: {base: 1Gi, peak: 1Gi}}]",
+     "online.0.cpuUsage.peak: Value error, 'lots' is not a quantity"),
+    ("name: x\nbatch: [{name: j, waves: 0, podsPerNodePerWave: 1, requests: {cpu: '1', "
+     "memory: 1Gi}, usage: {cpu: '1', memory: 1Gi}, runSeconds: 5}]", "batch.0.waves"),
+    ("name: x\nnodez: {count: 3}", "nodez: Extra inputs are not permitted"),
+])
+def test_bad_scenario_names_the_field(tmp_path: Path, doc: str, message: str) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(doc)
+    with pytest.raises(ScenarioError) as e:
+        load(path)
+    assert str(path) in str(e.value)
+    assert message in str(e.value)
+
+
+def test_online_pod_carries_a_diurnal_curve_koordlet_reads_back() -> None:
+    s = load(DEFAULT_SCENARIO)
+    web = s.online[0]
+    epoch = 1_000_000.0
+    pod = online_pod(web, "web-0", s.day_length_seconds, epoch)
+    cpu, memory = parse_usage(pod["metadata"]["annotations"][ANNOTATION_USAGE])
+    day = s.day_length_seconds
+    assert cpu.at(epoch) == pytest.approx(0.4)  # night at the start of the day
+    assert cpu.at(epoch + day / 2) == pytest.approx(2.6)  # peak at midday
+    assert memory.at(epoch + day / 2) == pytest.approx(4608 * 2**20)
+    assert pod["spec"]["priorityClassName"] == "koord-prod"
+    assert pod["spec"]["schedulerName"] == "koord-scheduler"
+    assert pod["metadata"]["labels"]["koordinator.sh/qosClass"] == "LS"
+
+
+def test_batch_pod_is_selected_by_upstreams_colocation_profile() -> None:
+    s = load(DEFAULT_SCENARIO)
+    job = s.batch[0]
+    pod = batch_pod(job, "spark-etl-w0-0")
+    docs = list(yaml.safe_load_all((upstream_data_dir() / bootstrap.PROFILE_FILE).read_text()))
+    profile = next(d for d in docs if d["kind"] == "ClusterColocationProfile")
+    namespace = next(d for d in docs if d["kind"] == "Namespace")
+    assert pod["metadata"]["namespace"] == namespace["metadata"]["name"]
+    for k, v in profile["spec"]["selector"]["matchLabels"].items():
+        assert pod["metadata"]["labels"][k] == v
+    assert pod["metadata"]["annotations"][RUN_DURATION] == "25s"
+    assert json.loads(pod["metadata"]["annotations"][ANNOTATION_USAGE]) == {
+        "cpu": "900m", "memory": "1536Mi"}
+
+
+def test_waves_spread_from_the_first_wave_to_the_end_of_the_day() -> None:
+    job = load(DEFAULT_SCENARIO).batch[0]
+    assert wave_times(job, 180) == pytest.approx([18, 45, 72, 99, 126, 153])
+
+
+def test_slo_controller_config_is_upstreams_with_the_scenarios_keys_merged() -> None:
+    cm = bootstrap.slo_controller_config(load(DEFAULT_SCENARIO))
+    assert cm["metadata"] == {"name": "slo-controller-config",
+                              "namespace": "koordinator-system"}
+    colocation = json.loads(cm["data"]["colocation-config"])
+    assert colocation["enable"] is True  # upstream's
+    assert colocation["metricReportIntervalSeconds"] == 30  # the scenario's
+    threshold = json.loads(cm["data"]["resource-threshold-config"])
+    assert threshold["clusterStrategy"] == {"enable": True, "cpuSuppressThresholdPercent": 65,
+                                            "cpuSuppressPolicy": "cfsQuota",
+                                            "memoryEvictThresholdPercent": 70}
+    names = [pc["metadata"]["name"] for pc in bootstrap.priority_classes()]
+    assert names == ["koord-prod", "koord-mid", "koord-batch", "koord-free"]

@@ -1,0 +1,166 @@
+"""Submits a scenario's pods on the scenario's clock and, like the Job controller, replaces a
+batch pod that fails or is evicted before it succeeds (no upstream counterpart: upstream's
+demos submit Deployments and SparkApplications to a real cluster).
+
+Online pods are created at the start of the day and kept: koord-prod, QoS ``LS``, scheduled by
+``koord-scheduler``, their ``sim.koordinator.sh/usage`` a diurnal curve anchored at the start
+of the day. Batch pods carry the labels the ClusterColocationProfile selects, so the manager's
+webhook makes them BE / koord-batch pods requesting ``kubernetes.io/batch-cpu`` and
+``batch-memory``; each runs ``runSeconds`` (``sim.koordinator.sh/run-duration``) at its usage.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from koordlet.metricsadvisor.simulated import ANNOTATION_USAGE
+from pkg.client import ApiError
+from pkg.client.resources import PODS
+from pkg.client.rest import Client
+from test.apiserver.nodes import RUN_DURATION
+
+from .scenario import BatchJob, OnlineService, Scenario
+
+log = logging.getLogger(__name__)
+
+SCHEDULER_NAME = "koord-scheduler"
+LABEL_GROUP = "local-up.koordinator.sh/group"
+LABEL_KIND = "local-up.koordinator.sh/kind"
+ONLINE, BATCH = "online", "batch"
+Obj = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Slot:
+    """One pod the workload wants running (online) or run to completion (batch), across the
+    replacements of its attempts."""
+
+    kind: str
+    group: str
+    namespace: str
+    name: str
+    submit_at: float  # seconds into the day
+    retries_left: int
+    attempt: int = 0
+    current: str | None = None  # the name of the pod of the current attempt
+    outcome: str = ""  # "", "Succeeded" or "Failed" (retries used up)
+
+    def pod_name(self) -> str:
+        return self.name if self.attempt == 0 else f"{self.name}-r{self.attempt}"
+
+
+def online_pod(svc: OnlineService, name: str, day: float, epoch: float) -> Obj:
+    usage = {"cpu": svc.cpu_usage.annotation(day, epoch),
+             "memory": svc.memory_usage.annotation(day, epoch)}
+    res = {"cpu": svc.requests.cpu, "memory": svc.requests.memory}
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": svc.namespace,
+                     "labels": {"app": svc.name, LABEL_GROUP: svc.name, LABEL_KIND: ONLINE,
+                                "koordinator.sh/qosClass": "LS"},
+                     "annotations": {ANNOTATION_USAGE: json.dumps(usage)}},
+        "spec": {"schedulerName": SCHEDULER_NAME, "priorityClassName": "koord-prod",
+                 "containers": [{"name": svc.name, "image": f"registry.local/{svc.name}:v1",
+                                 "resources": {"requests": dict(res), "limits": dict(res)}}]},
+    }
+
+
+def batch_pod(job: BatchJob, name: str) -> Obj:
+    res = {"cpu": job.requests.cpu, "memory": job.requests.memory}
+    usage = {"cpu": job.usage.cpu, "memory": job.usage.memory}
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": job.namespace,
+                     "labels": {**job.labels, "spark-role": "executor", LABEL_GROUP: job.name,
+                                LABEL_KIND: BATCH},
+                     "annotations": {ANNOTATION_USAGE: json.dumps(usage),
+                                     RUN_DURATION: f"{job.run_seconds:g}s"}},
+        "spec": {"restartPolicy": "Never",
+                 "containers": [{"name": "spark-kubernetes-executor", "image": "spark:3.5",
+                                 "resources": {"requests": dict(res), "limits": dict(res)}}]},
+    }
+
+
+def wave_times(job: BatchJob, day: float) -> list[float]:
+    """Seconds into the day of each wave: evenly from firstWaveAtFraction to the day's end."""
+    start = job.first_wave_at_fraction * day
+    step = (day - start) / job.waves
+    return [start + k * step for k in range(job.waves)]
+
+
+class Workload:
+    def __init__(self, client: Client, scenario: Scenario, epoch: float) -> None:
+        self.client = client
+        self.scenario = scenario
+        self.epoch = epoch  # wall-clock start of the day
+        day = scenario.day_length_seconds
+        n = scenario.nodes.count
+        self.slots: list[Slot] = []
+        self._jobs = {j.name: j for j in scenario.batch}
+        self._services = {s.name: s for s in scenario.online}
+        for svc in scenario.online:
+            for i in range(svc.replicas_per_node * n):
+                self.slots.append(Slot(ONLINE, svc.name, svc.namespace, f"{svc.name}-{i}", 0.0,
+                                       retries_left=1 << 30))
+        for job in scenario.batch:
+            for w, at in enumerate(wave_times(job, day)):
+                for i in range(job.pods_per_node_per_wave * n):
+                    self.slots.append(Slot(BATCH, job.name, job.namespace,
+                                           f"{job.name}-w{w}-{i}", at, job.retries))
+        self.replaced = 0
+        self.create_errors = 0
+
+    def _create(self, slot: Slot) -> None:
+        name = slot.pod_name()
+        if slot.kind == ONLINE:
+            pod = online_pod(self._services[slot.group], name,
+                             self.scenario.day_length_seconds, self.epoch)
+        else:
+            pod = batch_pod(self._jobs[slot.group], name)
+        try:
+            self.client.create(PODS, pod, slot.namespace)
+        except ApiError as e:
+            if e.status != 409:
+                self.create_errors += 1
+                log.warning("creating pod %s/%s failed (retried next tick): %s",
+                            slot.namespace, name, e)
+                return
+        slot.current = name
+
+    def step(self, t: float, pods: dict[tuple[str, str], Obj]) -> None:
+        """Advance to ``t`` seconds into the day, given the current pods by (ns, name)."""
+        for slot in self.slots:
+            if slot.outcome or t < slot.submit_at:
+                continue
+            if slot.current is None:
+                self._create(slot)
+                continue
+            pod = pods.get((slot.namespace, slot.current))
+            phase = ((pod or {}).get("status") or {}).get("phase")
+            if phase == "Succeeded":
+                slot.outcome = "Succeeded"
+            elif pod is None or phase == "Failed":
+                # Evicted (deleted) or refused by the kubelet: a Job would start another pod.
+                if slot.retries_left <= 0:
+                    slot.outcome = "Failed"
+                    continue
+                slot.retries_left -= 1
+                slot.attempt += 1
+                slot.current = None
+                self.replaced += 1
+                self._create(slot)
+
+    def submitted(self) -> int:
+        return sum(1 for s in self.slots if s.current is not None or s.outcome)
+
+    def names(self) -> set[tuple[str, str]]:
+        """(namespace, name) of every pod this workload created, replacements included."""
+        out = set()
+        for s in self.slots:
+            last = s.attempt if s.current is not None or s.outcome else s.attempt - 1
+            for a in range(last + 1):
+                out.add((s.namespace, s.name if a == 0 else f"{s.name}-r{a}"))
+        return out
