@@ -25,6 +25,8 @@ py_binary, py_library, py_test and py_pytest are already loaded). Comment lines 
 block steer the generator:
 
     # update_build: lib_dep LABEL          add LABEL to the package library's deps
+    # update_build: lib_data LABEL         add LABEL to the package library's data (e.g. a
+                                           binary whose module the library runs as a process)
     # update_build: test_dep LABEL         add LABEL to every test's deps
     # update_build: test_data LABEL        add LABEL to every test's data
     # update_build: ignore FILE            generate nothing for FILE (the keep block has it)
@@ -82,6 +84,7 @@ class GeneratorError(Exception):
 @dataclass
 class Directives:
     lib_deps: list[str] = field(default_factory=list)
+    lib_data: list[str] = field(default_factory=list)
     test_deps: list[str] = field(default_factory=list)
     test_data: list[str] = field(default_factory=list)
     ignore: set[str] = field(default_factory=set)
@@ -192,6 +195,8 @@ def _parse_directives(keep: str, where: str) -> Directives:
         verb, arg = words[0], words[1].strip()
         if verb == "lib_dep":
             directives.lib_deps.append(arg)
+        elif verb == "lib_data":
+            directives.lib_data.append(arg)
         elif verb == "test_dep":
             directives.test_deps.append(arg)
         elif verb == "test_data":
@@ -442,9 +447,13 @@ def render(package: Package, graphs: Graphs, packages: dict[str, Package]) -> st
         _list("srcs", package.lib_srcs),
     ]
     extra_data = [UPSTREAM_DATA_LABEL] if package.lib_upstream_data else []
+    extra_data += package.directives.lib_data
     if package.has_data:
         exclude = "".join(f'            "{e}",\n' for e in DATA_EXCLUDE)
-        plus = "".join(f' + ["{d}"]' for d in extra_data)
+        if len(extra_data) > 1:
+            plus = " + [\n" + "".join(f'        "{d}",\n' for d in extra_data) + "    ]"
+        else:
+            plus = "".join(f' + ["{d}"]' for d in extra_data)
         glob = f'glob(\n        ["**"],\n        exclude = [\n{exclude}        ],\n    )'
         lib.append(f"    data = {glob}{plus},\n")
     elif extra_data:

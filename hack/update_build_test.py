@@ -83,6 +83,7 @@ def test_keep_block_and_directives_survive(tmp_path: Path) -> None:
     keep = (
         "# keep: begin\n"
         "# update_build: lib_dep //extra:lib\n"
+        "# update_build: lib_data //tool:bin\n"
         '# update_build: test_kwargs main_test size = "medium"\n'
         'py_binary(\n    name = "svc-bin",\n    srcs = ["main.py"],\n    main = "main.py",\n)\n'
         "# keep: end\n"
@@ -94,6 +95,7 @@ def test_keep_block_and_directives_survive(tmp_path: Path) -> None:
     assert keep in text
     assert text.index(keep) < text.index("py_library(")
     assert '"//extra:lib"' in text
+    assert '    data = ["//tool:bin"],\n' in text  # the library carries the binary
     assert 'size = "medium"' in text
     update_build.write(root)
     assert build.read_text() == text

@@ -127,7 +127,9 @@ def test_be_suppressed_under_prod_load_and_released_after(env: CgroupEnv) -> Non
         for _ in range(8):  # 30000 → 130000 in steps of 20000
             time.sleep(1.0)
             tick()
-        assert quota.read_cpu_quota(env.be_dir()) == 130000
+        # Back to the whole allowance (1300m), less the tree's own "system" usage: the root's
+        # cpuacct is read a moment after the pods', so node − pods is a few millicores of noise.
+        assert 127400 <= quota.read_cpu_quota(env.be_dir()) <= 130000
         assert _be_cores(env, be_dir, 2.0) > 0.8
 
         states.node_slo = node_slo(False)

@@ -18,17 +18,24 @@ as real processes, the workload goes through the manager's webhook and the sched
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 import types
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from kubernetes.utils import parse_quantity
 
 from pkg.client.resources import EVENTS, NODES, PODS
 from test.apiserver.testing import Kubectl, kubectl_binary
+from test.e2e.cluster import REPO_ROOT, wait_for
 from test.localcluster.cluster import LocalCluster
 from test.localcluster.recorder import NODE_METRICS
 from test.localcluster.report import Report
@@ -183,3 +190,37 @@ def test_report_files(run: dict[str, Any]) -> None:
     assert len(tsv) == 1 + run["report"].pods_created
     for name in ("kube-apiserver", "koord-manager", "koord-scheduler", "koordlet-node-0"):
         assert (workdir / "logs" / f"{name}.log").stat().st_size > 0
+
+
+def test_ctrl_c_stops_every_process_and_reports_what_ran(tmp_path: Path) -> None:
+    """`hack/local-up`'s engine as its own process, interrupted as a terminal's Ctrl-C would:
+    every component process it started is gone afterwards and the partial report is printed."""
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT) + os.pathsep + os.environ.get(
+        "PYTHONPATH", ""))
+    out = tmp_path / "out.log"
+    with open(out, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "test.localcluster", "--scenario",
+             str(SCENARIO_DIR / "ci.yaml"), "--workdir", str(tmp_path / "run")],
+            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: "[   10s/" in out.read_text() or proc.poll() is not None,
+                 timeout=120, interval=0.5, what="the scenario's progress")
+        assert proc.poll() is None, out.read_text()
+        children = psutil.Process(proc.pid).children(recursive=True)
+        # API server, manager, scheduler and a koordlet per node (2).
+        assert len(children) >= 5, [c.cmdline() for c in children]
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 130
+        stopped_in = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    gone, alive = psutil.wait_procs(children, timeout=5)
+    assert alive == []
+    text = out.read_text()
+    assert "local-up: interrupted, stopping" in text
+    assert "local-up: every process stopped" in text
+    assert "== Koordinator local cluster: scenario 'ci-short'" in text  # the partial report
+    assert stopped_in < 30
