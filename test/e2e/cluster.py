@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,15 @@ def _own_session() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     except (OSError, AttributeError):
         pass  # not Linux: the parent's stop() still ends it
+
+
+def http_ok(url: str, timeout: float = 2.0) -> bool:
+    """Whether a GET of ``url`` answers 200 (a probe, /metrics); False when nothing listens."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status == 200
+    except OSError:
+        return False
 
 
 class ComponentProcess:

@@ -28,7 +28,7 @@ from pkg.client.errors import ApiError
 from pkg.client.resources import LEASES, NAMESPACES, SECRETS, Resource
 from pkg.client.rest import Client
 from test.apiserver import ServerHandle, start
-from test.e2e.cluster import ComponentProcess, free_port, install_crds, wait_for
+from test.e2e.cluster import ComponentProcess, free_port, http_ok, install_crds, wait_for
 
 NS = "koordinator-system"
 LEASE = "koordinator-manager"
@@ -83,14 +83,6 @@ def start_manager(srv: ServerHandle, workdir: Path, name: str,
         "--health-probe-addr", f"127.0.0.1:{probes}", *LEADER_FLAGS, "-v", "2"],
         workdir / f"{name}.log")
     return Replica(proc, f"http://127.0.0.1:{probes}", f"http://127.0.0.1:{metrics}", webhook)
-
-
-def _ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=1) as r:
-            return r.status == 200
-    except OSError:
-        return False
 
 
 def _metrics(url: str) -> str:
@@ -164,7 +156,7 @@ def test_one_replica_leads_and_the_standby_takes_over_within_the_lease(
         wait_for(lambda: _names(client, NODE_SLOS) == {"node-0", "node-1"},
                  what="the leader creates a NodeSLO per node")
         b = start_manager(srv, tmp_path, "b", monkeypatch)
-        wait_for(lambda: _ok(b.probes + "/readyz"), timeout=30,
+        wait_for(lambda: http_ok(b.probes + "/readyz"), timeout=30,
                  what=f"b ready (webhook-ready); log:\n{b.log()}")
         assert _holder(client) == a.identity()
         time.sleep(LEASE_DURATION + 1)  # longer than a lease: b must stay a standby
@@ -195,7 +187,7 @@ def test_one_replica_leads_and_the_standby_takes_over_within_the_lease(
                  what="the new leader creates the new node's NodeMetric")
         assert "created NodeMetric node-2" in b.log()
         assert _leading(b) == 1.0
-        assert _ok(b.probes + "/healthz")
+        assert http_ok(b.probes + "/healthz")
     finally:
         a.proc.stop()
         if b is not None:
@@ -211,7 +203,7 @@ def test_a_stopped_leader_releases_the_lease(srv: ServerHandle, client: Client,
         wait_for(lambda: STARTED in a.log() or STARTED in b.log(), timeout=30,
                  what="one replica leads")
         leader, standby = (a, b) if STARTED in a.log() else (b, a)
-        wait_for(lambda: _ok(standby.probes + "/readyz"), timeout=30, what="standby ready")
+        wait_for(lambda: http_ok(standby.probes + "/readyz"), timeout=30, what="standby ready")
         leader.proc.stop()  # SIGTERM: a graceful stop gives the lease back at once
         assert leader.proc.proc.returncode == 0
         stopped = time.monotonic()

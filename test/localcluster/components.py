@@ -16,7 +16,6 @@ import os
 import signal
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import yaml
 
 from koordlet.metricsadvisor.simulated import ANNOTATION_SYSTEM_USAGE
 from pkg.util.testdata import upstream_data_dir
-from test.e2e.cluster import ComponentProcess, free_port, wait_for
+from test.e2e.cluster import ComponentProcess, free_port, http_ok, wait_for
 
 from .scenario import Scenario
 
@@ -145,7 +144,7 @@ class Components:
         self._start("koord-scheduler", "scheduler.main", [
             "--config", str(config), "--kubeconfig", str(self.kubeconfig),
             "--bind-address", "127.0.0.1", "--port", str(port)])
-        self._wait("koord-scheduler", lambda: _ok(self.scheduler_url + "/healthz"), 60,
+        self._wait("koord-scheduler", lambda: http_ok(self.scheduler_url + "/healthz"), 60,
                    "/healthz")
 
     # -- koordlets ----------------------------------------------------------------------------
@@ -165,7 +164,7 @@ class Components:
                 *self.scenario.koordlet_args], env={"NODE_NAME": node})
         for node in nodes:
             url = self.koordlet_metrics[node]
-            self._wait(f"koordlet-{node}", lambda u=url: _ok(u + "/metrics"), 120, "/metrics")
+            self._wait(f"koordlet-{node}", lambda u=url: http_ok(u + "/metrics"), 120, "/metrics")
 
     # -- all ----------------------------------------------------------------------------------
 
@@ -194,11 +193,3 @@ class Components:
         if self._sock_dir is not None:
             self._sock_dir.cleanup()
             self._sock_dir = None
-
-
-def _ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
