@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from api.meta import parse_duration
-from test.localcluster.cluster import LocalCluster, prepare_workdir
+from test.localcluster.cluster import LocalCluster, WorkdirError, prepare_workdir
 from test.localcluster.components import ComponentFailed
 from test.localcluster.scenario import DEFAULT_SCENARIO, ScenarioError, load
 
@@ -44,8 +44,8 @@ def _interrupt(*_: object) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="hack/local-up", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scenario", default=str(DEFAULT_SCENARIO), metavar="FILE",
-                   help="scenario YAML (default: %(default)s)")
+    p.add_argument("--scenario", default=None, metavar="FILE",
+                   help="scenario YAML (default: test/localcluster/scenarios/default.yaml)")
     p.add_argument("--nodes", type=int, default=None,
                    help="simulated nodes (default: the scenario's)")
     p.add_argument("--duration", type=_duration, default=None,
@@ -61,8 +61,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="local-up: %(levelname)s %(message)s")
+    # Under `bazel run` the user's directory is BUILD_WORKING_DIRECTORY, not the runfiles.
+    base = Path(os.environ.get("BUILD_WORKING_DIRECTORY", "."))
     try:
-        scenario = load(args.scenario)
+        scenario = load(base / args.scenario if args.scenario else DEFAULT_SCENARIO)
     except ScenarioError as e:
         print(f"local-up: {e}", file=sys.stderr)
         return 2
@@ -72,9 +74,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         scenario.nodes.count = args.nodes
     duration = args.duration if args.duration is not None else scenario.day_length_seconds
-    # Under `bazel run` the user's directory is BUILD_WORKING_DIRECTORY, not the runfiles.
-    base = Path(os.environ.get("BUILD_WORKING_DIRECTORY", "."))
-    workdir = prepare_workdir((base / (args.workdir or "_output/local-up")).absolute())
+    try:
+        workdir = prepare_workdir((base / (args.workdir or "_output/local-up")).absolute())
+    except WorkdirError as e:
+        print(f"local-up: {e}", file=sys.stderr)
+        return 2
     cluster = LocalCluster(scenario, workdir, settle=args.settle)
     # SIGTERM ends the run like Ctrl-C: processes stopped, report of what ran.
     signal.signal(signal.SIGTERM, _interrupt)

@@ -196,9 +196,24 @@ class LocalCluster:
         self.components.stop()
 
 
+WORKDIR_MARKER = ".local-up"
+
+
+class WorkdirError(ValueError):
+    """An output directory that holds something else than a previous run's files."""
+
+
 def prepare_workdir(path: Path) -> Path:
-    """A fresh output directory (a previous run's files are removed)."""
+    """A fresh output directory. A previous run's (marked by ``.local-up``) is emptied; any
+    other non-empty directory is refused rather than deleted."""
     if path.exists():
-        shutil.rmtree(path)
-    path.mkdir(parents=True)
+        if not path.is_dir():
+            raise WorkdirError(f"--workdir {path}: not a directory")
+        if any(path.iterdir()):
+            if not (path / WORKDIR_MARKER).exists():
+                raise WorkdirError(f"--workdir {path}: not empty and not a local-up output "
+                                   f"directory (no {WORKDIR_MARKER}); refusing to empty it")
+            shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / WORKDIR_MARKER).write_text("hack/local-up output; emptied by the next run\n")
     return path
