@@ -22,7 +22,7 @@ import orjson
 from api.extension.elastic_quota import LABEL_QUOTA_NAME
 from api.thirdparty.schedulerplugins.v1alpha1 import ElasticQuota
 from pkg.client import ApiError, Client, Resource
-from pkg.client.resources import PODS
+from pkg.client.resources import NAMESPACES, PODS, PRIORITY_CLASSES
 from pkg.features import FeatureGate, default_feature_gate
 from pkg.features.features import (
     CONFIG_MAP_VALIDATING_WEBHOOK,
@@ -37,6 +37,7 @@ from pkg.features.features import (
 
 from . import certs
 from .admission import AdmissionRequest, Handler, errored
+from .cached_reader import CachedReader, Reader
 from .configmap.validating import ConfigMapValidatingHandler
 from .configuration import (
     MUTATE_ELASTIC_QUOTA,
@@ -55,6 +56,7 @@ from .elasticquota.topology import QuotaInfo, QuotaTopology
 from .node.mutating import NodeStatusMutatingHandler
 from .node.validating import NodeValidatingHandler
 from .options import CERT_WRITER_FS, WebhookOptions
+from .pod.colocation_profile import PROFILES
 from .pod.mutating import PodMutatingHandler
 from .pod.validating import BindingAdmissionHandler, PodValidatingHandler
 from .reservation.mutating import ReservationMutatingHandler
@@ -96,11 +98,13 @@ def _pods_of(client: Client) -> Callable[[QuotaInfo], list[str]]:
 
 
 def build_handlers(client: Client, options: WebhookOptions, gate: FeatureGate,
-                   topology: QuotaTopology) -> dict[str, Handler]:
-    """Path → handler for the enabled gates (manager-descheduler.md 1.6, 7.2)."""
+                   topology: QuotaTopology, reader: Reader | None = None) -> dict[str, Handler]:
+    """Path → handler for the enabled gates (manager-descheduler.md 1.6, 7.2). The profile
+    webhooks read through ``reader`` (default: the client)."""
+    reader = reader or client
     out: dict[str, Handler] = {}
     if gate.enabled(POD_MUTATING_WEBHOOK):
-        out[MUTATE_POD] = PodMutatingHandler(client, gate)
+        out[MUTATE_POD] = PodMutatingHandler(reader, gate)
     if gate.enabled(POD_VALIDATING_WEBHOOK):
         out[VALIDATE_POD] = PodValidatingHandler(client, topology, gate)
         out[VALIDATE_POD_BINDING] = BindingAdmissionHandler(client, options, gate)
@@ -115,7 +119,7 @@ def build_handlers(client: Client, options: WebhookOptions, gate: FeatureGate,
     if gate.enabled(NODE_VALIDATING_WEBHOOK):
         out[VALIDATE_NODE] = NodeValidatingHandler(client, options)
     if gate.enabled(RESERVATION_MUTATING_WEBHOOK):
-        out[MUTATE_RESERVATION] = ReservationMutatingHandler(client)
+        out[MUTATE_RESERVATION] = ReservationMutatingHandler(reader)
     return out
 
 
@@ -152,7 +156,9 @@ class WebhookServer:
         self.gate = gate
         self.manage_configurations = manage_configurations
         self.topology = QuotaTopology(pods_of=_pods_of(client), gate=gate)
-        self.handlers = build_handlers(client, self.options, gate, self.topology)
+        # What upstream's cached client serves the profile webhooks from.
+        self.reader = CachedReader(client, (PROFILES, NAMESPACES, PRIORITY_CLASSES))
+        self.handlers = build_handlers(client, self.options, gate, self.topology, self.reader)
         self._ssl: ssl.SSLContext | None = None
         self._httpd: ThreadingHTTPServer | None = None
         self._stop = threading.Event()
@@ -197,6 +203,9 @@ class WebhookServer:
 
         class _Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: with Nagle on, the body waits for the
+            # API server's delayed ACK (~40 ms per webhook call, two calls per pod create).
+            disable_nagle_algorithm = True
 
             def log_message(self, fmt: str, *args: Any) -> None:
                 log.debug(fmt, *args)
@@ -236,6 +245,7 @@ class WebhookServer:
         httpd.socket = self._ssl.wrap_socket(httpd.socket, server_side=True)
         self._httpd = httpd
         self._stop.clear()
+        self.reader.start()  # until its informers sync, reads go to the API server
         for target, name in ((httpd.serve_forever, "webhook-server"),
                              (self._resync_loop, "webhook-cert-controller")):
             t = threading.Thread(target=target, name=name, daemon=True)
@@ -252,6 +262,7 @@ class WebhookServer:
 
     def stop(self) -> None:
         self._stop.set()
+        self.reader.stop()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()

@@ -31,10 +31,11 @@ from api.extension.priority import (
 from api.extension.qos import LABEL_POD_QOS
 from api.extension.resource import RESOURCE_NAME_MAP, translate_resource_quantity
 from api.meta import LabelSelector
-from pkg.client import ApiError, Client, Resource
+from pkg.client import ApiError, Resource
 from pkg.client.resources import NAMESPACES, PRIORITY_CLASSES
 from pkg.util.labels import InvalidSelectorError, parse_selector
 
+from ..cached_reader import Reader
 from .strategic_patch import strategic_merge
 
 log = logging.getLogger(__name__)
@@ -76,9 +77,10 @@ def probability_percent(profile: ClusterColocationProfile) -> int:
 
 @dataclass(slots=True)
 class ProfileMatcher:
-    """Lists the profiles and decides which apply to an object."""
+    """Lists the profiles and decides which apply to an object (reading through ``client``:
+    the API client, or the webhook server's informer cache)."""
 
-    client: Client
+    client: Reader
     rand_intn: Callable[[int], int] = random.randrange
 
     def profiles(self) -> list[ClusterColocationProfile]:
@@ -145,7 +147,7 @@ def _dig(obj: Obj, path: tuple[str, ...]) -> Obj | None:
     return found
 
 
-def apply_profile(client: Client, obj: Obj, profile: ClusterColocationProfile,
+def apply_profile(client: Reader, obj: Obj, profile: ClusterColocationProfile,
                   pod_spec_path: tuple[str, ...] = ("spec",)) -> Obj:
     """The object with one profile's mutations. Labels and annotations go to the object's
     own metadata, scheduler and priority to the pod spec at ``pod_spec_path`` (``("spec",)``
@@ -227,7 +229,7 @@ def replace_resources(pod_spec: Obj, priority_class: PriorityClass) -> None:
     _rename(pod_spec.get("overhead"), names)
 
 
-def mutate_by_profiles(client: Client, matcher: ProfileMatcher, obj: Obj, namespace: str,
+def mutate_by_profiles(client: Reader, matcher: ProfileMatcher, obj: Obj, namespace: str,
                        pod_spec_path: tuple[str, ...] = ("spec",), *,
                        object_selector_only: bool = False,
                        skip_resources: bool = False) -> Obj:

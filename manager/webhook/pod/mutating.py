@@ -14,7 +14,6 @@ import logging
 from dataclasses import dataclass, field
 
 from api.errors import MalformedValueError
-from pkg.client import Client
 from pkg.features import FeatureGate, default_feature_gate
 from pkg.features.features import (
     COLOCATION_PROFILE_SKIP_MUTATING_RESOURCES,
@@ -23,6 +22,7 @@ from pkg.features.features import (
 )
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored, patch_response
+from ..cached_reader import Reader
 from .colocation_profile import MutationError, ProfileMatcher, mutate_by_profiles
 from .extended_resource import set_device_resource_spec, set_extended_resource_spec
 
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class PodMutatingHandler:
-    client: Client
+    client: Reader  # the API client or the server's informer cache
     gate: FeatureGate = default_feature_gate
     matcher: ProfileMatcher | None = field(default=None)
 

@@ -14,9 +14,8 @@ import copy
 import logging
 from dataclasses import dataclass, field
 
-from pkg.client import Client
-
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored, patch_response
+from ..cached_reader import Reader
 from ..pod.colocation_profile import MutationError, ProfileMatcher, mutate_by_profiles
 
 log = logging.getLogger(__name__)
@@ -25,7 +24,7 @@ TEMPLATE_SPEC = ("spec", "template", "spec")
 
 @dataclass(slots=True)
 class ReservationMutatingHandler:
-    client: Client
+    client: Reader  # the API client or the server's informer cache
     matcher: ProfileMatcher | None = field(default=None)
 
     def __post_init__(self) -> None:
