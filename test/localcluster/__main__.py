@@ -93,8 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         if cluster.samples and cluster.workload is not None and cluster.client is not None:
             try:
                 report = cluster.finish()
-            except Exception as e:  # noqa: BLE001 - the report is a bonus after Ctrl-C
-                cluster.say(f"local-up: no report: {e}")
+            except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - a bonus after Ctrl-C
+                cluster.say(f"local-up: no report: {e!r}")
     except ComponentFailed as e:
         cluster.say(f"local-up: {e}")
         report = None

@@ -103,9 +103,12 @@ def node_sample(node: Obj, pods: Iterable[Obj], metric: Obj | None) -> NodeSampl
         s.used_memory = _gib(usage)
         s.metric_update_time = status.get("updateTime")
         system = (node_metric.get("systemUsage") or {}).get("resources") or {}
-        s.online_used_cpu = _cores(system) + sum(
+        online = _cores(system) + sum(
             _cores((p.get("podUsage") or {}).get("resources") or {})
             for p in status.get("podsMetric") or [] if p.get("qos") != "BE")
+        # Pods younger than the window average over their own life, so right after online
+        # pods start their sum can pass the node's window average: never more than the node.
+        s.online_used_cpu = min(online, s.used_cpu)
         s.be_used_cpu = max(0.0, s.used_cpu - s.online_used_cpu)
     return s
 
