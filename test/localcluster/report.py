@@ -12,6 +12,7 @@ the batch load, so the online-only run would measure exactly that).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -84,6 +85,11 @@ class Report:
 
     def to_json(self) -> Obj:
         return asdict(self)
+
+
+def natural_key(name: str) -> list[Any]:
+    """node-2 before node-10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def _avg(xs: list[float]) -> float:
@@ -172,7 +178,7 @@ def build(scenario: str, nodes: int, day: float, ran: float,
             series, ts = by_node.setdefault(name, ([], []))
             series.append(ns)
             ts.append(s.t)
-    rows = [_node_row(name, series, ts) for name, (series, ts) in sorted(by_node.items())]
+    rows = [_node_row(name, *by_node[name]) for name in sorted(by_node, key=natural_key)]
     ts, co, online = utilisation(samples)
     util = Utilisation(len(ts), _avg(co), max(co), _avg(online), max(online)) if ts else None
 
@@ -250,11 +256,12 @@ def render_text(r: Report) -> str:
     out.append("")
     out.append(f"Where pods went (koord-scheduler: {r.scheduled_events} Scheduled, "
                f"{r.failed_scheduling_events} FailedScheduling events)")
-    nodes = [n.node for n in r.node_rows]
-    out.append(f"{'group':<12}" + "".join(f"{n:>9}" for n in nodes) + f"{'total':>8}")
-    for group, by in sorted(r.placements.items()):
-        out.append(f"{group:<12}" + "".join(f"{by.get(n, 0):>9}" for n in nodes)
-                   + f"{sum(by.values()):>8}")
+    groups = sorted(r.placements)
+    out.append(f"{'node':<10}" + "".join(f"{g:>12}" for g in groups))
+    for n in [row.node for row in r.node_rows]:
+        out.append(f"{n:<10}" + "".join(f"{r.placements[g].get(n, 0):>12}" for g in groups))
+    out.append(f"{'total':<10}" + "".join(f"{sum(r.placements[g].values()):>12}"
+                                          for g in groups))
     if r.failed_scheduling_reasons:
         out.append("Why pods waited (FailedScheduling messages, most frequent first):")
         for msg, count in r.failed_scheduling_reasons:
@@ -328,7 +335,7 @@ def render_png(r: Report, samples: list[Sample], path: Path) -> None:
     ax.set_ylabel("cores (cluster)")
     ax.legend(loc="upper left")
     ax = axes[2]
-    for name in sorted(samples[-1].nodes) if samples else []:
+    for name in sorted(samples[-1].nodes, key=natural_key) if samples else []:
         pts = [(s.t, s.nodes[name].used_cpu) for s in samples
                if name in s.nodes and s.nodes[name].used_cpu is not None]
         if pts:
