@@ -333,7 +333,7 @@ def render_png(r: Report, samples: list[Sample], path: Path) -> None:
         ax.plot([c[0] for c in caps], [c[1] for c in caps], label="BE cap (cpusuppress)",
                 linestyle="--")
     ax.set_ylabel("cores (cluster)")
-    ax.legend(loc="upper left")
+    ax.legend(loc="best", fontsize="small")
     ax = axes[2]
     for name in sorted(samples[-1].nodes, key=natural_key) if samples else []:
         pts = [(s.t, s.nodes[name].used_cpu) for s in samples
