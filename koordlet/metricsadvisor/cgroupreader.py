@@ -124,15 +124,18 @@ class OpenFiles:
         return len(self._fds)
 
 
-def _needles(keys: tuple[bytes, ...]) -> tuple[tuple[bytes, bytes], ...]:
+def _needles(*keys: bytes) -> tuple[tuple[bytes, bytes], ...]:
+    """(key, the ``\nkey `` to find) pairs, built once: stat files are parsed every tick."""
     return tuple((key, b"\n" + key + b" ") for key in keys)
 
 
-def _stat_values(data: bytes, keys: tuple[bytes, ...]) -> list[int]:
+_V1_MEMORY = _needles(*_V1_MEMORY_KEYS)
+_V2_MEMORY = _needles(*_V2_MEMORY_KEYS)
+_V2_CPU_USAGE = _needles(b"usage_usec")
+
+
+def _stat_values(data: bytes, needles: tuple[tuple[bytes, bytes], ...]) -> list[int]:
     """Values of ``key value`` lines; every key is required (upstream errors otherwise)."""
-    needles = _NEEDLES.get(keys)
-    if needles is None:
-        needles = _NEEDLES[keys] = _needles(keys)
     data = b"\n" + data
     out = []
     for key, needle in needles:
@@ -143,9 +146,6 @@ def _stat_values(data: bytes, keys: tuple[bytes, ...]) -> list[int]:
         j = data.find(b"\n", i)
         out.append(int(data[i : j if j >= 0 else None]))
     return out
-
-
-_NEEDLES: dict[tuple[bytes, ...], tuple[tuple[bytes, bytes], ...]] = {}
 
 
 @dataclass(slots=True)
@@ -170,7 +170,7 @@ class CgroupReader:
 
     def __init__(self, root: str = "/sys/fs/cgroup", version: int = CGROUP_V1) -> None:
         self.root = root
-        self._root = root.rstrip("/") or ""
+        self._root = root.rstrip("/")
         self.version = version
         self.files = OpenFiles()
 
@@ -187,13 +187,13 @@ class CgroupReader:
         """v1 ``cpuacct.usage`` (ns); v2 ``cpu.stat`` ``usage_usec`` × 1000."""
         if self.version == CGROUP_V2:
             data = self.files.read(self.path("cpu", cgroup_dir, "cpu.stat"))
-            return _stat_values(data, (b"usage_usec",))[0] * 1000
+            return _stat_values(data, _V2_CPU_USAGE)[0] * 1000
         return int(self.files.read(self.path("cpuacct", cgroup_dir, "cpuacct.usage")))
 
     def memory_stat(self, cgroup_dir: str) -> MemoryStat:
         data = self.files.read(self.path("memory", cgroup_dir, "memory.stat"))
-        keys = _V2_MEMORY_KEYS if self.version == CGROUP_V2 else _V1_MEMORY_KEYS
-        return MemoryStat(*_stat_values(data, keys))
+        return MemoryStat(*_stat_values(data, _V2_MEMORY if self.version == CGROUP_V2
+                                        else _V1_MEMORY))
 
     def pressure(self, cgroup_dir: str, resource: str) -> str:
         """``cpu``/``memory``/``io.pressure``; on v1 they live in the cpuacct subsystem."""
