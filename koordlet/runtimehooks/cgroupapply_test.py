@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from api.extension.resource import ANNOTATION_EXTENDED_RESOURCE_SPEC, parse_extended_resource_spec
 from api.runtime.v1alpha1 import api_pb2
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.runtimehooks.cgroupapply import CgroupApplier, PodReconciler
 from koordlet.runtimehooks.hooks.batchresource import batch_resource
-from koordlet.runtimehooks.protocol import HookRequest, extended_resources_from_spec
 from koordlet.runtimehooks.rule import BatchResourceRule, Rules
 from koordlet.runtimehooks.server import RuntimeHookServer
 from koordlet.runtimehooks.testing import (
@@ -22,6 +20,7 @@ from koordlet.runtimehooks.testing import (
     GI,
     batch,
     extended_spec_annotation,
+    hook_request,
 )
 from koordlet.util.system.testing import make_real_cgroup_dir, real_cgroup_v1_tree
 
@@ -73,11 +72,7 @@ def test_reconciler_writes_batchresource_values_to_a_be_pod(
         assert read(env, "cpu.cfs_quota_us", POD_DIR) == quota
         assert read(env, "memory.limit_in_bytes", POD_DIR) == expect_memory
         # The container level gets what the hook computes for it (its table: the hook's tests).
-        annotations = extended_spec_annotation(containers)
-        extended = extended_resources_from_spec(ANNOTATION_EXTENDED_RESOURCE_SPEC,
-                                                parse_extended_resource_spec(annotations))
-        want = batch_resource(HookRequest("be-0", "default", UID, BE_LABELS, annotations,
-                                          POD_DIR, extended, container_name="c0"), rules)
+        want = batch_resource(hook_request(containers, container="c0"), rules)
         assert read(env, "cpu.shares", dirs["c0"]) == want.cpu_shares
         assert read(env, "cpu.cfs_quota_us", dirs["c0"]) == want.cfs_quota
         assert read(env, "memory.limit_in_bytes", dirs["c0"]) == (

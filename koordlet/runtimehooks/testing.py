@@ -6,7 +6,8 @@ import json
 from collections.abc import Mapping
 
 from api.extension.qos import LABEL_POD_QOS
-from api.extension.resource import ANNOTATION_EXTENDED_RESOURCE_SPEC
+from api.extension.resource import ANNOTATION_EXTENDED_RESOURCE_SPEC, parse_extended_resource_spec
+from koordlet.runtimehooks.protocol import HookRequest, extended_resources_from_spec
 
 GI = 1 << 30
 
@@ -26,6 +27,17 @@ def batch(cpu: str | None = None, memory: str | None = None) -> dict[str, str]:
 
 
 BE_LABELS = {LABEL_POD_QOS: "BE"}
+
+
+def hook_request(containers: Mapping[str, Mapping[str, Mapping[str, str]]],
+                 labels: Mapping[str, str] = BE_LABELS, container: str | None = None,
+                 cgroup_parent: str = "kubepods/besteffort/poduid-1") -> HookRequest:
+    """The pod (or one container) the hooks see for these containers' batch resources."""
+    annotations = extended_spec_annotation(containers)
+    extended = extended_resources_from_spec(
+        ANNOTATION_EXTENDED_RESOURCE_SPEC, parse_extended_resource_spec(annotations))
+    return HookRequest("p", "ns", "uid-1", labels, annotations, cgroup_parent, extended,
+                       container_name=container)
 
 
 _C0 = {"requests": batch("500", "2Gi"), "limits": batch("500", "2Gi")}

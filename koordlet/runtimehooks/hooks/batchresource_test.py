@@ -5,37 +5,23 @@ from __future__ import annotations
 import pytest
 
 from api.extension.qos import LABEL_POD_QOS
-from api.extension.resource import ANNOTATION_EXTENDED_RESOURCE_SPEC, parse_extended_resource_spec
 from api.slo.v1alpha1 import NodeSLOSpec
 from koordlet.runtimehooks.hooks.batchresource import batch_resource
-from koordlet.runtimehooks.protocol import (
-    HookRequest,
-    Resources,
-    extended_resources_from_spec,
-)
+from koordlet.runtimehooks.protocol import Resources
 from koordlet.runtimehooks.rule import BatchResourceRule, Rules
 from koordlet.runtimehooks.testing import (
     BATCH_POD_CASES,
-    BE_LABELS,
     GI,
     batch,
-    extended_spec_annotation,
+    hook_request,
 )
-
-
-def request(containers, labels=BE_LABELS, container: str | None = None) -> HookRequest:
-    annotations = extended_spec_annotation(containers)
-    extended = extended_resources_from_spec(
-        ANNOTATION_EXTENDED_RESOURCE_SPEC, parse_extended_resource_spec(annotations))
-    return HookRequest("p", "ns", "uid-1", labels, annotations, "kubepods/besteffort/poduid-1",
-                       extended, container_name=container)
 
 
 @pytest.mark.parametrize(("containers", "ratio", "suppress", "shares", "quota", "memory"),
                          BATCH_POD_CASES)
 def test_pod_values(containers, ratio, suppress, shares, quota, memory) -> None:
     rules = Rules(batch_resource=BatchResourceRule(not suppress, ratio))
-    assert batch_resource(request(containers), rules) == Resources(
+    assert batch_resource(hook_request(containers), rules) == Resources(
         cpu_shares=shares, cfs_quota=quota, memory_limit=memory)
 
 
@@ -54,16 +40,17 @@ CONTAINER_CASES = [
                          CONTAINER_CASES)
 def test_container_values(spec, ratio, suppress, shares, quota, memory) -> None:
     rules = Rules(batch_resource=BatchResourceRule(not suppress, ratio))
-    assert batch_resource(request({"c0": spec}, container="c0"), rules) == Resources(
+    assert batch_resource(hook_request({"c0": spec}, container="c0"), rules) == Resources(
         cpu_shares=shares, cfs_quota=quota, memory_limit=memory)
 
 
 def test_only_be_pods_with_batch_resources() -> None:
     rules = Rules()
-    assert batch_resource(request({"c0": C0}, labels={LABEL_POD_QOS: "LS"}), rules) == Resources()
-    assert batch_resource(request({"c0": C0}, labels={}), rules) == Resources()
-    assert batch_resource(request({}), rules) == Resources()
-    assert batch_resource(request({"c0": C0}, container="other"), rules) == Resources()
+    ls = {LABEL_POD_QOS: "LS"}
+    assert batch_resource(hook_request({"c0": C0}, labels=ls), rules) == Resources()
+    assert batch_resource(hook_request({"c0": C0}, labels={}), rules) == Resources()
+    assert batch_resource(hook_request({}), rules) == Resources()
+    assert batch_resource(hook_request({"c0": C0}, container="other"), rules) == Resources()
 
 
 def test_rule_from_node_slo_and_node_annotation() -> None:
