@@ -68,6 +68,19 @@ def http_ok(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
+def scrape_gauge(url: str, name: str, timeout: float = 2.0) -> float | None:
+    """The first sample of ``name`` on a Prometheus text endpoint (None: absent or down)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
 class ComponentProcess:
     """A component's ``main`` module run as its own process, logging to a file."""
 
@@ -94,15 +107,23 @@ class ComponentProcess:
         self.proc.kill()
         self.proc.wait(10)
 
-    def stop(self) -> None:
+    def terminate(self) -> None:
+        """SIGTERM without waiting (to stop many processes at once, then ``stop`` each)."""
         if self.proc.poll() is None:
             self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+
+    def stop(self, grace: float = 15.0) -> bool:
+        """SIGTERM, SIGKILL after ``grace`` seconds; True when it had to be killed."""
+        killed = False
+        self.terminate()
+        try:
+            self.proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+            killed = True
         self._log.close()
+        return killed
 
 
 def start_scheduler(srv: ServerHandle, config: str, workdir: Path, name: str = "sched",

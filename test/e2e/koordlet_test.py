@@ -17,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,13 @@ from koordlet.util.system.testing import make_real_cgroup_dir, real_cgroup_v1_tr
 from pkg.client.resources import NODES, PODS, Resource
 from pkg.client.rest import Client
 from test.apiserver import ServerHandle, start
-from test.e2e.cluster import ComponentProcess, free_port, install_crds, wait_for
+from test.e2e.cluster import (
+    ComponentProcess,
+    free_port,
+    install_crds,
+    scrape_gauge,
+    wait_for,
+)
 
 NODE_METRICS = Resource.for_model(NodeMetric)
 NODE_SLOS = Resource.for_model(NodeSLO)
@@ -73,15 +78,7 @@ class Koordlet:
             "--collect-res-used-interval=1s", "-v", "2", *extra], workdir / f"{node}.log")
 
     def metric(self, name: str) -> float | None:
-        try:
-            with urllib.request.urlopen(self.metrics + "/metrics", timeout=2) as r:
-                text = r.read().decode()
-        except OSError:
-            return None
-        for line in text.splitlines():
-            if line.startswith(name + "{"):
-                return float(line.rsplit(" ", 1)[1])
-        return None
+        return scrape_gauge(self.metrics + "/metrics", name)
 
 
 @pytest.fixture

@@ -21,16 +21,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from pkg.client.resources import EVENTS, MUTATING_WEBHOOK_CONFIGURATIONS, PODS
+from pkg.client import ApiError
+from pkg.client.resources import EVENTS, MUTATING_WEBHOOK_CONFIGURATIONS
 from pkg.client.rest import Client
 from test.e2e.cluster import wait_for
 
 from . import bootstrap
 from . import report as reports
 from .components import ComponentFailed, Components, node_specs
-from .recorder import Recorder, Sample
+from .recorder import Recorder, Sample, phase_counts
 from .scenario import Scenario
-from .workload import BATCH, LABEL_KIND, ONLINE, Workload
+from .workload import BATCH, ONLINE, Workload
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +57,13 @@ class LocalCluster:
         self.settle = settle
         self.components = Components(workdir, scenario)
         self.client: Client | None = None
-        self.samples: list[Sample] = []
+        self.recorder: Recorder | None = None
         self.workload: Workload | None = None
         self.started = 0.0
+
+    @property
+    def samples(self) -> list[Sample]:
+        return self.recorder.samples if self.recorder is not None else []
 
     def say(self, msg: str) -> None:
         print(msg, file=self.out, flush=True)
@@ -93,7 +98,7 @@ class LocalCluster:
         assert self.client is not None
         try:
             cfg = self.client.get(MUTATING_WEBHOOK_CONFIGURATIONS, MUTATING_WEBHOOK)
-        except Exception:  # noqa: BLE001 - not created yet
+        except ApiError:  # not created yet
             return False
         return all((h.get("clientConfig") or {}).get("caBundle") for h in cfg["webhooks"])
 
@@ -105,8 +110,7 @@ class LocalCluster:
         sc = self.scenario
         self.started = time.time()
         wl = self.workload = Workload(self.client, sc, self.started)
-        rec = Recorder(self.client, self.components.koordlet_metrics, LABEL_KIND)
-        self.samples = rec.samples
+        rec = self.recorder = Recorder(self.client, self.components.koordlet_metrics)
         tick = _tick_seconds(sc)
         next_sample = next_progress = 0.0
         self.say(f"local-up: scenario {sc.name!r}: {sc.pod_count()} pods over a day of "
@@ -132,24 +136,17 @@ class LocalCluster:
         def count(kind: str, phase: str) -> int:
             return s.phases.get(kind, {}).get(phase, 0)
 
-        nodes = list(s.nodes.values())
-        cap = sum(n.allocatable_cpu for n in nodes) or 1.0
-        util = ""
-        if nodes and all(n.used_cpu is not None for n in nodes):
-            total = sum(n.used_cpu or 0.0 for n in nodes)
-            online = sum(n.online_used_cpu or 0.0 for n in nodes)
-            util = (f"; cluster cpu {100 * total / cap:.0f}% "
-                    f"(online only {100 * online / cap:.0f}%)")
+        _, co, online = reports.utilisation([s])
+        util = f"; cluster cpu {co[0]:.0f}% (online only {online[0]:.0f}%)" if co else ""
         return (f"[{t:5.0f}s/{duration:.0f}s] online {count(ONLINE, 'Running')} running; "
                 f"batch {count(BATCH, 'Running')} running, {count(BATCH, 'Pending')} pending, "
                 f"{count(BATCH, 'Succeeded')} done; batch-cpu allocatable "
-                f"{sum(n.batch_allocatable_cpu for n in nodes):.1f} cores{util}")
+                f"{sum(n.batch_allocatable_cpu for n in s.nodes.values()):.1f} cores{util}")
 
     def finish(self) -> reports.Report:
         """Stop submitting, take the last sample, and write the report."""
-        assert self.client is not None and self.workload is not None
-        rec = Recorder(self.client, self.components.koordlet_metrics, LABEL_KIND)
-        rec.samples = self.samples
+        rec = self.recorder
+        assert self.client is not None and self.workload is not None and rec is not None
         if self.settle:
             self._settle()
         t = time.time() - self.started
@@ -160,16 +157,13 @@ class LocalCluster:
 
     def _settle(self) -> None:
         """Controllers off, then wait until no batch pod runs: the objects hold still."""
-        assert self.client is not None
-        for name in list(self.components.processes):
-            if name != "kube-apiserver":
-                self.components.processes[name].stop()
+        rec = self.recorder
+        assert rec is not None
+        self.components.stop_controllers()
         longest = max((j.run_seconds for j in self.scenario.batch), default=0.0)
 
         def quiet() -> bool:
-            return not any((p.get("status") or {}).get("phase") == "Running"
-                           and (p["metadata"].get("labels") or {}).get(LABEL_KIND) == BATCH
-                           for p in self.client.list(PODS)["items"])
+            return not phase_counts(rec.list_pods()).get(BATCH, {}).get("Running")
 
         wait_for(quiet, timeout=longest + 15, interval=0.5, what="batch pods to finish")
 
@@ -177,8 +171,8 @@ class LocalCluster:
         assert self.workload is not None
         sc = self.scenario
         r = reports.build(sc.name, sc.nodes.count, sc.day_length_seconds, t,
-                          self.samples, pods, events,
-                          len(self.workload.names()), self.workload.replaced)
+                          self.samples, pods, events, self.workload.created,
+                          self.workload.replaced)
         png = self.workdir / "utilisation.png"
         reports.render_png(r, self.samples, png)
         r.png = str(png)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -30,6 +28,7 @@ from .scenario import Scenario
 log = logging.getLogger(__name__)
 
 STOP_GRACE_SECONDS = 10.0
+APISERVER = "kube-apiserver"
 
 
 class ComponentFailed(RuntimeError):
@@ -108,7 +107,7 @@ class Components:
     def start_apiserver(self) -> None:
         nodes_file = self.workdir / "nodes.yaml"
         nodes_file.write_text(yaml.safe_dump(node_specs(self.scenario)))
-        proc = self._start("kube-apiserver", "test.apiserver", [
+        proc = self._start(APISERVER, "test.apiserver", [
             "--port", "0", "--kubeconfig-out", str(self.kubeconfig),
             "--workdir", str(self.workdir / "apiserver"), "--simulated-nodes", str(nodes_file)])
 
@@ -119,7 +118,7 @@ class Components:
                     return True
             return False
 
-        self._wait("kube-apiserver", ready, 30, "READY")
+        self._wait(APISERVER, ready, 30, "READY")
 
     # -- koord-manager ------------------------------------------------------------------------
 
@@ -172,24 +171,25 @@ class Components:
         """Components that exited."""
         return [name for name, p in self.processes.items() if not p.alive()]
 
+    def _stop_all(self, names: list[str]) -> None:
+        """SIGTERM to all at once, then each gets what is left of one grace period."""
+        procs = {n: self.processes[n] for n in names}
+        for proc in procs.values():
+            proc.terminate()
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for name, proc in procs.items():
+            if proc.stop(max(0.1, deadline - time.monotonic())):
+                log.warning("%s did not stop in %gs: killed", name, STOP_GRACE_SECONDS)
+
+    def stop_controllers(self) -> None:
+        """Every component but the API server (its objects stay readable)."""
+        self._stop_all([n for n in self.processes if n != APISERVER])
+
     def stop(self) -> None:
-        """SIGTERM to every process (the API server last), then SIGKILL after the grace."""
-        order = sorted(self.processes, key=lambda n: (n == "kube-apiserver", n))
-        for group in ([n for n in order if n != "kube-apiserver"], ["kube-apiserver"]):
-            for name in group:
-                if name in self.processes and self.processes[name].alive():
-                    os.kill(self.processes[name].proc.pid, signal.SIGTERM)
-            deadline = time.monotonic() + STOP_GRACE_SECONDS
-            for name in group:
-                proc = self.processes.get(name)
-                if proc is None:
-                    continue
-                left = max(0.1, deadline - time.monotonic())
-                try:
-                    proc.proc.wait(left)
-                except Exception:  # noqa: BLE001 - TimeoutExpired: killed below
-                    log.warning("%s did not stop in %gs: killed", name, STOP_GRACE_SECONDS)
-                proc.stop()  # kills if still running, closes the log
+        """Every process, the API server last."""
+        self.stop_controllers()
+        if APISERVER in self.processes:
+            self._stop_all([APISERVER])
         if self._sock_dir is not None:
             self._sock_dir.cleanup()
             self._sock_dir = None

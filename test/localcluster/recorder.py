@@ -13,7 +13,6 @@ window would not). ``be_used_cpu`` is the rest of ``nodeUsage``.
 
 from __future__ import annotations
 
-import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -22,7 +21,10 @@ from api.extension.resource import BATCH_CPU, BATCH_MEMORY
 from api.slo.v1alpha1.nodemetric import NodeMetric
 from pkg.client.resources import NODES, PODS, Resource
 from pkg.client.rest import Client
-from pkg.util.podresources import CPU, MEMORY, pod_requests, quantity_int
+from pkg.util.podresources import CPU, MEMORY, quantity_int, sum_requests
+from test.e2e.cluster import scrape_gauge
+
+from .workload import LABEL_KIND
 
 NODE_METRICS = Resource.for_model(NodeMetric)
 SUPPRESS_GAUGE = "koordlet_be_suppress_cpu_cores"
@@ -86,15 +88,13 @@ def node_sample(node: Obj, pods: Iterable[Obj], metric: Obj | None) -> NodeSampl
     s = NodeSample(allocatable_cpu=_cores(alloc), allocatable_memory=_gib(alloc),
                    batch_allocatable_cpu=_cores(alloc, BATCH_CPU),
                    batch_allocatable_memory=_gib(alloc, BATCH_MEMORY))
-    for pod in pods:
-        if ((pod.get("status") or {}).get("phase")) in TERMINAL:
-            continue
-        s.pods += 1
-        req = pod_requests(pod)
-        s.requested_cpu += req.get(CPU, 0) / 1000
-        s.requested_memory += req.get(MEMORY, 0) / GI
-        s.requested_batch_cpu += req.get(BATCH_CPU, 0) / 1000
-        s.requested_batch_memory += req.get(BATCH_MEMORY, 0) / GI
+    live = [p for p in pods if (p.get("status") or {}).get("phase") not in TERMINAL]
+    req = sum_requests(live)
+    s.pods = len(live)
+    s.requested_cpu = req.get(CPU, 0) / 1000
+    s.requested_memory = req.get(MEMORY, 0) / GI
+    s.requested_batch_cpu = req.get(BATCH_CPU, 0) / 1000
+    s.requested_batch_memory = req.get(BATCH_MEMORY, 0) / GI
     status = (metric or {}).get("status") or {}
     node_metric = status.get("nodeMetric") or {}
     usage = (node_metric.get("nodeUsage") or {}).get("resources")
@@ -113,19 +113,6 @@ def node_sample(node: Obj, pods: Iterable[Obj], metric: Obj | None) -> NodeSampl
     return s
 
 
-def scrape_gauge(url: str, name: str, timeout: float = 2.0) -> float | None:
-    """The first sample of a gauge on a Prometheus text endpoint (None if absent/down)."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            text = r.read().decode()
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith(name + "{") or line.startswith(name + " "):
-            return float(line.rsplit(" ", 1)[1])
-    return None
-
-
 def pods_by_node(pods: Iterable[Obj]) -> dict[str, list[Obj]]:
     out: dict[str, list[Obj]] = {}
     for pod in pods:
@@ -135,10 +122,11 @@ def pods_by_node(pods: Iterable[Obj]) -> dict[str, list[Obj]]:
     return out
 
 
-def phase_counts(pods: Iterable[Obj], kind_label: str) -> dict[str, dict[str, int]]:
+def phase_counts(pods: Iterable[Obj]) -> dict[str, dict[str, int]]:
+    """The workload's pods (online, batch) by phase."""
     out: dict[str, dict[str, int]] = {}
     for pod in pods:
-        kind = ((pod.get("metadata") or {}).get("labels") or {}).get(kind_label)
+        kind = ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_KIND)
         if kind is None:
             continue
         phase = (pod.get("status") or {}).get("phase") or "Pending"
@@ -148,11 +136,9 @@ def phase_counts(pods: Iterable[Obj], kind_label: str) -> dict[str, dict[str, in
 
 
 class Recorder:
-    def __init__(self, client: Client, koordlet_metrics: Mapping[str, str],
-                 kind_label: str) -> None:
+    def __init__(self, client: Client, koordlet_metrics: Mapping[str, str]) -> None:
         self.client = client
         self.koordlet_metrics = koordlet_metrics
-        self.kind_label = kind_label
         self.samples: list[Sample] = []
 
     def list_pods(self) -> list[Obj]:
@@ -163,8 +149,8 @@ class Recorder:
         nodes = self.client.list(NODES)["items"]
         metrics = {m["metadata"]["name"]: m for m in self.client.list(NODE_METRICS)["items"]}
         by_node = pods_by_node(pods)
-        s = Sample(t, phases=phase_counts(pods, self.kind_label))
-        for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
+        s = Sample(t, phases=phase_counts(pods))
+        for node in nodes:
             name = node["metadata"]["name"]
             ns = node_sample(node, by_node.get(name, []), metrics.get(name))
             if scrape and name in self.koordlet_metrics:

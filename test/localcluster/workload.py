@@ -114,7 +114,7 @@ class Workload:
                     self.slots.append(Slot(BATCH, job.name, job.namespace,
                                            f"{job.name}-w{w}-{i}", at, job.retries))
         self.replaced = 0
-        self.create_errors = 0
+        self.created = 0  # pods created, replacements included
         self._pool = ThreadPoolExecutor(CREATE_WORKERS, thread_name_prefix="create-pod")
         self._lock = threading.Lock()
 
@@ -128,13 +128,13 @@ class Workload:
         try:
             self.client.create(PODS, pod, slot.namespace)
         except ApiError as e:
-            if e.status != 409:
-                with self._lock:
-                    self.create_errors += 1
+            if e.status != 409:  # AlreadyExists: created by an earlier try
                 log.warning("creating pod %s/%s failed (retried next tick): %s",
                             slot.namespace, name, e)
                 return
         slot.current = name
+        with self._lock:  # creates run on the pool's threads
+            self.created += 1
 
     def step(self, t: float, pods: dict[tuple[str, str], Obj]) -> None:
         """Advance to ``t`` seconds into the day, given the current pods by (ns, name)."""
@@ -164,15 +164,3 @@ class Workload:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
-
-    def submitted(self) -> int:
-        return sum(1 for s in self.slots if s.current is not None or s.outcome)
-
-    def names(self) -> set[tuple[str, str]]:
-        """(namespace, name) of every pod this workload created, replacements included."""
-        out = set()
-        for s in self.slots:
-            last = s.attempt if s.current is not None or s.outcome else s.attempt - 1
-            for a in range(last + 1):
-                out.add((s.namespace, s.name if a == 0 else f"{s.name}-r{a}"))
-        return out
