@@ -164,6 +164,22 @@ def _events_by_pod(events: Iterable[Obj], reason: str) -> dict[tuple[str, str], 
     return out
 
 
+def _workload_pods(pods: Iterable[Obj]) -> list[tuple[tuple[str, str], str, Obj]]:
+    """((namespace, name), group, pod) of the scenario's pods, in name order."""
+    out = []
+    for pod in pods:
+        md = pod["metadata"]
+        labels = md.get("labels") or {}
+        if LABEL_KIND in labels:
+            out.append(((md["namespace"], md["name"]), labels.get(LABEL_GROUP, ""), pod))
+    return sorted(out, key=lambda item: item[0])
+
+
+def _count(events: Iterable[Obj]) -> int:
+    """Occurrences, with the recorder's aggregated ``count``."""
+    return sum(e.get("count") or 1 for e in events)
+
+
 def _last_message(events: list[Obj]) -> str:
     return max(events, key=lambda e: (e.get("lastTimestamp") or "", e.get("count") or 1)
                ).get("message", "")
@@ -185,27 +201,20 @@ def build(scenario: str, nodes: int, day: float, ran: float,
     placements: dict[str, dict[str, int]] = {}
     pending = []
     failed = _events_by_pod(events, "FailedScheduling")
-    for pod in sorted(pods, key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"])):
-        labels = pod["metadata"].get("labels") or {}
-        if LABEL_KIND not in labels:
-            continue
-        group = labels.get(LABEL_GROUP, "")
+    for key, group, pod in _workload_pods(pods):
         node = (pod.get("spec") or {}).get("nodeName")
         if node:
             by = placements.setdefault(group, {})
             by[node] = by.get(node, 0) + 1
         else:
-            key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
             pending.append({"pod": "/".join(key), "group": group,
                             "reason": _last_message(failed[key]) if key in failed else
                             "not attempted yet"})
     reasons: Counter[str] = Counter()
-    failed_events = 0
     for evs in failed.values():
         for e in evs:
-            failed_events += e.get("count") or 1
-            reasons[e.get("message", "")] += e.get("count") or 1
-    scheduled = sum(e.get("count") or 1 for e in events if e.get("reason") == "Scheduled")
+            reasons[e.get("message", "")] += _count([e])
+    scheduled = _count(e for e in events if e.get("reason") == "Scheduled")
     evictions = [{"pod": f"{(e.get('involvedObject') or {}).get('namespace')}/"
                          f"{(e.get('involvedObject') or {}).get('name')}",
                   "node": (e.get("source") or {}).get("host", ""),
@@ -214,7 +223,7 @@ def build(scenario: str, nodes: int, day: float, ran: float,
     phases = samples[-1].phases if samples else {}
     return Report(scenario, nodes, day, ran, created, replacements, phases, rows,
                   batch_timeline(samples), placements, pending, reasons.most_common(5),
-                  scheduled, failed_events, evictions, util)
+                  scheduled, sum(reasons.values()), evictions, util)
 
 
 def _f(v: float | None, fmt: str = "{:.1f}") -> str:
@@ -354,18 +363,13 @@ def write_placements(pods: list[Obj], events: list[Obj], path: Path) -> None:
     scheduled = _events_by_pod(events, "Scheduled")
     failed = _events_by_pod(events, "FailedScheduling")
     lines = ["pod\tgroup\tnode\tphase\tscheduled\tfailed_attempts\tlast_failure"]
-    for pod in sorted(pods, key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"])):
-        labels = pod["metadata"].get("labels") or {}
-        if LABEL_KIND not in labels:
-            continue
-        key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+    for key, group, pod in _workload_pods(pods):
         fails = failed.get(key, [])
         lines.append("\t".join([
-            "/".join(key), labels.get(LABEL_GROUP, ""), (pod.get("spec") or {}).get(
-                "nodeName") or "", (pod.get("status") or {}).get("phase") or "Pending",
+            "/".join(key), group, (pod.get("spec") or {}).get("nodeName") or "",
+            (pod.get("status") or {}).get("phase") or "Pending",
             _last_message(scheduled[key]) if key in scheduled else "",
-            str(sum(e.get("count") or 1 for e in fails)),
-            _last_message(fails) if fails else ""]))
+            str(_count(fails)), _last_message(fails) if fails else ""]))
     path.write_text("\n".join(lines) + "\n")
 
 
