@@ -214,8 +214,9 @@ def test_standby_in_process_watches_the_lease_until_it_leads(srv: ServerHandle) 
     t = threading.Thread(target=b.run, args=(stop,), daemon=True)
     t.start()
     try:
+        # The watch can open before the standby's first attempt has read the lease.
         deadline = time.monotonic() + 5
-        while not b._watching and time.monotonic() < deadline:
+        while not (b._watching and b.get_leader()) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert b._watching and b.get_leader() == "a"
         for _ in range(3):
