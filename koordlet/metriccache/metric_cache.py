@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import threading
+from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -81,26 +82,40 @@ class QueryResult:
 
 @dataclass(slots=True)
 class _Series:
-    ts: np.ndarray
-    val: np.ndarray
+    """A ring of points. ``array.array`` rather than numpy for storage: an append writes two
+    scalars, which costs ~30 ns into an array against ~180 ns into an ndarray; reads wrap the
+    same memory in zero-copy numpy views."""
+
+    key: tuple[Any, ...]
+    ts: array
+    val: array
     start: int = 0
     size: int = 0
     last_ms: int = -(2**62)
-    seq: int = 0  # global append counter at the last append: eviction order
+    seq: int = 0  # the cache's append round at the last append: eviction order
 
     @property
     def capacity(self) -> int:
         return len(self.ts)
 
+    def views(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.frombuffer(self.ts, np.int64), np.frombuffer(self.val, np.float64)
+
     def ordered(self) -> tuple[np.ndarray, np.ndarray]:
+        ts, val = self.views()
         end = self.start + self.size
         if end <= self.capacity:
-            return self.ts[self.start : end], self.val[self.start : end]
+            return ts[self.start : end], val[self.start : end]
         wrap = end - self.capacity
         return (
-            np.concatenate((self.ts[self.start :], self.ts[:wrap])),
-            np.concatenate((self.val[self.start :], self.val[:wrap])),
+            np.concatenate((ts[self.start :], ts[:wrap])),
+            np.concatenate((val[self.start :], val[:wrap])),
         )
+
+
+def _rings(capacity: int) -> tuple[array, array]:
+    zeros = bytes(capacity * 8)
+    return array("q", zeros), array("d", zeros)
 
 
 def _key(kind: str, properties: Mapping[str, str]) -> tuple[Any, ...]:
@@ -125,54 +140,69 @@ class MetricCache:
     def append(self, samples: Iterable[MetricSample]) -> None:
         """Appends one round of samples (one "transaction" per collector round upstream).
 
-        Every sample is validated before any is stored, so a bad round stores nothing.
+        Every sample is validated before any is stored, so a bad round stores nothing. Only a
+        sample that would start a series is checked against its kind's schema: a key holds
+        the kind and the property names, so one that names a stored series was checked when
+        that series began. (This loop runs for every sample of every tick, hence inline.)
         """
-        batch = list(samples)
+        batch = samples if isinstance(samples, list) else list(samples)
         validate = metric_types.validate
-        for s in batch:
-            validate(s.kind, s.properties)
-        append = self._append_locked
+        max_points = self.config.max_points()
         with self._lock:
+            series_of = self._series
+            targets: list[Any] = []  # a _Series each, once the missing ones begin
+            missing: list[tuple[int, tuple[Any, ...]]] = []
             for s in batch:
-                append(_key(s.kind, s.properties), int(s.timestamp * 1000), s.value)
-
-    def _append_locked(self, key: tuple[Any, ...], ts_ms: int, value: float) -> None:
-        series = self._series.get(key)
-        if series is None:
-            series = self._new_series_locked(key)
-        elif ts_ms < series.last_ms - OUT_OF_ORDER_WINDOW_MS:
-            return  # too far out of order: dropped, as upstream's TSDB rejects it
-        if series.size == series.capacity:
-            if series.capacity < self.config.max_points():
-                self._grow_locked(key, series)
-            else:
-                series.start = (series.start + 1) % series.capacity
-                series.size -= 1
-        idx = (series.start + series.size) % series.capacity
-        series.ts[idx] = ts_ms
-        series.val[idx] = value
-        series.size += 1
-        series.last_ms = max(series.last_ms, ts_ms)
-        self._seq += 1
-        series.seq = self._seq
+                key = _key(s.kind, s.properties)
+                series = series_of.get(key)
+                if series is None:
+                    validate(s.kind, s.properties)
+                    missing.append((len(targets), key))
+                targets.append(series)
+            for i, key in missing:  # all valid: now the new series may begin
+                targets[i] = series_of.get(key) or self._new_series_locked(key)
+            self._seq += 1
+            seq = self._seq
+            last_t, ts_ms = None, 0
+            for s, series in zip(batch, targets):
+                if s.timestamp != last_t:  # a round's samples mostly share one timestamp
+                    last_t = s.timestamp
+                    ts_ms = int(last_t * 1000)
+                if ts_ms < series.last_ms - OUT_OF_ORDER_WINDOW_MS:
+                    continue  # too far out of order: dropped, as upstream's TSDB rejects it
+                cap = len(series.ts)
+                if series.size == cap:
+                    if cap < max_points:
+                        self._grow_locked(series)
+                        cap = len(series.ts)
+                    else:
+                        series.start = (series.start + 1) % cap
+                        series.size -= 1
+                idx = (series.start + series.size) % cap
+                series.ts[idx] = ts_ms
+                series.val[idx] = s.value
+                series.size += 1
+                if ts_ms > series.last_ms:
+                    series.last_ms = ts_ms
+                series.seq = seq
 
     def _new_series_locked(self, key: tuple[Any, ...]) -> _Series:
         cap = min(_INITIAL_CAPACITY, self.config.max_points())
         self._reserve_locked(cap * _POINT_BYTES + _SERIES_OVERHEAD_BYTES, keep=key)
-        series = _Series(ts=np.empty(cap, np.int64), val=np.empty(cap, np.float64))
+        series = _Series(key, *_rings(cap))
         self._series[key] = series
         self._bytes += cap * _POINT_BYTES + _SERIES_OVERHEAD_BYTES
         return series
 
-    def _grow_locked(self, key: tuple[Any, ...], series: _Series) -> None:
+    def _grow_locked(self, series: _Series) -> None:
         new_cap = min(series.capacity * 2, self.config.max_points())
         extra = (new_cap - series.capacity) * _POINT_BYTES
-        self._reserve_locked(extra, keep=key)
+        self._reserve_locked(extra, keep=series.key)
         ts, val = series.ordered()
-        series.ts = np.empty(new_cap, np.int64)
-        series.val = np.empty(new_cap, np.float64)
-        series.ts[: series.size] = ts
-        series.val[: series.size] = val
+        series.ts, series.val = _rings(new_cap)
+        new_ts, new_val = series.views()
+        new_ts[: series.size] = ts
+        new_val[: series.size] = val
         series.start = 0
         self._bytes += extra
 
@@ -219,8 +249,9 @@ class MetricCache:
                 keep = ts >= cutoff
                 n = int(np.count_nonzero(keep))
                 if n != series.size:
-                    series.ts[:n] = ts[keep]
-                    series.val[:n] = val[keep]
+                    ring_ts, ring_val = series.views()
+                    ring_ts[:n] = ts[keep]
+                    ring_val[:n] = val[keep]
                     series.start, series.size = 0, n
 
     def series_count(self) -> int:

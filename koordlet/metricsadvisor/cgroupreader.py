@@ -36,19 +36,20 @@ class PodCgroup:
 # Where the pods are: statesinformer and util/system will provide this; collectors only call it.
 PodSource = Callable[[], Iterable[PodCgroup]]
 
+# In the order the kernel prints them (v1 and v2 alike).
 _V1_MEMORY_KEYS = (
     b"total_inactive_anon",
     b"total_active_anon",
-    b"total_unevictable",
-    b"total_active_file",
     b"total_inactive_file",
+    b"total_active_file",
+    b"total_unevictable",
 )
 _V2_MEMORY_KEYS = (
     b"inactive_anon",
     b"active_anon",
-    b"unevictable",
-    b"active_file",
     b"inactive_file",
+    b"active_file",
+    b"unevictable",
 )
 
 
@@ -124,25 +125,45 @@ class OpenFiles:
         return len(self._fds)
 
 
-def _needles(*keys: bytes) -> tuple[tuple[bytes, bytes], ...]:
-    """(key, the ``\nkey `` to find) pairs, built once: stat files are parsed every tick."""
-    return tuple((key, b"\n" + key + b" ") for key in keys)
+@dataclass(slots=True, frozen=True)
+class _StatKeys:
+    """The keys wanted from a ``key value`` stat file, in the order the kernel prints them,
+    with their search strings built once: stat files are parsed for every cgroup every tick."""
+
+    names: list[bytes]
+    needles: tuple[bytes, ...]  # b"\n<key> "
+
+    @classmethod
+    def of(cls, *names: bytes) -> _StatKeys:
+        return cls(list(names), tuple(b"\n" + n + b" " for n in names))
 
 
-_V1_MEMORY = _needles(*_V1_MEMORY_KEYS)
-_V2_MEMORY = _needles(*_V2_MEMORY_KEYS)
-_V2_CPU_USAGE = _needles(b"usage_usec")
+_V1_MEMORY = _StatKeys.of(*_V1_MEMORY_KEYS)
+_V2_MEMORY = _StatKeys.of(*_V2_MEMORY_KEYS)
+_V2_CPU_USAGE = _StatKeys.of(b"usage_usec")
 
 
-def _stat_values(data: bytes, needles: tuple[tuple[bytes, bytes], ...]) -> list[int]:
-    """Values of ``key value`` lines; every key is required (upstream errors otherwise)."""
-    data = b"\n" + data
+def _stat_values(data: bytes, keys: _StatKeys) -> list[int]:
+    """Values of ``key value`` lines; every key is required (upstream errors otherwise).
+
+    The kernel prints the wanted keys as consecutive lines, so the usual case is one search
+    for the first (from the end: v1's ``total_*`` lines close the file) and one split of the
+    lines after it; any other layout falls back to a search per key.
+    """
+    n = len(keys.names)
+    first = data.rfind(keys.needles[0])  # -1 when absent or on the first line: all of data
+    fields = data[first + 1 :].split(None, 2 * n)
+    if fields[0 : 2 * n : 2] == keys.names:
+        return list(map(int, fields[1 : 2 * n : 2]))
     out = []
-    for key, needle in needles:
-        i = data.find(needle)
-        if i < 0:
-            raise ValueError(f"missing {key.decode()} in stat file")
-        i += len(needle)
+    for key, needle in zip(keys.names, keys.needles):
+        if data.startswith(needle[1:]):
+            i = len(needle) - 1
+        else:
+            i = data.find(needle)
+            if i < 0:
+                raise ValueError(f"missing {key.decode()} in stat file")
+            i += len(needle)
         j = data.find(b"\n", i)
         out.append(int(data[i : j if j >= 0 else None]))
     return out
@@ -152,9 +173,9 @@ def _stat_values(data: bytes, needles: tuple[tuple[bytes, bytes], ...]) -> list[
 class MemoryStat:
     inactive_anon: int
     active_anon: int
-    unevictable: int
-    active_file: int
     inactive_file: int
+    active_file: int
+    unevictable: int
 
     def usage(self) -> int:
         """Upstream ``MemoryStatRaw.Usage``: inactive_anon + active_anon + unevictable."""

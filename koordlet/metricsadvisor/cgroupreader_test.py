@@ -1,13 +1,13 @@
 """CgroupReader's kept-open files on a fake tree: fresh content every tick, fallback past the
 limit, vanished files raise, and the sweep closes what was not read. (The real cgroup v1
-behaviour on removal is in realcgroup_test.py.)"""
+behaviour on removal is in realcgroup_test.py.) Stat files parse in any line order."""
 
 import os
 from pathlib import Path
 
 import pytest
 
-from koordlet.metricsadvisor.cgroupreader import CGROUP_V1, CgroupReader, OpenFiles
+from koordlet.metricsadvisor.cgroupreader import CGROUP_V1, CGROUP_V2, CgroupReader, OpenFiles
 from koordlet.metricsadvisor.testing import write_cgroup
 
 
@@ -59,3 +59,37 @@ def test_sweep_closes_files_not_read_since_the_previous_sweep(tmp_path: Path) ->
         os.fstat(fd_b)  # closed, not leaked
     files.close()
     assert len(files) == 0
+
+
+V2_STAT_KERNEL_ORDER = b"""anon 4096
+file 8192
+inactive_anon 1
+active_anon 2
+inactive_file 3
+active_file 4
+unevictable 5
+slab_reclaimable 0
+"""
+
+
+@pytest.mark.parametrize("text", [
+    V2_STAT_KERNEL_ORDER,
+    # the wanted keys on the first line, shuffled and apart: the per-key search
+    b"unevictable 5\nanon 4096\ninactive_file 3\nactive_anon 2\nfile 8192\n"
+    b"active_file 4\ninactive_anon 1",
+])
+def test_memory_stat_parses_any_line_order(tmp_path: Path, text: bytes) -> None:
+    (tmp_path / "pod1").mkdir()
+    (tmp_path / "pod1" / "memory.stat").write_bytes(text)
+    stat = CgroupReader(str(tmp_path), CGROUP_V2).memory_stat("pod1")
+    assert (stat.inactive_anon, stat.active_anon, stat.inactive_file, stat.active_file,
+            stat.unevictable) == (1, 2, 3, 4, 5)
+    assert stat.usage() == 8 and stat.usage_with_page_cache() == 15
+
+
+def test_memory_stat_without_a_wanted_key_names_it(tmp_path: Path) -> None:
+    (tmp_path / "pod1").mkdir()
+    (tmp_path / "pod1" / "memory.stat").write_bytes(
+        V2_STAT_KERNEL_ORDER.replace(b"unevictable 5\n", b""))
+    with pytest.raises(ValueError, match="missing unevictable"):
+        CgroupReader(str(tmp_path), CGROUP_V2).memory_stat("pod1")

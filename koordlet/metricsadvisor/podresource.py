@@ -18,9 +18,27 @@ _GC_PERIOD_SECONDS = 600.0
 
 
 @dataclass(slots=True)
-class _CPUSample:
+class _Tracked:
+    """A pod or container between ticks: the properties its samples carry (one dict for its
+    whole life, not one per tick) and its last CPU usage reading."""
+
+    props: dict[str, str]
     usage_ns: int
     wall: float
+
+
+@dataclass(slots=True, frozen=True)
+class _Kinds:
+    prop: str
+    cpu: str
+    memory: str
+    memory_with_page_cache: str
+
+
+_POD = _Kinds(mt.POD_UID, mt.POD_CPU_USAGE, mt.POD_MEMORY_USAGE,
+              mt.POD_MEMORY_USAGE_WITH_PAGE_CACHE)
+_CONTAINER = _Kinds(mt.CONTAINER_ID, mt.CONTAINER_CPU_USAGE, mt.CONTAINER_MEMORY_USAGE,
+                    mt.CONTAINER_MEMORY_USAGE_WITH_PAGE_CACHE)
 
 
 class PodResourceCollector:
@@ -32,68 +50,53 @@ class PodResourceCollector:
         self.reader = reader
         self.pods = pods
         self.collect_interval = collect_interval
-        self._last: dict[str, _CPUSample] = {}
+        self._pods: dict[str, _Tracked] = {}  # by pod UID
+        self._containers: dict[str, _Tracked] = {}  # by container ID
         self._last_gc = 0.0
-
-    def _cpu(self, key: str, cgroup_dir: str, now: float) -> float | None:
-        cur = _CPUSample(self.reader.cpu_usage_ns(cgroup_dir), now)
-        last = self._last.get(key)
-        self._last[key] = cur
-        if last is None or cur.wall <= last.wall:
-            return None  # first sample primes
-        return max(cur.usage_ns - last.usage_ns, 0) / ((cur.wall - last.wall) * 1e9)
 
     def _collect_one(
         self,
         out: list[MetricSample],
-        cpu_kind: str,
-        mem_kind: str,
-        mem_pc_kind: str,
-        props: dict[str, str],
-        key: str,
+        kinds: _Kinds,
+        tracked: dict[str, _Tracked],
+        ident: str,
         cgroup_dir: str,
         now: float,
     ) -> None:
+        """Appends the cgroup's samples; CPU needs a previous reading (the first one primes)."""
         try:
-            cpu = self._cpu(key, cgroup_dir, now)
+            usage_ns = self.reader.cpu_usage_ns(cgroup_dir)
             mem = self.reader.memory_stat(cgroup_dir)
         except (OSError, ValueError):
             return
-        if cpu is not None:
-            out.append(MetricSample(cpu_kind, props, now, cpu))
-        out.append(MetricSample(mem_kind, props, now, float(mem.usage())))
-        out.append(MetricSample(mem_pc_kind, props, now, float(mem.usage_with_page_cache())))
+        t = tracked.get(ident)
+        if t is None:
+            t = tracked[ident] = _Tracked({kinds.prop: ident}, usage_ns, now)
+        else:
+            if now > t.wall:
+                cores = max(usage_ns - t.usage_ns, 0) / ((now - t.wall) * 1e9)
+                out.append(MetricSample(kinds.cpu, t.props, now, cores))
+            t.usage_ns, t.wall = usage_ns, now
+        usage = mem.inactive_anon + mem.active_anon + mem.unevictable
+        out.append(MetricSample(kinds.memory, t.props, now, float(usage)))
+        out.append(MetricSample(kinds.memory_with_page_cache, t.props, now,
+                                float(usage + mem.active_file + mem.inactive_file)))
 
     def collect(self, now: float) -> list[MetricSample]:
         out: list[MetricSample] = []
+        collect_one, pods, containers = self._collect_one, self._pods, self._containers
         for pod in self.pods():
-            self._collect_one(
-                out,
-                mt.POD_CPU_USAGE,
-                mt.POD_MEMORY_USAGE,
-                mt.POD_MEMORY_USAGE_WITH_PAGE_CACHE,
-                {mt.POD_UID: pod.pod_uid},
-                "pod/" + pod.pod_uid,
-                pod.cgroup_dir,
-                now,
-            )
+            collect_one(out, _POD, pods, pod.pod_uid, pod.cgroup_dir, now)
             for c in pod.containers:
-                self._collect_one(
-                    out,
-                    mt.CONTAINER_CPU_USAGE,
-                    mt.CONTAINER_MEMORY_USAGE,
-                    mt.CONTAINER_MEMORY_USAGE_WITH_PAGE_CACHE,
-                    {mt.CONTAINER_ID: c.container_id},
-                    "container/" + c.container_id,
-                    c.cgroup_dir,
-                    now,
-                )
+                collect_one(out, _CONTAINER, containers, c.container_id, c.cgroup_dir, now)
         if now - self._last_gc >= _GC_PERIOD_SECONDS:
             self._gc(now)
         return out
 
     def _gc(self, now: float) -> None:
         cutoff = now - self.collect_interval * _EXPIRE_INTERVALS
-        self._last = {k: v for k, v in self._last.items() if v.wall >= cutoff}
+        for tracked in (self._pods, self._containers):
+            for ident in [k for k, t in tracked.items() if t.wall < cutoff]:
+                del tracked[ident]
         self.reader.sweep()  # closes the files of pods gone since the last GC
         self._last_gc = now
