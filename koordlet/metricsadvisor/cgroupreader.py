@@ -82,20 +82,22 @@ class OpenFiles:
     """
 
     limit: int = field(default_factory=_open_files_limit)
-    _fds: dict[str, int] = field(default_factory=dict)
-    _used: set[str] = field(default_factory=set)
+    _fds: dict[str, int] = field(default_factory=dict)  # read since the last sweep
+    _idle: dict[str, int] = field(default_factory=dict)  # not yet: closed at the next sweep
 
     def read(self, path: str) -> bytes:
         fd = self._fds.get(path)
+        if fd is None:
+            fd = self._idle.pop(path, None)
+            if fd is not None:
+                self._fds[path] = fd
         if fd is not None:
             try:
-                data = os.pread(fd, 65536, 0)
+                return os.pread(fd, 65536, 0)
             except OSError:
-                self._close(path)
-            else:
-                self._used.add(path)
-                return data
-        if len(self._fds) >= self.limit:
+                del self._fds[path]
+                os.close(fd)
+        if len(self) >= self.limit:
             return _read(path)
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:
@@ -104,25 +106,22 @@ class OpenFiles:
             os.close(fd)
             raise
         self._fds[path] = fd
-        self._used.add(path)
         return data
 
-    def _close(self, path: str) -> None:
-        fd = self._fds.pop(path, None)
-        if fd is not None:
-            os.close(fd)
-
     def sweep(self) -> None:
-        for path in self._fds.keys() - self._used:
-            self._close(path)
-        self._used.clear()
+        for fd in self._idle.values():
+            os.close(fd)
+        self._idle, self._fds = self._fds, {}
 
     def close(self) -> None:
-        for path in list(self._fds):
-            self._close(path)
+        self.sweep()
+        self.sweep()
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._fds or path in self._idle
 
     def __len__(self) -> int:
-        return len(self._fds)
+        return len(self._fds) + len(self._idle)
 
 
 @dataclass(slots=True, frozen=True)
@@ -194,25 +193,36 @@ class CgroupReader:
         self._root = root.rstrip("/")
         self.version = version
         self.files = OpenFiles()
+        # cgroup dir -> (CPU usage file, memory.stat): built once, not twice per cgroup per tick
+        self._usage_paths: dict[str, tuple[str, str]] = {}
 
     def sweep(self) -> None:
         self.files.sweep()
+        self._usage_paths.clear()
 
     def path(self, subsystem: str, cgroup_dir: str, filename: str) -> str:
-        # Plain concatenation, not os.path.join: this runs twice per pod and container per tick.
         if self.version == CGROUP_V2:
             return f"{self._root}/{cgroup_dir}/{filename}"
         return f"{self._root}/{subsystem}/{cgroup_dir}/{filename}"
 
+    def _paths(self, cgroup_dir: str) -> tuple[str, str]:
+        paths = self._usage_paths.get(cgroup_dir)
+        if paths is None:
+            cpu = self.path("cpu", cgroup_dir, "cpu.stat") if self.version == CGROUP_V2 \
+                else self.path("cpuacct", cgroup_dir, "cpuacct.usage")
+            paths = self._usage_paths[cgroup_dir] = (
+                cpu, self.path("memory", cgroup_dir, "memory.stat"))
+        return paths
+
     def cpu_usage_ns(self, cgroup_dir: str) -> int:
         """v1 ``cpuacct.usage`` (ns); v2 ``cpu.stat`` ``usage_usec`` × 1000."""
+        data = self.files.read(self._paths(cgroup_dir)[0])
         if self.version == CGROUP_V2:
-            data = self.files.read(self.path("cpu", cgroup_dir, "cpu.stat"))
             return _stat_values(data, _V2_CPU_USAGE)[0] * 1000
-        return int(self.files.read(self.path("cpuacct", cgroup_dir, "cpuacct.usage")))
+        return int(data)
 
     def memory_stat(self, cgroup_dir: str) -> MemoryStat:
-        data = self.files.read(self.path("memory", cgroup_dir, "memory.stat"))
+        data = self.files.read(self._paths(cgroup_dir)[1])
         return MemoryStat(*_stat_values(data, _V2_MEMORY if self.version == CGROUP_V2
                                         else _V1_MEMORY))
 

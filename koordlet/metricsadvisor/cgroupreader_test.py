@@ -52,9 +52,9 @@ def test_sweep_closes_files_not_read_since_the_previous_sweep(tmp_path: Path) ->
     files.sweep()  # both were read since the start: kept
     assert len(files) == 2
     files.read(str(a))
-    fd_b = files._fds[str(b)]
+    fd_b = files._idle[str(b)]
     files.sweep()
-    assert set(files._fds) == {str(a)}
+    assert str(a) in files and str(b) not in files and len(files) == 1
     with pytest.raises(OSError):
         os.fstat(fd_b)  # closed, not leaked
     files.close()
