@@ -52,6 +52,7 @@ from koordlet.metricsadvisor.cgroupreader import (
 )
 from koordlet.metricsadvisor.nodeinfo import NodeInfoCollector
 from koordlet.metricsadvisor.noderesource import NodeResourceCollector
+from koordlet.metricsadvisor.pagecache import PageCacheCollector
 from koordlet.metricsadvisor.podresource import PodResourceCollector
 from koordlet.metricsadvisor.simulated import (
     SimulatedCollector,
@@ -218,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Collect node cpu info interval (default 1m0s)")
     g.add_argument("--collect-node-storage-info-interval", type=_duration, default=1.0)
     g.add_argument("--psi-collector-interval", type=_duration, default=10.0)
+    _bool_flag(g, "--enable-pagecache-collector", False,
+               "Collect node, pod and container memory usage with page cache")
     g = p.add_argument_group("metriccache")
     g.add_argument("--metric-gc-interval-seconds", type=int, default=300)
     g.add_argument("--metric-expire-seconds", type=int, default=1800)
@@ -403,6 +406,9 @@ class Daemon:
                                      self.node_name),
                      PodResourceCollector(reader, lambda: pod_cgroups(env, view),
                                           args.collect_res_used_interval)]
+            if args.enable_pagecache_collector:
+                usage.append(PageCacheCollector(self.system.proc_root_dir, reader,
+                                                lambda: pod_cgroups(env, view)))
             node_info = NodeInfoCollector(cache, self.system.sys_root_dir)
         return [
             framework.MetricAdvisor(cache, usage, framework.Config(

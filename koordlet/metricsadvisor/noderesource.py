@@ -1,5 +1,6 @@
 """NodeResourceCollector (upstream ``pkg/koordlet/metricsadvisor/collectors/noderesource``):
-node CPU usage in cores from two ``/proc/stat`` samples and node memory from ``/proc/meminfo``.
+node CPU usage in cores from two ``/proc/stat`` samples and node memory from ``/proc/meminfo``
+(memory with page cache is the PageCacheCollector's, as upstream).
 """
 
 from __future__ import annotations
@@ -26,15 +27,7 @@ class NodeResourceCollector:
 
     def collect(self, now: float) -> list[MetricSample]:
         mem = procfs.read_meminfo(self.proc_root)
-        samples = [
-            MetricSample(mt.NODE_MEMORY_USAGE, {}, now, float(mem.mem_usage_bytes())),
-            MetricSample(
-                mt.NODE_MEMORY_USAGE_WITH_PAGE_CACHE,
-                {},
-                now,
-                float(mem.mem_usage_with_page_cache_bytes()),
-            ),
-        ]
+        samples = [MetricSample(mt.NODE_MEMORY_USAGE, {}, now, float(mem.mem_usage_bytes()))]
         cur = _CPUSample(procfs.read_cpu_ticks(self.proc_root), now)
         last, self._last = self._last, cur
         # The first round only primes; a clock that did not advance gives no rate.

@@ -1,5 +1,6 @@
 """PodResourceCollector (upstream ``pkg/koordlet/metricsadvisor/collectors/podresource``):
-pod and container CPU (cores, from two cgroup CPU-usage samples) and memory usage.
+pod and container CPU (cores, from two cgroup CPU-usage samples) and memory usage. Memory with
+page cache is the PageCacheCollector's (``pagecache.py``), as upstream.
 
 Pods or containers whose cgroup read fails are skipped, as upstream.
 """
@@ -32,13 +33,10 @@ class _Kinds:
     prop: str
     cpu: str
     memory: str
-    memory_with_page_cache: str
 
 
-_POD = _Kinds(mt.POD_UID, mt.POD_CPU_USAGE, mt.POD_MEMORY_USAGE,
-              mt.POD_MEMORY_USAGE_WITH_PAGE_CACHE)
-_CONTAINER = _Kinds(mt.CONTAINER_ID, mt.CONTAINER_CPU_USAGE, mt.CONTAINER_MEMORY_USAGE,
-                    mt.CONTAINER_MEMORY_USAGE_WITH_PAGE_CACHE)
+_POD = _Kinds(mt.POD_UID, mt.POD_CPU_USAGE, mt.POD_MEMORY_USAGE)
+_CONTAINER = _Kinds(mt.CONTAINER_ID, mt.CONTAINER_CPU_USAGE, mt.CONTAINER_MEMORY_USAGE)
 
 
 class PodResourceCollector:
@@ -77,10 +75,7 @@ class PodResourceCollector:
                 cores = max(usage_ns - t.usage_ns, 0) / ((now - t.wall) * 1e9)
                 out.append(MetricSample(kinds.cpu, t.props, now, cores))
             t.usage_ns, t.wall = usage_ns, now
-        usage = mem.inactive_anon + mem.active_anon + mem.unevictable
-        out.append(MetricSample(kinds.memory, t.props, now, float(usage)))
-        out.append(MetricSample(kinds.memory_with_page_cache, t.props, now,
-                                float(usage + mem.active_file + mem.inactive_file)))
+        out.append(MetricSample(kinds.memory, t.props, now, float(mem.usage())))
 
     def collect(self, now: float) -> list[MetricSample]:
         out: list[MetricSample] = []

@@ -96,12 +96,12 @@ def koordlets(srv: ServerHandle, tmp_path: Path, sock_dir: Path,
         k.proc.stop()
 
 
-def node_metric(client: Client, node: str) -> None:
+def node_metric(client: Client, node: str, **policy: Any) -> None:
     client.create(NODE_METRICS, {
         "apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeMetric",
         "metadata": {"name": node},
         "spec": {"metricCollectPolicy": {"reportIntervalSeconds": REPORT_INTERVAL,
-                                         "aggregateDurationSeconds": 60}}})
+                                         "aggregateDurationSeconds": 60, **policy}}})
 
 
 def reported_status(client: Client, node: str) -> dict[str, Any] | None:
@@ -117,14 +117,20 @@ def usage(resources: dict[str, str]) -> tuple[float, float]:
 
 def test_real_mode_reports_node_usage_psutil_agrees_with(
         client: Client, koordlets: Any, tmp_path: Path) -> None:
-    node = "real-0"
-    client.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
+    """Two koordlets read this machine: one as upstream's default, one with the page cache
+    collector on and its NodeMetric asking for ``usageWithPageCache``."""
+    node, with_cache = "real-0", "real-page-cache"
+    for name in (node, with_cache):
+        client.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
     node_metric(client, node)
+    node_metric(client, with_cache, nodeMemoryCollectPolicy="usageWithPageCache")
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(1)  # the busy loop is running before either window opens
         k = koordlets(node)
-        wait_for(lambda: k.metric("koordlet_node_used_cpu_cores") is not None, timeout=20,
+        k_cache = koordlets(with_cache, "--enable-pagecache-collector")
+        wait_for(lambda: k.metric("koordlet_node_used_cpu_cores") is not None and
+                 k_cache.metric("koordlet_node_used_cpu_cores") is not None, timeout=20,
                  what="koordlet_node_used_cpu_cores on /metrics")
         psutil.cpu_percent()  # opens psutil's window as koordlet's first rate is stored
         vm_start = psutil.virtual_memory()
@@ -132,6 +138,8 @@ def test_real_mode_reports_node_usage_psutil_agrees_with(
                           interval=0.2, what="NodeMetric status")
         psutil_cores = psutil.cpu_percent() / 100 * psutil.cpu_count()
         vm_end = psutil.virtual_memory()
+        cache_status = wait_for(lambda: reported_status(client, with_cache), timeout=15,
+                                interval=0.2, what="NodeMetric status with page cache")
     finally:
         busy.kill()
         busy.wait()
@@ -139,10 +147,16 @@ def test_real_mode_reports_node_usage_psutil_agrees_with(
     # Upstream's node memory is MemTotal − MemAvailable: usage without page cache. NodeMetric
     # has the window's average, so psutil's is the mean of the window's ends.
     psutil_memory = sum(vm.total - vm.available for vm in (vm_start, vm_end)) / 2
-    print(f"NodeMetric cpu={cpu:.3f} cores memory={memory / 2**20:.0f}Mi; psutil "
-          f"cpu={psutil_cores:.3f} cores memory={psutil_memory / 2**20:.0f}Mi")
+    # With page cache: MemTotal − MemFree.
+    psutil_with_cache = sum(vm.total - vm.free for vm in (vm_start, vm_end)) / 2
+    _, memory_with_cache = usage(cache_status["nodeMetric"]["nodeUsage"]["resources"])
+    print(f"NodeMetric cpu={cpu:.3f} cores memory={memory / 2**20:.0f}Mi "
+          f"with page cache={memory_with_cache / 2**20:.0f}Mi; psutil cpu={psutil_cores:.3f} "
+          f"cores memory={psutil_memory / 2**20:.0f}Mi with page cache "
+          f"{psutil_with_cache / 2**20:.0f}Mi")
     assert cpu == pytest.approx(psutil_cores, rel=0.10)
     assert memory == pytest.approx(psutil_memory, rel=0.10)
+    assert memory_with_cache == pytest.approx(psutil_with_cache, rel=0.10)
     assert psutil_cores >= 0.8  # the busy process shows, so 10 % is not noise
     assert status["podsMetric"] == []
 
