@@ -3,8 +3,9 @@ for ``pkg/koordlet/metricsadvisor/collectors/noderesource`` and ``podresource`` 
 nodes of the local cluster, where no /proc or pod cgroups belong to the node).
 
 ``SimulatedCollector`` implements the metricsadvisor ``Collector`` and emits the same sample
-kinds as the real collectors (node CPU/memory usage, pod CPU/memory usage, sys usage), computed
-from annotations:
+kinds as the real collectors (node CPU/memory usage, pod CPU/memory usage, sys usage), plus the
+node and pod ``*_with_page_cache`` kinds equal to the memory usage (no page cache is simulated,
+so every NodeMetric memory collect policy reports), computed from annotations:
 
 * pod ``sim.koordinator.sh/usage`` = ``{"cpu": V, "memory": V}`` and node
   ``sim.koordinator.sh/system-usage`` (same grammar, optional), where V is a quantity string
