@@ -2,8 +2,9 @@
 ``tsdb_storage.go``, ``kv_storage.go``): a time-series store with retention and GC under a
 byte budget, plus a KV map.
 
-Why numpy ring buffers rather than sqlite in memory: koordlet's write pattern is a few hundred
-series appended once per second and read by "window over one series" queries. A ring buffer per
+Why ring buffers (``array.array``, read through numpy views) rather than sqlite in memory:
+koordlet's write pattern is a few hundred series appended once per second and read by "window
+over one series" queries. A ring buffer per
 series makes an append O(1) with no SQL round trip, makes retention structural (old points are
 overwritten), and makes memory exactly computable — 16 bytes a point (int64 ms timestamp +
 float64 value) times each series' capacity — so the ``--tsdb-max-bytes`` budget is enforced by
