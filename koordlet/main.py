@@ -38,7 +38,6 @@ from collections.abc import Sequence
 from prometheus_client import CollectorRegistry
 
 from api.extension.qos import KubeQoSClass, get_kube_qos_class
-from api.meta import parse_duration
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig, MetricSample
 from koordlet.metrics import metrics
@@ -58,6 +57,7 @@ from koordlet.metricsadvisor.simulated import (
     SimulatedCollector,
     SimulatedNodeInfoCollector,
     be_quota_cores,
+    capacity_cores,
 )
 from koordlet.qosmanager import framework as qos
 from koordlet.qosmanager.register import STRATEGY_PLUGINS
@@ -91,7 +91,7 @@ from pkg.client.informers import SharedInformerFactory
 from pkg.client.rest import Client
 from pkg.features import koordlet_feature_gate
 from pkg.server.server import Server
-from pkg.util.podresources import CPU, quantity_int
+from pkg.util import flags
 
 PROG = "koordlet"
 USER_AGENT = "koordlet"
@@ -109,28 +109,13 @@ POD_SOURCE_KUBELET = "kubelet"
 log = logging.getLogger(PROG)
 
 
-def _duration(value: str) -> float:
-    try:
-        return parse_duration(value)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
 def _string_slice(value: str) -> list[str]:
     """A pflag StringSlice (`[]` is the empty default as upstream prints it)."""
     return [v.strip() for v in value.strip("[]").split(",") if v.strip()]
 
 
-def _go_bool(value: str) -> bool:
-    if value.lower() in ("1", "t", "true"):
-        return True
-    if value.lower() in ("0", "f", "false"):
-        return False
-    raise argparse.ArgumentTypeError(f"invalid boolean {value!r}")
-
-
 def _bool_flag(p: argparse._ActionsContainer, flag: str, default: bool, text: str) -> None:
-    p.add_argument(flag, nargs="?", const=True, type=_go_bool, default=default,
+    p.add_argument(flag, nargs="?", const=True, type=flags.go_bool, default=default,
                    metavar="BOOL", help=f"{text} (default {str(default).lower()})")
 
 
@@ -152,16 +137,16 @@ def _add_runtime_hooks_flags(p: argparse._ActionsContainer, host_mode: bool) -> 
     p.add_argument("--runtime-hooks-disable-stages", type=_string_slice, default=[],
                    help="disable stages for runtime hooks")
     _bool_flag(p, "--enable-nri-runtime-hook", True, "enable/disable nri runtime hook")
-    p.add_argument("--runtime-hooks-nri-connect-timeout", type=_duration, default=6.0)
-    p.add_argument("--runtime-hooks-nri-backoff-duration", type=_duration, default=1.0)
-    p.add_argument("--runtime-hooks-nri-backoff-cap", type=_duration,
+    p.add_argument("--runtime-hooks-nri-connect-timeout", type=flags.duration, default=6.0)
+    p.add_argument("--runtime-hooks-nri-backoff-duration", type=flags.duration, default=1.0)
+    p.add_argument("--runtime-hooks-nri-backoff-cap", type=flags.duration,
                    default=4611686018427387903 / 1e9)
     p.add_argument("--runtime-hooks-nri-backoff-steps", type=int, default=2147483647)
     p.add_argument("--runtime-hooks-nri-backoff-factor", type=float, default=2.0)
     p.add_argument("--runtime-hooks-nri-socket-path", default="nri/nri.sock")
     p.add_argument("--runtime-hooks-nri-plugin-name", default="koordlet_nri")
     p.add_argument("--runtime-hooks-nri-plugin-index", default="00")
-    p.add_argument("--runtime-hooks-reconcile-interval", type=_duration, default=10.0,
+    p.add_argument("--runtime-hooks-reconcile-interval", type=flags.duration, default=10.0,
                    help="reconcile interval for each plugins (default 10s)")
     _bool_flag(p, "--disable-unset-cpu-quota", False,
                "stop the cpuset hook from unsetting the quota of cpuset pods")
@@ -171,16 +156,17 @@ def _add_states_informer_flags(p: argparse._ActionsContainer) -> None:
     """1.2.3; the topology, configz and task-id flags are accepted and not acted on."""
     p.add_argument("--kubelet-preferred-address-type", default=DEFAULT_ADDRESS_TYPE,
                    help=f"node address type used to reach kubelet ({', '.join(ADDRESS_TYPES)})")
-    p.add_argument("--kubelet-sync-interval", type=_duration, default=10.0,
+    p.add_argument("--kubelet-sync-interval", type=flags.duration, default=10.0,
                    help="pod list refresh from kubelet (default 10s); <=0 disables it")
-    p.add_argument("--kubelet-sync-timeout", type=_duration, default=3.0,
+    p.add_argument("--kubelet-sync-timeout", type=flags.duration, default=3.0,
                    help="timeout of each kubelet request (default 3s)")
     _bool_flag(p, "--kubelet-insecure-tls", False,
                "reach kubelet over plain HTTP on --kubelet-read-only-port")
     p.add_argument("--kubelet-read-only-port", type=int, default=10255)
-    p.add_argument("--node-topology-sync-interval", type=_duration, default=3.0)
+    p.add_argument("--node-topology-sync-interval", type=flags.duration, default=3.0)
     _bool_flag(p, "--disable-query-kubelet-config", False, "skip kubelet /configz")
-    p.add_argument("--report-interval", type=_duration, default=0.0, help="deprecated, ignored")
+    p.add_argument("--report-interval", type=flags.duration, default=0.0,
+                   help="deprecated, ignored")
     _bool_flag(p, "--enable-node-metric-report", True, "update NodeMetric status")
     _bool_flag(p, "--enable-pod-taskids", False, "read container task ids")
     p.add_argument("--pod-source", default=POD_SOURCE_APISERVER,
@@ -211,14 +197,14 @@ def build_parser() -> argparse.ArgumentParser:
                "under --cgroup-root-dir when it has none")
     _add_states_informer_flags(p.add_argument_group("statesinformer"))
     g = p.add_argument_group("metricsadvisor")
-    g.add_argument("--collect-res-used-interval", type=_duration, default=1.0,
+    g.add_argument("--collect-res-used-interval", type=flags.duration, default=1.0,
                    help="Collect node/pod resource usage interval (default 1s); <1s disables "
                         "metricsadvisor")
-    g.add_argument("--collect-sys-metric-outdated-interval", type=_duration, default=10.0)
-    g.add_argument("--collect-node-cpu-info-interval", type=_duration, default=60.0,
+    g.add_argument("--collect-sys-metric-outdated-interval", type=flags.duration, default=10.0)
+    g.add_argument("--collect-node-cpu-info-interval", type=flags.duration, default=60.0,
                    help="Collect node cpu info interval (default 1m0s)")
-    g.add_argument("--collect-node-storage-info-interval", type=_duration, default=1.0)
-    g.add_argument("--psi-collector-interval", type=_duration, default=10.0)
+    g.add_argument("--collect-node-storage-info-interval", type=flags.duration, default=1.0)
+    g.add_argument("--psi-collector-interval", type=flags.duration, default=10.0)
     _bool_flag(g, "--enable-pagecache-collector", False,
                "Collect node, pod and container memory usage with page cache")
     g = p.add_argument_group("metriccache")
@@ -253,10 +239,7 @@ def kube_path_prefix(kube_path: str) -> str:
 
 def node_cpu_cores(node: dict | None) -> int:
     """Node capacity in whole cores (at least 1), else this machine's."""
-    capacity = ((node or {}).get("status") or {}).get("capacity") or {}
-    if CPU in capacity:
-        return max(quantity_int(CPU, capacity[CPU]) // 1000, 1)
-    return os.cpu_count() or 1
+    return capacity_cores(node) or os.cpu_count() or 1
 
 
 def pod_cgroups(env: CgroupEnv, view: StatesView) -> list[PodCgroup]:
@@ -402,13 +385,15 @@ class Daemon:
             node_info = SimulatedNodeInfoCollector(cache, view.get_node)
         else:
             reader = CgroupReader(env.root, CGROUP_V2 if env.v2 else CGROUP_V1)
+
+            def pods() -> list[PodCgroup]:
+                return pod_cgroups(env, view)
+
             usage = [NodeUsageGauges(NodeResourceCollector(self.system.proc_root_dir),
                                      self.node_name),
-                     PodResourceCollector(reader, lambda: pod_cgroups(env, view),
-                                          args.collect_res_used_interval)]
+                     PodResourceCollector(reader, pods, args.collect_res_used_interval)]
             if args.enable_pagecache_collector:
-                usage.append(PageCacheCollector(self.system.proc_root_dir, reader,
-                                                lambda: pod_cgroups(env, view)))
+                usage.append(PageCacheCollector(self.system.proc_root_dir, reader, pods))
             node_info = NodeInfoCollector(cache, self.system.sys_root_dir)
         return [
             framework.MetricAdvisor(cache, usage, framework.Config(

@@ -55,10 +55,10 @@ from pkg.features.features import COLOCATION_PROFILE_CONTROLLER, WEBHOOK_FRAMEWO
 from pkg.leaderelection.config import (
     LeaderElectionConfiguration,
     new_leader_elector,
-    parse_go_bool,
 )
 from pkg.leaderelection.resourcelock import LEASES_LOCK
 from pkg.server.server import Check, Server, leader_election_check
+from pkg.util import flags
 
 PROG = "koord-manager"
 USER_AGENT = "koordinator-manager"
@@ -77,13 +77,6 @@ CONTROLLERS = (NODEMETRIC, NODERESOURCE, NODESLO, QUOTAPROFILE)
 log = logging.getLogger("koord-manager")
 
 
-def _duration(value: str) -> float:
-    try:
-        return parse_duration(value)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
 def _string_slice(value: str) -> list[str]:
     """A pflag StringSlice value: comma-separated."""
     return [v.strip() for v in value.split(",") if v.strip()]
@@ -91,7 +84,7 @@ def _string_slice(value: str) -> list[str]:
 
 def _bool_flag(p: Any, flag: str, default: bool, help: str) -> None:
     """A Go bool flag: ``--flag``, ``--flag=true`` or ``--flag=false``."""
-    p.add_argument(flag, nargs="?", const=True, type=parse_go_bool, default=default,
+    p.add_argument(flag, nargs="?", const=True, type=flags.go_bool, default=default,
                    metavar="BOOL", help=f"{help} (default {str(default).lower()})")
 
 
@@ -103,17 +96,17 @@ def _add_webhook_flags(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--pod-enhanced-validator-config-name",
                    default="pod-enhanced-validator-config",
                    help="Name of the pod enhanced validator ConfigMap.")
-    p.add_argument("--pod-enhanced-validator-reconcile-interval", type=_duration,
+    p.add_argument("--pod-enhanced-validator-reconcile-interval", type=flags.duration,
                    default=300.0, metavar="DURATION",
                    help="How often the pod enhanced validator re-reads its ConfigMap "
                         "(default 5m0s)")
     p.add_argument("--quota-update-max-retries", type=int, default=3,
                    help="How often the quota admission evaluator retries a conflicting "
                         "quota status update.")
-    p.add_argument("--quota-update-retry-jitter", type=_duration, default=0.0,
+    p.add_argument("--quota-update-retry-jitter", type=flags.duration, default=0.0,
                    metavar="DURATION",
                    help="Random delay before each quota update retry; 0 disables it.")
-    p.add_argument("--quota-update-max-total-jitter", type=_duration, default=1.0,
+    p.add_argument("--quota-update-max-total-jitter", type=flags.duration, default=1.0,
                    metavar="DURATION",
                    help="Bound on the cumulative retry jitter of one batch (default 1s)")
     _bool_flag(p, "--quota-update-conflict-fresh-get", False,
@@ -147,7 +140,7 @@ def _add_colocation_profile_flags(parser: argparse.ArgumentParser) -> None:
             ("--colocation-profile-reconcile-interval", 30.0, "30s"),
             ("--colocation-profile-force-update-pod-duration", 300.0, "5m0s"),
             ("--colocation-profile-expire-pod-cache-duration", 600.0, "10m0s")):
-        p.add_argument(flag, type=_duration, default=default, metavar="DURATION",
+        p.add_argument(flag, type=flags.duration, default=default, metavar="DURATION",
                        help=f"(default {text})")
     p.add_argument("--colocation-profile-update-pod-qps", type=float, default=10)
     p.add_argument("--colocation-profile-update-pod-qps-burst", type=int, default=100)
@@ -175,15 +168,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--leader-elect-resource-lock", default=LEASES_LOCK,
                    help="The leader election resource lock for controller manager. Supported "
                         "options are 'leases'.")
-    p.add_argument("--leader-elect-lease-duration", type=_duration, default=15.0,
+    p.add_argument("--leader-elect-lease-duration", type=flags.duration, default=15.0,
                    metavar="DURATION",
                    help="How long a standby waits after the last observed renewal before it "
                         "takes the lease (default 15s)")
-    p.add_argument("--leader-elect-renew-deadline", type=_duration, default=10.0,
+    p.add_argument("--leader-elect-renew-deadline", type=flags.duration, default=10.0,
                    metavar="DURATION",
                    help="How long the leader keeps retrying to renew before it gives up "
                         "(default 10s)")
-    p.add_argument("--leader-elect-retry-period", type=_duration, default=2.0,
+    p.add_argument("--leader-elect-retry-period", type=flags.duration, default=2.0,
                    metavar="DURATION",
                    help="The interval between renewals and acquisition attempts (default 2s)")
     p.add_argument("--namespace", default="",

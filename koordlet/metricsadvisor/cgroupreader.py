@@ -36,23 +36,6 @@ class PodCgroup:
 # Where the pods are: statesinformer and util/system will provide this; collectors only call it.
 PodSource = Callable[[], Iterable[PodCgroup]]
 
-# In the order the kernel prints them (v1 and v2 alike).
-_V1_MEMORY_KEYS = (
-    b"total_inactive_anon",
-    b"total_active_anon",
-    b"total_inactive_file",
-    b"total_active_file",
-    b"total_unevictable",
-)
-_V2_MEMORY_KEYS = (
-    b"inactive_anon",
-    b"active_anon",
-    b"inactive_file",
-    b"active_file",
-    b"unevictable",
-)
-
-
 def _read(path: str) -> bytes:
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
@@ -114,8 +97,10 @@ class OpenFiles:
         self._idle, self._fds = self._fds, {}
 
     def close(self) -> None:
-        self.sweep()
-        self.sweep()
+        for fd in (*self._fds.values(), *self._idle.values()):
+            os.close(fd)
+        self._fds.clear()
+        self._idle.clear()
 
     def __contains__(self, path: str) -> bool:
         return path in self._fds or path in self._idle
@@ -137,8 +122,11 @@ class _StatKeys:
         return cls(list(names), tuple(b"\n" + n + b" " for n in names))
 
 
-_V1_MEMORY = _StatKeys.of(*_V1_MEMORY_KEYS)
-_V2_MEMORY = _StatKeys.of(*_V2_MEMORY_KEYS)
+# In the order the kernel prints them (v1 and v2 alike).
+_V1_MEMORY = _StatKeys.of(b"total_inactive_anon", b"total_active_anon", b"total_inactive_file",
+                          b"total_active_file", b"total_unevictable")
+_V2_MEMORY = _StatKeys.of(b"inactive_anon", b"active_anon", b"inactive_file", b"active_file",
+                          b"unevictable")
 _V2_CPU_USAGE = _StatKeys.of(b"usage_usec")
 
 

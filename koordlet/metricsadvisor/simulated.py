@@ -243,6 +243,14 @@ class SimulatedCollector:
         return samples
 
 
+def capacity_cores(node: Mapping[str, Any] | None) -> int | None:
+    """The node's ``status.capacity.cpu`` in whole cores (at least 1); None when it has none."""
+    capacity = ((node or {}).get("status") or {}).get("capacity") or {}
+    if CPU not in capacity:
+        return None
+    return max(quantity_int(CPU, capacity[CPU]) // 1000, 1)
+
+
 def simulated_topology(cpus: int) -> CPUTopology:
     return CPUTopology([ProcessorInfo(cpu_id=i, core_id=i, socket_id=0, node_id=0,
                                       l1dl1il2=str(i), l3=0) for i in range(cpus)])
@@ -258,10 +266,8 @@ class SimulatedNodeInfoCollector:
         self.node = node
 
     def collect(self, now: float) -> list[MetricSample]:
-        node = self.node() or {}
-        capacity = (node.get("status") or {}).get("capacity") or {}
-        if CPU not in capacity:
+        cpus = capacity_cores(self.node())
+        if cpus is None:
             return []  # the node is not known yet: the next round tries again
-        cpus = max(quantity_int(CPU, capacity[CPU]) // 1000, 1)
         self.cache.set(mt.NODE_CPU_INFO_KEY, simulated_topology(cpus))
         return []

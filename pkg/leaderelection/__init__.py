@@ -13,7 +13,6 @@ from pkg.leaderelection.config import (
     add_leader_election_flags,
     config_from_args,
     new_leader_elector,
-    parse_go_bool,
 )
 from pkg.leaderelection.leaderelection import LeaderCallbacks, LeaderElector, default_identity
 from pkg.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock, ResourceLock
@@ -29,5 +28,4 @@ __all__ = [
     "config_from_args",
     "default_identity",
     "new_leader_elector",
-    "parse_go_bool",
 ]

@@ -27,10 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from api.meta import format_duration, parse_duration
+from api.meta import format_duration
 from pkg.client.rest import Client
 from pkg.leaderelection.leaderelection import LeaderCallbacks, LeaderElector, default_identity
 from pkg.leaderelection.resourcelock import LEASES_LOCK, LeaseLock
+from pkg.util import flags
 from pkg.util.clock import REAL_CLOCK, Clock
 
 
@@ -67,22 +68,6 @@ class LeaderElectionConfiguration:
         return errs
 
 
-def parse_go_bool(value: str) -> bool:
-    """Go's ``strconv.ParseBool``."""
-    if value in ("1", "t", "T", "TRUE", "true", "True"):
-        return True
-    if value in ("0", "f", "F", "FALSE", "false", "False"):
-        return False
-    raise argparse.ArgumentTypeError(f"invalid boolean value {value!r}")
-
-
-def _duration(value: str) -> float:
-    try:
-        return parse_duration(value)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
 _DEST = "leader_election_"
 
 
@@ -92,12 +77,12 @@ def add_leader_election_flags(parser: argparse.ArgumentParser | Any,
     d = defaults
     parser.add_argument(
         "--leader-elect", dest=_DEST + "leader_elect", nargs="?", const=True,
-        type=parse_go_bool, default=None, metavar="BOOL",
+        type=flags.go_bool, default=None, metavar="BOOL",
         help="Start a leader election client and gain leadership before executing the main "
              "loop. Enable this when running replicated components for high availability. "
              f"(default {str(d.leader_elect).lower()})")
     parser.add_argument(
-        "--leader-elect-lease-duration", dest=_DEST + "lease_duration", type=_duration,
+        "--leader-elect-lease-duration", dest=_DEST + "lease_duration", type=flags.duration,
         default=None, metavar="DURATION",
         help="The duration that non-leader candidates will wait after observing a leadership "
              "renewal until attempting to acquire leadership of a led but unrenewed leader "
@@ -105,14 +90,14 @@ def add_leader_election_flags(parser: argparse.ArgumentParser | Any,
              "before it is replaced by another candidate. This is only applicable if leader "
              f"election is enabled. (default {format_duration(d.lease_duration)})")
     parser.add_argument(
-        "--leader-elect-renew-deadline", dest=_DEST + "renew_deadline", type=_duration,
+        "--leader-elect-renew-deadline", dest=_DEST + "renew_deadline", type=flags.duration,
         default=None, metavar="DURATION",
         help="The interval between attempts by the acting master to renew a leadership slot "
              "before it stops leading. This must be less than the lease duration. This is only "
              f"applicable if leader election is enabled. (default "
              f"{format_duration(d.renew_deadline)})")
     parser.add_argument(
-        "--leader-elect-retry-period", dest=_DEST + "retry_period", type=_duration,
+        "--leader-elect-retry-period", dest=_DEST + "retry_period", type=flags.duration,
         default=None, metavar="DURATION",
         help="The duration the clients should wait between attempting acquisition and renewal "
              "of a leadership. This is only applicable if leader election is enabled. "
@@ -171,5 +156,5 @@ def new_leader_elector(client: Client, config: LeaderElectionConfiguration,
 
 __all__ = [
     "LeaderElectionConfiguration", "add_leader_election_flags", "config_from_args",
-    "new_leader_elector", "parse_go_bool",
+    "new_leader_elector",
 ]

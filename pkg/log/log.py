@@ -23,6 +23,8 @@ import sys
 import time
 from typing import IO, Any
 
+from pkg.util import flags
+
 TEXT = "text"
 JSON = "json"
 FORMATS = (TEXT, JSON)
@@ -169,14 +171,6 @@ def setup(verbosity: int = 0, fmt: str = TEXT, *, vmodule: str = "",
     return handler
 
 
-def _go_bool(value: str) -> bool:
-    if value in ("1", "t", "T", "TRUE", "true", "True"):
-        return True
-    if value in ("0", "f", "F", "FALSE", "false", "False"):
-        return False
-    raise argparse.ArgumentTypeError(f"invalid boolean value {value!r}")
-
-
 def add_flags(parser: argparse.ArgumentParser | Any) -> None:
     """klog's and component-base's logging flags."""
     parser.add_argument("-v", "--v", dest="v", type=int, default=0, metavar="Level",
@@ -191,7 +185,7 @@ def add_flags(parser: argparse.ArgumentParser | Any) -> None:
                         help="If non-empty, use this log file")
     for flag, default in (("--logtostderr", True), ("--alsologtostderr", False),
                           ("--skip-headers", False)):
-        parser.add_argument(flag, nargs="?", const=True, type=_go_bool, default=default,
+        parser.add_argument(flag, nargs="?", const=True, type=flags.go_bool, default=default,
                             metavar="BOOL", help=f"accepted for klog compatibility "
                                                  f"(default {str(default).lower()})")
 

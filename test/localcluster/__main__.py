@@ -20,21 +20,18 @@ import signal
 import sys
 from pathlib import Path
 
-from api.meta import parse_duration
+from pkg.util import flags
 from test.localcluster.cluster import LocalCluster, WorkdirError, prepare_workdir
 from test.localcluster.components import ComponentFailed
 from test.localcluster.scenario import DEFAULT_SCENARIO, ScenarioError, load
 
 
 def _duration(value: str) -> float:
+    """Seconds, or a Go duration ("3m")."""
     try:
         return float(value)
     except ValueError:
-        pass
-    try:
-        return parse_duration(value)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+        return flags.duration(value)
 
 
 def _interrupt(*_: object) -> None:
