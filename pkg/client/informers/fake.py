@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import enum
 import queue
 import threading
 import time
@@ -29,25 +30,29 @@ from pkg.client.informers.store import (
 )
 
 Obj = dict[str, Any]
-_END = object()
+
+
+class _End(enum.Enum):
+    END = enum.auto()  # what ``FakeWatch.end`` queues: the stream is over
 
 
 class FakeWatch:
     def __init__(self, source: FakeListerWatcher) -> None:
         self._source = source
-        self._q: queue.Queue[Any] = queue.Queue()
+        self._q: queue.Queue[Obj | BaseException | _End] = queue.Queue()
         self.stopped = False
 
-    def push(self, event: Obj) -> None:
+    def push(self, event: Obj | BaseException) -> None:
+        """Queue an event, or an error that iterating the watch then raises."""
         self._q.put(event)
 
     def end(self) -> None:
-        self._q.put(_END)
+        self._q.put(_End.END)
 
     def __iter__(self) -> Iterator[Obj]:
         while True:
             item = self._q.get()
-            if item is _END or self.stopped:
+            if item is _End.END or self.stopped:
                 return
             if isinstance(item, BaseException):
                 raise item
@@ -55,7 +60,7 @@ class FakeWatch:
 
     def stop(self) -> None:
         self.stopped = True
-        self._q.put(_END)
+        self._q.put(_End.END)
         self._source._forget(self)
 
 

@@ -9,6 +9,7 @@ A selector is a ``pkg.util.labels.Selector``, a ``metav1.LabelSelector`` (model 
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
@@ -55,7 +56,7 @@ class Lister(Generic[T]):
     def namespace(self, namespace: str) -> NamespaceLister[T]:
         return NamespaceLister(self.indexer, namespace)
 
-    def by_index(self, index_name: str, value: str) -> list[T]:
+    def by_index(self, index_name: str, value: str) -> builtins.list[T]:
         return self.indexer.by_index(index_name, value)
 
 

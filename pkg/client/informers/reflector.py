@@ -26,7 +26,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -44,7 +44,7 @@ Obj = dict[str, Any]
 class Watch(Protocol):
     """An open watch: iterate for events, ``stop()`` from another thread."""
 
-    def __iter__(self) -> Any: ...
+    def __iter__(self) -> Iterator[Obj]: ...
 
     def stop(self) -> None: ...
 

@@ -11,6 +11,7 @@ reader: treat them as read-only and copy before changing, as with client-go's ca
 
 from __future__ import annotations
 
+import builtins
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -221,11 +222,11 @@ class Indexer:
         with self._lock:
             return list(self._items.values())
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         with self._lock:
             return list(self._items)
 
-    def items(self) -> list[tuple[str, Any]]:
+    def items(self) -> builtins.list[tuple[str, Any]]:
         with self._lock:
             return list(self._items.items())
 
@@ -239,18 +240,18 @@ class Indexer:
         except KeyError:
             raise KeyError(f"index {name!r} does not exist") from None
 
-    def index_keys(self, index_name: str, value: str) -> list[str]:
+    def index_keys(self, index_name: str, value: str) -> builtins.list[str]:
         """Keys of the objects whose index function yields ``value``."""
         with self._lock:
             return sorted(self._index(index_name).get(value, ()))
 
-    def by_index(self, index_name: str, value: str) -> list[Any]:
+    def by_index(self, index_name: str, value: str) -> builtins.list[Any]:
         """Objects whose index function yields ``value`` (in key order)."""
         with self._lock:
             keys = self._index(index_name).get(value, ())
             return [self._items[k] for k in sorted(keys)]
 
-    def index(self, index_name: str, obj: Any) -> list[Any]:
+    def index(self, index_name: str, obj: Any) -> builtins.list[Any]:
         """Objects sharing any index value with ``obj``."""
         with self._lock:
             fn = self._indexers.get(index_name)
@@ -262,7 +263,7 @@ class Indexer:
                 keys |= index.get(v, set())
             return [self._items[k] for k in sorted(keys)]
 
-    def list_index_func_values(self, index_name: str) -> list[str]:
+    def list_index_func_values(self, index_name: str) -> builtins.list[str]:
         """Every value the index currently holds."""
         with self._lock:
             return sorted(self._index(index_name))
