@@ -118,7 +118,8 @@ class Client:
         # auth_settings() runs the configuration's token refresh hook (exec plugins, rotated
         # service-account tokens) before handing out the header.
         for setting in self.configuration.auth_settings().values():
-            if setting.get("in") == "header" and setting.get("value"):
+            if isinstance(setting, Mapping) and setting.get("in") == "header" and \
+                    setting.get("value"):
                 headers[setting["key"]] = setting["value"]
         return headers
 
@@ -376,7 +377,7 @@ class WatchStream:
         """End the stream; a thread blocked reading it returns."""
         self._stopped = True
         try:
-            self._resp.shutdown()  # type: ignore[attr-defined]
+            self._resp.shutdown()
         except Exception:  # noqa: BLE001 - best effort from another thread
             pass
 

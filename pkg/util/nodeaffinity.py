@@ -196,6 +196,7 @@ def _label_requirement(expr: Mapping[str, Any], path: str) -> LabelRequirement:
     if bound is None:
         raise InvalidSelectorError(
             f"{path}.values[0]: for 'Gt', 'Lt' operators, the value must be an integer")
+    assert isinstance(key, str)  # parse_selector accepted it as a label key
     return NumericRequirement(key, operator, bound)
 
 

@@ -28,9 +28,10 @@ def generation_changed(old: Any, new: Any) -> bool:
 
 
 def _get(obj: Mapping[str, Any], *path: str) -> Any:
+    cur: object = obj
     for part in path:
-        obj = obj.get(part) if isinstance(obj, Mapping) else None  # type: ignore[assignment]
-    return obj
+        cur = cur.get(part) if isinstance(cur, Mapping) else None
+    return cur
 
 
 def node_slo_inputs_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:

@@ -28,8 +28,16 @@ _BLOCK = 128
 
 
 class LabelColumn(Protocol):
-    codes: np.ndarray  # per node: the code of its value of the key, -1 without the label
-    index: Mapping[str, int]  # value → code
+    # Read-only members: a frozen dataclass (or any object with these attributes) fits.
+    @property
+    def codes(self) -> np.ndarray:
+        """Per node: the code of its value of the key, -1 without the label."""
+        ...
+
+    @property
+    def index(self) -> Mapping[str, int]:
+        """Value → code."""
+        ...
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
