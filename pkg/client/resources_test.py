@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from api.meta import ObjectMeta
 from api.slo.v1alpha1 import NodeMetric
 from pkg.client import resources
 from pkg.client.resources import Resource
@@ -30,4 +31,4 @@ def test_for_model_and_lookup_by_kind() -> None:
     assert resources.for_kind("example.com/v1", "Nope") is None
     assert resources.for_object({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}) \
         is resources.LEASES
-    assert resources.for_object(NodeMetric(metadata={"name": "n"})) == r
+    assert resources.for_object(NodeMetric(metadata=ObjectMeta(name="n"))) == r

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from api.crds import crd_manifests
-from api.slo.v1alpha1 import NodeMetric
+from api.meta import ObjectMeta
+from api.slo.v1alpha1 import NodeMetric, NodeMetricCollectPolicy, NodeMetricSpec
 from pkg.client import errors
 from pkg.client.errors import ApiError, ConnectionFailure
 from pkg.client.resources import CONFIGMAPS, CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, PODS
@@ -124,11 +125,14 @@ def test_typed_client_decodes_crd_models(client: Client) -> None:
                if m["metadata"]["name"] == NodeMetric.crd_name())
     client.create(CUSTOM_RESOURCE_DEFINITIONS, crd)
     metrics = client.typed(NodeMetric)
-    nm = metrics.create(NodeMetric(metadata={"name": "node-1"},
-                                   spec={"metricCollectPolicy": {"reportIntervalSeconds": 60}}))
+    nm = metrics.create(NodeMetric(
+        metadata=ObjectMeta(name="node-1"),
+        spec=NodeMetricSpec(
+            metric_collect_policy=NodeMetricCollectPolicy(report_interval_seconds=60))))
     assert isinstance(nm, NodeMetric) and nm.metadata.resource_version
     got = metrics.get("node-1")
     assert isinstance(got, NodeMetric)
+    assert got.spec is not None and got.spec.metric_collect_policy is not None
     assert got.spec.metric_collect_policy.report_interval_seconds == 60
     items, rv = metrics.list()
     assert [i.metadata.name for i in items] == ["node-1"] and rv
@@ -141,7 +145,12 @@ def test_every_request_takes_a_token(srv: ServerHandle) -> None:
     c.get(NAMESPACES, "default")
     c.get(NAMESPACES, "default")
     done = threading.Event()
-    t = threading.Thread(target=lambda: (c.get(NAMESPACES, "default"), done.set()))
+
+    def run() -> None:
+        c.get(NAMESPACES, "default")
+        done.set()
+
+    t = threading.Thread(target=run)
     t.start()
     assert clock.wait_for_waiters(1)
     assert not done.wait(0.1), "the third request went out without a token"

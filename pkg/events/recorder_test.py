@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from api.meta import ObjectMeta
 from api.slo.v1alpha1 import NodeMetric
 from pkg.client.errors import ApiError, ConnectionFailure
 from pkg.client.resources import EVENTS
@@ -17,7 +18,7 @@ from pkg.events.recorder import NORMAL, WARNING, EventBroadcaster
 from pkg.util.clock import FakeClock
 from test.apiserver import start
 
-POD = {"apiVersion": "v1", "kind": "Pod",
+POD: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod",
        "metadata": {"name": "web-0", "namespace": "shop", "uid": "u-1",
                     "resourceVersion": "7"}}
 
@@ -140,7 +141,7 @@ def test_invalid_type_and_unreferenceable_objects_are_dropped(
 def test_cluster_scoped_models_and_references(sink: FakeSink,
                                               broadcaster: EventBroadcaster) -> None:
     rec = broadcaster.new_recorder("koord-manager")
-    rec.event(NodeMetric(metadata={"name": "node-1", "uid": "n-1"}), NORMAL, "Reported", "ok")
+    rec.event(NodeMetric(metadata=ObjectMeta(name="node-1", uid="n-1")), NORMAL, "Reported", "ok")
     rec.event({"kind": "Node", "name": "node-2", "apiVersion": "v1"}, NORMAL, "R", "ok")
     assert broadcaster.flush()
     refs = {e["involvedObject"]["name"]: e for e in sink.events.values()}
@@ -188,10 +189,17 @@ def test_events_on_the_api_server() -> None:
         assert by_reason["FailedScheduling"]["source"]["component"] == "koord-scheduler"
 
 
+class SlowSink(FakeSink):
+    """A slow API server: each create takes 0.2 s (and is not recorded)."""
+
+    def create(self, event: dict[str, Any]) -> dict[str, Any]:
+        threading.Event().wait(0.2)
+        return event
+
+
 def test_a_full_queue_drops_events_with_one_log_line_per_interval(
-        sink: FakeSink, clock: FakeClock, caplog: pytest.LogCaptureFixture) -> None:
-    sink.create = lambda event: threading.Event().wait(0.2) or event  # a slow API server
-    b = EventBroadcaster(sink, clock=clock, queue_length=2)
+        clock: FakeClock, caplog: pytest.LogCaptureFixture) -> None:
+    b = EventBroadcaster(SlowSink(), clock=clock, queue_length=2)
     rec = b.new_recorder("koord-scheduler")
     with caplog.at_level("ERROR"):
         for i in range(50):

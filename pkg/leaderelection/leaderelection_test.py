@@ -39,6 +39,11 @@ class Store:
         self.lock = threading.Lock()
         self.watchers: list[FakeWatch] = []
 
+    def held(self) -> LeaderElectionRecord:
+        """The record, which a test expects to exist by now."""
+        assert self.record is not None, "no leader election record yet"
+        return self.record
+
     def changed(self) -> None:
         """Called with ``lock`` held after every write: tell the watchers."""
         for w in self.watchers:
@@ -147,16 +152,16 @@ def callbacks() -> LeaderCallbacks:
     return LeaderCallbacks(lambda stop: None, lambda: None)
 
 
-def elector(store: Store, identity: str, clock: FakeClock, **kw: float) -> LeaderElector:
+def elector(store: Store, identity: str, clock: FakeClock) -> LeaderElector:
     return LeaderElector(FakeLock(store, identity), callbacks(), lease_duration=15,
-                         renew_deadline=10, retry_period=2, clock=clock, **kw)
+                         renew_deadline=10, retry_period=2, clock=clock)
 
 
 def test_expiry_is_measured_from_when_we_observed_the_record() -> None:
     clock = FakeClock()
     store = Store()
     a, b = elector(store, "a", clock), elector(store, "b", clock)
-    assert a._try_acquire_or_renew() and store.record.holder_identity == "a"
+    assert a._try_acquire_or_renew() and store.held().holder_identity == "a"
     assert not b._try_acquire_or_renew()
     clock.step(14.9)
     assert not b._try_acquire_or_renew(), "still within the lease as b observed it"
@@ -167,7 +172,7 @@ def test_expiry_is_measured_from_when_we_observed_the_record() -> None:
     assert not b._try_acquire_or_renew()
     clock.step(0.2)
     assert b._try_acquire_or_renew()
-    assert store.record.holder_identity == "b" and store.record.leader_transitions == 1
+    assert store.held().holder_identity == "b" and store.held().leader_transitions == 1
     assert not a._try_acquire_or_renew(), "a now sees a fresh holder"
     assert b.get_leader() == "b"
 
@@ -202,13 +207,13 @@ def test_renewal_keeps_acquire_time_and_release_frees_the_lease() -> None:
     store = Store()
     a, b = elector(store, "a", clock), elector(store, "b", clock)
     assert a._try_acquire_or_renew()
-    acquired = store.record.acquire_time
+    acquired = store.held().acquire_time
     clock.step(2)
     assert a._try_acquire_or_renew()
-    assert store.record.acquire_time == acquired and store.record.renew_time == clock.now()
+    assert store.held().acquire_time == acquired and store.held().renew_time == clock.now()
     assert not b._try_acquire_or_renew()
     assert a.release()
-    assert store.record.holder_identity == "" and store.record.lease_duration_seconds == 1
+    assert store.held().holder_identity == "" and store.held().lease_duration_seconds == 1
     assert b._try_acquire_or_renew(), "a released lease is free at once"
 
 
@@ -255,7 +260,7 @@ def test_run_leads_until_renewals_fail_for_the_renew_deadline() -> None:
     lost_after = time.monotonic() - failed_at
     assert stopped.is_set() and leading_ended.wait(5) and not e.is_leader()
     assert 0.3 <= lost_after < 1.5
-    assert store.record.holder_identity == "a", "a lost lease cannot be released"
+    assert store.held().holder_identity == "a", "a lost lease cannot be released"
 
 
 def test_run_releases_on_stop() -> None:
@@ -270,7 +275,7 @@ def test_run_releases_on_stop() -> None:
     assert started.wait(5)
     stop.set()
     t.join(5)
-    assert stopped.is_set() and store.record.holder_identity == ""
+    assert stopped.is_set() and store.held().holder_identity == ""
 
 
 class Standby:
@@ -315,7 +320,7 @@ def test_standby_wakes_exactly_when_the_observed_lease_expires() -> None:
         clock.step(0.1)  # 14.9 + 15 = 29.9: b's own clock says the renewal has expired
         assert sb.acquired.wait(5), "b did not wake at the expiry"
         assert lock.gets == 2 and clock.monotonic() == pytest.approx(29.9)
-        assert store.record.holder_identity == "b" and store.record.leader_transitions == 1
+        assert store.held().holder_identity == "b" and store.held().leader_transitions == 1
         assert until(lambda: all(w.stopped.is_set() for w in lock.opened))
     finally:
         sb.close()
@@ -334,7 +339,7 @@ def test_standby_takes_a_released_lease_at_once() -> None:
         assert clock.wait_for_waiters(1) and until(lambda: b._watching)
         assert a.release()
         assert sb.acquired.wait(5), "the watched release did not wake the standby"
-        assert clock.monotonic() == 0 and store.record.holder_identity == "b"
+        assert clock.monotonic() == 0 and store.held().holder_identity == "b"
     finally:
         sb.close()
 
@@ -359,7 +364,7 @@ def test_standby_that_cannot_watch_polls_and_still_wakes_at_the_expiry() -> None
         assert not sb.acquired.is_set()
         clock.step(0.1)  # 15: the expiry comes before the next poll (16.9)
         assert sb.acquired.wait(5) and lock.gets == 4
-        assert store.record.holder_identity == "b"
+        assert store.held().holder_identity == "b"
     finally:
         sb.close()
 
@@ -404,7 +409,7 @@ def test_run_takes_over_an_abandoned_lease_with_a_watch_that_keeps_ending() -> N
     try:
         assert started.wait(5)
         assert 0.6 <= time.monotonic() - began < 1.5
-        assert store.record.holder_identity == "b"
+        assert store.held().holder_identity == "b"
     finally:
         stop.set()
         t.join(5)

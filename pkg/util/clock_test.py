@@ -19,7 +19,12 @@ def test_fake_clock_moves_only_when_stepped() -> None:
 def test_sleep_returns_when_the_clock_reaches_the_deadline() -> None:
     c = FakeClock()
     done = threading.Event()
-    t = threading.Thread(target=lambda: (c.sleep(10.0), done.set()))
+
+    def run() -> None:
+        c.sleep(10.0)
+        done.set()
+
+    t = threading.Thread(target=run)
     t.start()
     assert c.wait_for_waiters(1)
     c.step(9.0)

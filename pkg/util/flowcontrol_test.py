@@ -34,7 +34,12 @@ def test_accept_blocks_until_a_token_arrives() -> None:
     b = TokenBucket(qps=2, burst=1, clock=c)
     assert b.accept()
     done = threading.Event()
-    t = threading.Thread(target=lambda: (b.accept(), done.set()))
+
+    def run() -> None:
+        b.accept()
+        done.set()
+
+    t = threading.Thread(target=run)
     t.start()
     assert c.wait_for_waiters(1)
     assert not done.is_set()

@@ -183,7 +183,8 @@ def test_server_restart_relists_deletes_and_adds() -> None:
         client.create(CONFIGMAPS, cm("d", gen="2"))
         assert wait_until(lambda: cache_state(rec) == server_state(client)), \
             (cache_state(rec), server_state(client))
-        assert inf.lister.get("b", NS)["data"] == {"gen": "2"}
+        b = inf.lister.get("b", NS)
+        assert b is not None and b["data"] == {"gen": "2"}
         events = [(k, key) for k, key, _, _ in rec.events[3:]]
         assert ("tombstone", f"{NS}/a") in events and ("tombstone", f"{NS}/c") in events
         assert ("add", f"{NS}/d") in events
@@ -214,7 +215,8 @@ def test_factory_shares_informers_and_indexes_pods_by_node(srv: ServerHandle) ->
         assert all(factory.wait_for_cache_sync(timeout=10).values())
         on_n1 = pods.indexer.by_index(NODE_NAME_INDEX, "n1")
         assert sorted(p["metadata"]["name"] for p in on_n1) == ["p0", "p1"]
-        assert pods.lister.get("p2", NS)["kind"] == "Pod"
+        p2 = pods.lister.get("p2", NS)
+        assert p2 is not None and p2["kind"] == "Pod"
         web = factory.informer_for(PODS, label_selector="app=web")
         assert len(web.lister.namespace(NS).list()) == 3
         # An informer created after start() starts at once.

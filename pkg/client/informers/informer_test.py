@@ -173,8 +173,8 @@ def test_transform_failure_keeps_last_good_state(src: FakeListerWatcher) -> None
         src.modify(obj("b", v="2"))
         assert rec.wait_count(3)
         assert rec.kinds()[2] == ("update", "ns/b")
-        assert inf.lister.get("a", "ns")["decoded"] and "bad" not in \
-            inf.lister.get("a", "ns")["data"]
+        a = inf.lister.get("a", "ns")
+        assert a is not None and a["decoded"] and "bad" not in a["data"]
     finally:
         inf.stop()
 

@@ -27,7 +27,8 @@ def test_list_with_every_selector_form() -> None:
         {"key": "app", "operator": "NotIn", "values": ["web"]}]})) == ["b"]
     assert names(lister.list(LabelSelector(match_labels={"app": "db"}))) == ["b"]
     assert names(lister.list(parse_selector({"matchLabels": {"app": "web"}}))) == ["a", "c"]
-    assert lister.get("a", "n1")["metadata"]["name"] == "a"
+    got = lister.get("a", "n1")
+    assert got is not None and got["metadata"]["name"] == "a"
     assert lister.get("a", "n2") is None
     n1 = lister.namespace("n1")
     assert names(n1.list()) == ["a", "b"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from api.meta import ObjectMeta
 from api.slo.v1alpha1 import NodeMetric
 from pkg.client.informers.store import (
     NAMESPACE_INDEX,
@@ -27,7 +28,7 @@ def pod(name: str, ns: str = "default", node: str | None = None, rv: str = "1",
 def test_keys() -> None:
     assert meta_namespace_key(pod("a", "ns")) == "ns/a"
     assert meta_namespace_key({"metadata": {"name": "n1"}}) == "n1"
-    assert meta_namespace_key(NodeMetric(metadata={"name": "n1"})) == "n1"
+    assert meta_namespace_key(NodeMetric(metadata=ObjectMeta(name="n1"))) == "n1"
     assert meta_namespace_key(DeletedFinalStateUnknown("ns/a", None)) == "ns/a"
     assert meta_namespace_key("ns/a") == "ns/a"
     assert split_key("ns/a") == ("ns", "a") and split_key("n1") == ("", "n1")
