@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 from urllib.parse import urlencode
 
 import orjson
@@ -48,6 +48,7 @@ PATCH_TYPES = {"merge": MERGE_PATCH, "strategic": STRATEGIC_MERGE_PATCH, "json":
 MAX_RETRIES = 10  # client-go retries a request the server throttles with Retry-After
 
 Obj = dict[str, Any]
+K = TypeVar("K", bound=KubeObject)
 Body = Mapping[str, Any] | KubeObject | list[Any] | bytes
 
 
@@ -291,6 +292,12 @@ class Client:
             body["dryRun"] = ["All"]
         return self.request("DELETE", resource.path(namespace, name), body=body)
 
+    @overload
+    def typed(self, resource: type[K], namespace: str | None = None) -> ResourceClient[K]: ...
+
+    @overload
+    def typed(self, resource: Resource, namespace: str | None = None) -> ResourceClient[Any]: ...
+
     def typed(self, resource: Resource | type[KubeObject], namespace: str | None = None
               ) -> ResourceClient[Any]:
         """A client bound to one resource (and optionally a namespace); for a Koordinator
@@ -411,12 +418,12 @@ class ResourceClient(Generic[T]):
 
     def decode(self, obj: Obj) -> T:
         if self.resource.model is None:
-            return obj  # type: ignore[return-value]
+            return obj  # type: ignore[return-value]  # T is Obj for a resource without a model
         from api.loader import load_object
 
         obj.setdefault("apiVersion", self.resource.api_version)
         obj.setdefault("kind", self.resource.kind)
-        return load_object(obj)  # type: ignore[return-value]
+        return load_object(obj)  # type: ignore[return-value]  # T is the resource's model
 
     def _ns(self, namespace: str | None) -> str | None:
         return namespace if namespace is not None else self.namespace

@@ -129,7 +129,8 @@ def test_typed_client_decodes_crd_models(client: Client) -> None:
         metadata=ObjectMeta(name="node-1"),
         spec=NodeMetricSpec(
             metric_collect_policy=NodeMetricCollectPolicy(report_interval_seconds=60))))
-    assert isinstance(nm, NodeMetric) and nm.metadata.resource_version
+    assert isinstance(nm, NodeMetric)
+    assert nm.metadata.resource_version
     got = metrics.get("node-1")
     assert isinstance(got, NodeMetric)
     assert got.spec is not None and got.spec.metric_collect_policy is not None

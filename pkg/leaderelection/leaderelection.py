@@ -191,8 +191,9 @@ class LeaderElector:
             self._standby = True
         helpers = [threading.Thread(target=self._relay_stop, args=(stop, done),
                                     name=f"leader-stop-{self.name}", daemon=True)]
-        if callable(getattr(self.lock, "watch", None)):
-            helpers.append(threading.Thread(target=self._watch_lock, args=(done,),
+        open_watch: Callable[[], LockWatch] | None = getattr(self.lock, "watch", None)
+        if callable(open_watch):
+            helpers.append(threading.Thread(target=self._watch_lock, args=(done, open_watch),
                                             name=f"leader-watch-{self.name}", daemon=True))
         for t in helpers:
             t.start()
@@ -270,7 +271,7 @@ class LeaderElector:
                 self._kick()
                 return
 
-    def _watch_lock(self, done: threading.Event) -> None:
+    def _watch_lock(self, done: threading.Event, open_watch: Callable[[], LockWatch]) -> None:
         """While standing by, keep a watch open on the lock and note each change the moment
         it arrives. A watch that ends is reopened (at once after a long-lived one); one that
         cannot be opened or fails quickly is retried with a backoff from ``retry_period`` up
@@ -280,7 +281,7 @@ class LeaderElector:
             opened = self.clock.monotonic()
             healthy = False
             try:
-                watch = self.lock.watch()  # type: ignore[attr-defined]
+                watch = open_watch()
             except Exception as e:  # noqa: BLE001 - any failure: poll, retry later
                 (log.info if failures == 0 else log.debug)(
                     "cannot watch lock %s, polling it: %s", self.name, e)

@@ -24,7 +24,7 @@ import pkg.leaderelection.candidate as candidate
 from pkg.client.resources import LEASES
 from pkg.client.rest import Client
 from pkg.leaderelection.leaderelection import LeaderCallbacks, LeaderElector
-from pkg.leaderelection.resourcelock import LeaseLock, parse_micro_time
+from pkg.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock, parse_micro_time
 from test.apiserver import ServerHandle, start
 
 REPO_ROOT = Path(candidate.__file__).absolute().parents[2]
@@ -189,6 +189,16 @@ def test_graceful_stop_releases_the_lease(srv: ServerHandle, spawn: Any) -> None
     assert holder(srv, "release-test")["holderIdentity"] == "b"
 
 
+class CountingLeaseLock(LeaseLock):
+    """A LeaseLock that counts its reads (the watch, not polling, must bring the news)."""
+
+    gets = 0
+
+    def get(self) -> LeaderElectionRecord | None:
+        self.gets += 1
+        return super().get()
+
+
 def test_standby_in_process_watches_the_lease_until_it_leads(srv: ServerHandle) -> None:
     """LeaseLock.watch against the server: the standby sees renewals on it (no polling), takes
     a released lease at once, and closes its watch when it leads."""
@@ -197,16 +207,7 @@ def test_standby_in_process_watches_the_lease_until_it_leads(srv: ServerHandle) 
                           "retry_period": RETRY}
     a = LeaderElector(LeaseLock(client, "default", "inproc-test", "a"),
                       LeaderCallbacks(lambda s: None, lambda: None), **kw)
-    lock_b = LeaseLock(client, "default", "inproc-test", "b")
-    gets = 0
-    get = lock_b.get
-
-    def counting_get() -> Any:
-        nonlocal gets
-        gets += 1
-        return get()
-
-    lock_b.get = counting_get  # type: ignore[method-assign]
+    lock_b = CountingLeaseLock(client, "default", "inproc-test", "b")
     started = threading.Event()
     b = LeaderElector(lock_b, LeaderCallbacks(lambda s: started.set(), lambda: None), **kw)
     assert a._try_acquire_or_renew()
@@ -228,7 +229,7 @@ def test_standby_in_process_watches_the_lease_until_it_leads(srv: ServerHandle) 
             # (the Lease keeps microseconds)
             assert seen.renew_time == pytest.approx(wrote.renew_time, abs=2e-6), \
                 "the renewal was not seen on the watch"
-        assert gets == 1 and not started.is_set()
+        assert lock_b.gets == 1 and not started.is_set()
         released_at = time.monotonic()
         assert a.release()
         assert started.wait(5) and time.monotonic() - released_at < 0.5

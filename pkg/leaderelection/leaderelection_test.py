@@ -55,7 +55,8 @@ class FakeWatch:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.events: queue.Queue[object] = queue.Queue()
+        # Records (None: the lock was deleted), then the watch itself when stopped.
+        self.events: queue.Queue[LeaderElectionRecord | FakeWatch | None] = queue.Queue()
         self.stopped = threading.Event()
         with store.lock:
             if store.record is not None:
@@ -66,9 +67,9 @@ class FakeWatch:
         try:
             while True:
                 ev = self.events.get()
-                if ev is self:
+                if isinstance(ev, FakeWatch):
                     return
-                yield ev  # type: ignore[misc]
+                yield ev
         finally:
             with self.store.lock:
                 self.store.watchers.remove(self)

@@ -46,7 +46,7 @@ class DeletedFinalStateUnknown:
         return isinstance(other, DeletedFinalStateUnknown) and other.key == self.key and \
             other.obj == self.obj
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as any class defining __eq__
 
 
 # -- metadata access for dicts and models -------------------------------------------------------
