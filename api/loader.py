@@ -110,6 +110,8 @@ def _object_name(data: dict[str, Any]) -> str:
     return f"{namespace}/{name}" if isinstance(namespace, str) and namespace and name else name
 
 
+# The base is picked at import time (libyaml's loader when PyYAML was built with it), so the
+# type checker sees an Any base.
 class _KubeYAMLLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """YAML as Kubernetes reads it: timestamps stay strings (no datetime objects)."""
 

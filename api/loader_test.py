@@ -100,7 +100,7 @@ def test_namespaced_objects_are_named_with_their_namespace() -> None:
 ])
 def test_malformed_objects(data: object, expected: str) -> None:
     with pytest.raises(ObjectLoadError, match=expected):
-        load_object(data)  # type: ignore[arg-type]
+        load_object(data)  # type: ignore[arg-type]  # malformed on purpose
 
 
 def test_field_path() -> None:

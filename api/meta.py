@@ -59,7 +59,7 @@ _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3,
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
-def parse_duration(value: str) -> float:
+def parse_duration(value: object) -> float:
     """A Go duration string (``"1h30m"``, ``"300ms"``, ``"-5s"``) in seconds.
 
     Raises ValueError for anything ``time.ParseDuration`` rejects.

@@ -93,8 +93,9 @@ class StrategyCfg(GoJSONModel, Generic[S]):
         entry = first_matching(self.node_strategies, node)
         source = entry if entry is not None else self.cluster_strategy
         if source is None:
+            # strategy_class is S's class, which a ClassVar cannot say (no type variables).
             return self.strategy_class()  # type: ignore[return-value]
-        return strategy_part(source, self.strategy_class)  # type: ignore[return-value]
+        return strategy_part(source, self.strategy_class)  # type: ignore[return-value]  # as above
 
 
 class NodeResourceThresholdStrategy(ResourceThresholdStrategy, NodeCfgProfile):

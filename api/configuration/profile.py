@@ -23,6 +23,7 @@ class NodeSelectorRequirement(LabelSelectorRequirement, GoJSONModel):
 class NodeSelector(LabelSelector, GoJSONModel):
     """A ``metav1.LabelSelector`` inside a ConfigMap value, decoded with Go's rules."""
 
+    # The Go-decoded requirement subclass; list is invariant, hence the override's ignore.
     match_expressions: list[NodeSelectorRequirement] | None = None  # type: ignore[assignment]
 
 

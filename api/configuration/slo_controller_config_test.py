@@ -52,7 +52,7 @@ COMPLETE_EXAMPLE = {
 
 
 def test_every_key_has_its_default_when_missing() -> None:
-    for data in (None, {}):
+    for data in (None, dict[str, str]()):
         config = parse_slo_controller_config(data)
         assert config == SLOControllerConfig()
         assert config.colocation.enable is False

@@ -173,7 +173,7 @@ def validate(key: str, target: type[T] | TypeAdapter[T], data: Any) -> T:
     try:
         if isinstance(target, TypeAdapter):
             return target.validate_python(data)
-        if isinstance(target, type) and issubclass(target, BaseModel):
+        if issubclass(target, BaseModel):
             return target.model_validate(data)
         raise TypeError(f"cannot validate as {target!r}")
     except ValidationError as exc:

@@ -17,7 +17,10 @@ import grpc
 import pytest
 from google.protobuf import descriptor_pb2
 
-from api.runtime.v1alpha1 import api_pb2, api_pb2_grpc
+# Module imports, not `from api.runtime.v1alpha1 import ...`: the modules are generated (see the
+# package's __init__.py), so the type checker has no source for them (pyproject.toml).
+import api.runtime.v1alpha1.api_pb2 as api_pb2
+import api.runtime.v1alpha1.api_pb2_grpc as api_pb2_grpc
 
 # --- a minimal protobuf wire encoder ----------------------------------------------------
 

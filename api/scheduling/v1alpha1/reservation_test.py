@@ -70,7 +70,7 @@ def test_values_the_crd_rejects_are_rejected(bad: dict[str, object]) -> None:
         ReservationSpec.model_validate({"owners": [], **bad})
 
 
-OWNER_FORMS = [
+OWNER_FORMS: list[dict[str, dict[str, object]]] = [
     {"object": {"kind": "Pod", "namespace": "default", "name": "web-0", "uid": "u1"}},
     {"controller": {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web",
                     "uid": "u2", "controller": True, "namespace": "default"}},

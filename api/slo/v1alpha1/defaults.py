@@ -11,6 +11,8 @@ Every call returns a fresh object, so callers may change it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from api.slo.v1alpha1.extensions import ExtensionsMap
 from api.slo.v1alpha1.nodeslo import NodeSLOSpec
 from api.slo.v1alpha1.resource_qos import (
@@ -100,8 +102,8 @@ def default_resource_qos_policies() -> ResourceQOSPolicies:
                                net_qos_policy=NetQOSPolicy.TC.value)
 
 
-def _class_qos(cpu: dict[str, object], memory: dict[str, object],
-               resctrl: dict[str, object]) -> ResourceQOS:
+def _class_qos(cpu: Mapping[str, object], memory: Mapping[str, object],
+               resctrl: Mapping[str, object]) -> ResourceQOS:
     return ResourceQOS.model_validate({
         "cpuQOS": {"enable": False, **cpu},
         "memoryQOS": {"enable": False, **memory},

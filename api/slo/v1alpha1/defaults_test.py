@@ -86,7 +86,9 @@ def test_defaults_are_fresh_objects() -> None:
     first = default_resource_qos_strategy()
     assert first.be_class is not None and first.be_class.cpu_qos is not None
     first.be_class.cpu_qos.group_identity = 2
-    assert default_resource_qos_strategy().be_class.cpu_qos.group_identity == -1  # type: ignore
+    fresh = default_resource_qos_strategy().be_class
+    assert fresh is not None and fresh.cpu_qos is not None
+    assert fresh.cpu_qos.group_identity == -1
 
 
 def test_default_node_slo_spec() -> None:

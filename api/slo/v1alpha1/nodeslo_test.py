@@ -7,6 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from api.base import ApiModel
 from api.slo.v1alpha1 import (
     CPUQOSCfg,
     ExtensionsMap,
@@ -121,8 +122,8 @@ def test_node_slo_fields_are_typed() -> None:
      "resourceUsedThresholdWithBE"),
     (NodeSLOSpec(resource_qos_strategy=ResourceQOSStrategy()), "resourceQOSStrategy"),
 ])
-def test_irregular_json_names(model: object, json_name: str) -> None:
-    dumped = model.to_dict()  # type: ignore[attr-defined]
+def test_irregular_json_names(model: ApiModel, json_name: str) -> None:
+    dumped = model.to_dict()
     assert json_name in dumped
     # ... and the same name loads back.
     assert type(model).model_validate(dumped) == model

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from api.meta import ObjectMeta
 from api.thirdparty.noderesourcetopology import v1alpha1, v1alpha2
 
 ZONES = [
@@ -38,7 +39,7 @@ def test_v1alpha2_round_trips_with_attributes() -> None:
 
 
 def test_required_fields_are_written_when_zero() -> None:
-    assert v1alpha1.NodeResourceTopology(metadata={"name": "n"}).to_dict() == {
+    assert v1alpha1.NodeResourceTopology(metadata=ObjectMeta(name="n")).to_dict() == {
         "apiVersion": "topology.node.k8s.io/v1alpha1", "kind": "NodeResourceTopology",
         "metadata": {"name": "n"}, "topologyPolicies": [], "zones": []}
     assert v1alpha1.ResourceInfo().to_dict() == {

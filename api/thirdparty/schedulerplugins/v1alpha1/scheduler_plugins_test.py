@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from api.thirdparty.schedulerplugins.v1alpha1 import ElasticQuota, PodGroup
 
-QUOTA = {
+QUOTA: dict[str, Any] = {
     "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
     "kind": "ElasticQuota",
     "metadata": {"name": "team-a", "namespace": "team-a",
