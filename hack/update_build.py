@@ -282,8 +282,8 @@ def _imported_names(source: str, path: str, package_dotted: str) -> set[str]:
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, ast.If) and _is_type_checking(node.test):
-            for child in node.orelse:
-                visit(child)
+            for stmt in node.orelse:
+                visit(stmt)
             return
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)

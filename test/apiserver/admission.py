@@ -108,7 +108,9 @@ def _rule_matches(rule: Obj, op: str, info: ResourceInfo, sub: str | None) -> bo
 
 
 def _in(v: str, allowed: list[str] | None) -> bool:
-    return bool(allowed) and ("*" in allowed or v in allowed)
+    if not allowed:
+        return False
+    return "*" in allowed or v in allowed
 
 
 class Webhooks:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import builtins
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -335,7 +336,7 @@ class Api:
         return self._page(items, self.storage.rv, limit, 0, 0, labels, fields)
 
     def _select(self, info: ResourceInfo, coll: Collection, ns: str | None,
-                labels: LabelSelector, fields: FieldSelector) -> list[Stored]:
+                labels: LabelSelector, fields: FieldSelector) -> builtins.list[Stored]:
         node = fields.equality_value("spec.nodeName") if coll.index is not None else None
         name = fields.equality_value("metadata.name")
         if name is not None and (ns or not info.namespaced):
@@ -351,7 +352,7 @@ class Api:
             return items
         return [st for st in items if pred(st.obj)]
 
-    def _page(self, items: list[Stored], rv: int, limit: int, sid: int, off: int,
+    def _page(self, items: builtins.list[Stored], rv: int, limit: int, sid: int, off: int,
               labels: LabelSelector, fields: FieldSelector) -> ListResult:
         if limit <= 0 or len(items) <= limit:
             return ListResult(items, rv, "", None)
@@ -629,7 +630,7 @@ class Api:
     async def delete_collection(self, info: ResourceInfo, ns: str | None,
                                 label_selector: str | None, field_selector: str | None,
                                 options: Obj | None = None, *, dry_run: bool = False
-                                ) -> list[Stored]:
+                                ) -> builtins.list[Stored]:
         res = self.list(info, ns, label_selector, field_selector)
         out = []
         for st in res.items:
@@ -695,19 +696,19 @@ class Api:
         if remaining:
             return False
         coll = self.storage.collection(("", "namespaces"), False)
-        st = coll.get(None, ns)
-        if st is None:
+        ns_st = coll.get(None, ns)
+        if ns_st is None:
             return True
-        if st.obj["metadata"].get("finalizers"):
+        if ns_st.obj["metadata"].get("finalizers"):
             return False
-        final = st.copy()
+        final = ns_st.copy()
         final.get("spec", {}).pop("finalizers", None)
         info = self.info("", "v1", "namespaces")
-        dst = self.storage.delete(coll, st, final=final)
+        dst = self.storage.delete(coll, ns_st, final=final)
         self._finish_write(info, "DELETED", dst)
         return True
 
-    def _namespaced_storage_infos(self) -> list[ResourceInfo]:
+    def _namespaced_storage_infos(self) -> builtins.list[ResourceInfo]:
         seen: dict[tuple[str, str], ResourceInfo] = {}
         for info in self.registry.all():
             if info.namespaced and info.storage not in seen and "delete" in info.verbs:

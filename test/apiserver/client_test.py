@@ -37,6 +37,7 @@ def pod(name: str, labels: dict[str, str] | None = None, node: str | None = None
 def status_of(e: ApiException) -> tuple[int, str]:
     import json
 
+    assert e.body is not None
     body = json.loads(e.body)
     assert body["kind"] == "Status"
     return body["code"], body["reason"]

@@ -78,7 +78,7 @@ class SimulatedNodes:
         self.termination_delay = termination_delay
         self.nodes: dict[str, NodeSpec] = {}
         self._ip_next: dict[str, int] = {}
-        self._pending: set[tuple[str, str, str]] = set()
+        self._pending: set[tuple[str, ...]] = set()  # ("start"|"del", namespace, name, uid)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._heartbeat: asyncio.Task[None] | None = None
         self._pods = api.info("", "v1", "pods")
@@ -318,9 +318,9 @@ class SimulatedNodes:
         pod = st.obj
         node = pod["spec"]["nodeName"]
         now = now_rfc3339()
-        host_ip = next((a["address"] for a in (self.api.collection(self._nodes).get(
-            None, node).obj["status"].get("addresses") or []) if a["type"] == "InternalIP"),
-            "") if self.api.collection(self._nodes).get(None, node) else ""
+        node_st = self.api.collection(self._nodes).get(None, node)
+        host_ip = next((a["address"] for a in (node_st.obj["status"].get("addresses") or [])
+                        if a["type"] == "InternalIP"), "") if node_st else ""
         misfit = self._fits(pod, node)
         if misfit is not None:
             res, msg = misfit

@@ -291,7 +291,7 @@ def _apply_order(items: list[Any], order: list[Any], key: str | None) -> list[An
         return x.get(key) if key is not None and isinstance(x, dict) else x
 
     wanted = [ident(o) for o in order]
-    pos = {}
+    pos: dict[Any, int] = {}
     for i, w in enumerate(wanted):
         try:
             pos.setdefault(w, i)

@@ -113,6 +113,7 @@ def fields(buf: bytes) -> list[tuple[int, int, Any]]:
     while i < len(buf):
         key, i = _varint(buf, i)
         num, wt = key >> 3, key & 7
+        v: int | bytes
         if wt == 0:
             v, i = _varint(buf, i)
         elif wt == 1:

@@ -77,7 +77,9 @@ NOTHING = LabelSelector([], nothing=True)
 
 def _split_top(s: str) -> list[str]:
     """Split on commas that are not inside parentheses."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for ch in s:
         if ch == "(":
             depth += 1

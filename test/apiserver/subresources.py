@@ -246,7 +246,7 @@ def scale_of(info: ResourceInfo, obj: Obj) -> Obj:
     status = obj.get("status") or {}
     md = obj["metadata"]
     spec_path, status_path, selector_path = _scale_paths(info)
-    out = {
+    out: Obj = {
         "kind": "Scale", "apiVersion": "autoscaling/v1",
         "metadata": {k: md[k] for k in ("name", "namespace", "uid", "resourceVersion",
                                          "creationTimestamp") if k in md},

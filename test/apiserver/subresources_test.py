@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 from kubernetes import client
@@ -28,10 +29,11 @@ def c(srv):
 
 def running_pod(core: client.CoreV1Api, ns: str, name: str, labels: dict[str, str],
                 ready: bool = True, owner: dict | None = None) -> None:
-    md = {"name": name, "labels": labels}
+    md: dict[str, Any] = {"name": name, "labels": labels}
     if owner:
         md["ownerReferences"] = [owner]
-    core.create_namespaced_pod(ns, {"metadata": md,
+    # The client sends a dict body as it is (its types ask for a V1Pod).
+    core.create_namespaced_pod(ns, {"metadata": md,  # type: ignore[arg-type]
                                     "spec": {"nodeName": "n1", "containers": [
                                         {"name": "c", "image": "x"}]}})
     core.patch_namespaced_pod_status(name, ns, {"status": {

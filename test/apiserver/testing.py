@@ -36,9 +36,10 @@ class Kubectl:
 
     def __init__(self, srv: ServerHandle, binary: str | None = None) -> None:
         self.srv = srv
-        self.binary = binary or kubectl_binary()
-        if self.binary is None:
+        found = binary or kubectl_binary()
+        if found is None:
             raise FileNotFoundError("kubectl not found")
+        self.binary = found
         self.cache = tempfile.mkdtemp(prefix="kubectl-cache-")
 
     def argv(self, *args: str) -> list[str]:
