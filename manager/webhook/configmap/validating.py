@@ -26,9 +26,12 @@ from api.configuration.slo_controller_config import KEY_PARSERS
 from api.errors import MalformedValueError
 from pkg.client import ApiError, Client
 from pkg.client.resources import NODES
+from pkg.features.features import CONFIG_MAP_VALIDATING_WEBHOOK
 from pkg.util.labels import InvalidSelectorError, Selector, parse_selector
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored
+from ..configuration import VALIDATE_CONFIGMAP
+from ..framework import HandlerBuilder
 from ..options import WebhookOptions
 
 CHECKED_KEYS = (COLOCATION_CONFIG_KEY, RESOURCE_THRESHOLD_CONFIG_KEY, RESOURCE_QOS_CONFIG_KEY,
@@ -201,5 +204,10 @@ def check_node_conflict(node: dict[str, Any],
                 f"{', '.join(hits)}")
 
 
-__all__ = ["CHECKED_KEYS", "ConfigMapValidatingHandler", "ConfigRejected", "check_node_conflict",
-           "multi_strategy_selectors"]
+HANDLER_BUILDERS = (
+    HandlerBuilder(VALIDATE_CONFIGMAP, CONFIG_MAP_VALIDATING_WEBHOOK,
+                   lambda ctx: ConfigMapValidatingHandler(ctx.client, ctx.options)),
+)
+
+__all__ = ["CHECKED_KEYS", "HANDLER_BUILDERS", "ConfigMapValidatingHandler", "ConfigRejected",
+           "check_node_conflict", "multi_strategy_selectors"]
