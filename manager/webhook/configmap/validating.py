@@ -1,7 +1,7 @@
 """``/validate-configmap``: a bad slo-controller-config is refused before it is stored.
 
-Corresponds to upstream ``pkg/webhook/cm/validating`` and its ``plugins/sloconfig`` checkers
-(manager-descheduler.md 7.8). For each strategy key whose value is non-empty and changed:
+Corresponds to upstream ``pkg/webhook/cm/validating`` and its ``plugins/sloconfig`` checkers.
+For each strategy key whose value is non-empty and changed:
 JSON parse (``ParseConfigFail``), node entries need a parsable non-empty ``nodeSelector``
 and the values must be in range (``ConfigParamInvalid``, reusing api/configuration's parsers),
 names unique when ``--node-strategy-name-need-check``, no two node selectors overlap

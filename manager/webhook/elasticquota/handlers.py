@@ -3,7 +3,7 @@
 Corresponds to upstream ``pkg/webhook/elasticquota/mutating`` (defaults: parent label, tree
 ID inherited from the parent, shared-weight aligned to ``spec.max``) and
 ``pkg/webhook/elasticquota/validating`` (``ValidAddQuota``, ``ValidUpdateQuota``,
-``ValidDeleteQuota`` on the shared QuotaTopology), manager-descheduler.md 7.6.
+``ValidDeleteQuota`` on the shared QuotaTopology).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``/mutate-node-status``: node allocatable amplified by the node's amplification ratios.
 
 Corresponds to upstream ``pkg/webhook/node/mutating`` with its one plugin,
-``plugins/resourceamplification`` (manager-descheduler.md 7.7). Only UPDATE of
+``plugins/resourceamplification``. Only UPDATE of
 ``nodes/status`` is mutated. Without a ratio annotation the saved raw allocatable is removed
 (the feature was turned off). Otherwise the kubelet's cpu/memory allocatable is saved in
 ``node.koordinator.sh/raw-allocatable`` when none is saved yet or when the kubelet changed it,

@@ -1,7 +1,7 @@
 """``/validate-node``: a label change must not put a node under two node strategies.
 
 Corresponds to upstream ``pkg/webhook/node/validating`` with its plugin
-``plugins/sloconfig`` (``SLOManagerConfigConflictForNode``, manager-descheduler.md 7.7). When a
+``plugins/sloconfig`` (``SLOManagerConfigConflictForNode``). When a
 node is created or its labels change, the slo-controller-config's node strategies are matched
 against the new labels; one config key with more than one matching strategy is refused with
 reason ``ExistNodeConfict`` (400, JSON ``{reason, message}`` as the ConfigMap webhook).

@@ -1,6 +1,6 @@
 """``/mutate-pod``: the pod mutating webhook.
 
-Corresponds to upstream ``pkg/webhook/pod/mutating`` (manager-descheduler.md 7.3). Only
+Corresponds to upstream ``pkg/webhook/pod/mutating``. Only
 CREATE of ``pods`` (no subresource) is mutated: ClusterColocationProfiles, then the
 extended-resource-spec annotation, then GPU request rewriting. The answer is a JSON patch
 from the pod as sent to the mutated pod; a failing step answers 500 (the pod is rejected under

@@ -1,6 +1,6 @@
 """``/validate-pod`` and ``/validate-pod-binding``.
 
-Corresponds to upstream ``pkg/webhook/pod/validating`` (manager-descheduler.md 7.4, 7.5):
+Corresponds to upstream ``pkg/webhook/pod/validating`` (and ``binding_admission.go``):
 the reserve-pod annotation, ClusterColocationProfile rules (QoS/priority immutability and
 combinations, batch resources need BE, LSR/LSE integer CPUs), the ElasticQuota pod checks,
 and binding admission. Violations answer 400 with the aggregated field errors. Quota

@@ -1,6 +1,6 @@
 """``/mutate-reservation``: ClusterColocationProfiles applied to new Reservations.
 
-Corresponds to upstream ``pkg/webhook/reservation/mutating`` (manager-descheduler.md 7.9):
+Corresponds to upstream ``pkg/webhook/reservation/mutating``:
 the profile logic of the pod webhook on Reservation CREATE, matched by the Reservation's
 labels only (a Reservation is cluster-scoped, so ``namespaceSelector`` is ignored). Labels,
 annotations, QoS and koordinator priority go to the Reservation's metadata; scheduler name and
