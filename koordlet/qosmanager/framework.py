@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import logging
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -94,6 +93,9 @@ class Context:
 
 
 class QOSStrategy(Protocol):
+    """A strategy declares its name and, in `enabled`, its feature gate (upstream
+    `framework.QOSStrategy`)."""
+
     name: str
 
     def enabled(self) -> bool: ...
@@ -103,7 +105,14 @@ class QOSStrategy(Protocol):
     def run_once(self) -> None: ...
 
 
-StrategyFactory = Callable[[Context], QOSStrategy]
+class StrategyFactory(Protocol):
+    """A strategy class: its upstream name, and built from the shared context (upstream
+    `framework.QOSStrategyFactory`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def __call__(self, ctx: Context) -> QOSStrategy: ...
 
 
 class QOSManager:

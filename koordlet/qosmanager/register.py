@@ -1,6 +1,8 @@
-"""The one registration list of qosmanager strategies: upstream `qosmanager/plugins/register.go`.
+"""The qosmanager strategies by upstream name (upstream
+`pkg/koordlet/qosmanager/plugins/register.go`, `StrategyPlugins`).
 
-Keys are upstream's strategy names; each factory builds its strategy from the shared context.
+This is the one place strategies are registered. Each strategy class declares its own name,
+feature gate and interval; the manager runs every registered one whose `enabled()` is true.
 """
 
 from __future__ import annotations
@@ -12,8 +14,5 @@ from koordlet.qosmanager.framework import StrategyFactory
 from koordlet.qosmanager.memoryevict import MemoryEvict
 
 STRATEGY_PLUGINS: dict[str, StrategyFactory] = {
-    CPUSuppress.name: CPUSuppress,
-    CPUEvict.name: CPUEvict,
-    MemoryEvict.name: MemoryEvict,
-    CPUBurst.name: CPUBurst,
+    strategy.name: strategy for strategy in (CPUSuppress, CPUEvict, MemoryEvict, CPUBurst)
 }

@@ -78,8 +78,9 @@ class CgroupApplier:
 
 
 class PodReconciler:
-    """Reconciler mode (9.5) for the pod and container levels: every round, each running pod's
-    planned writes go through the applier. ``pods`` returns the node's current pods."""
+    """Reconciler mode for the pod and container levels (upstream `reconcilePodCgroup`): every
+    round, each running pod's planned writes go through the applier. ``pods`` returns the
+    node's current pods."""
 
     def __init__(self, pods: Callable[[], Iterable[KubeDict]], rules: Rules,
                  applier: CgroupApplier, interval: float = DEFAULT_RECONCILE_INTERVAL_SECONDS,

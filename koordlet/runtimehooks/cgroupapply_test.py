@@ -11,8 +11,8 @@ import pytest
 from api.runtime.v1alpha1 import api_pb2
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.runtimehooks.cgroupapply import CgroupApplier, PodReconciler
-from koordlet.runtimehooks.hooks.batchresource import batch_resource
-from koordlet.runtimehooks.rule import BatchResourceRule, Rules
+from koordlet.runtimehooks.hooks.batchresource import BatchResourceRule, batch_resource
+from koordlet.runtimehooks.rule import Rules
 from koordlet.runtimehooks.server import RuntimeHookServer
 from koordlet.runtimehooks.testing import (
     BATCH_POD_CASES,

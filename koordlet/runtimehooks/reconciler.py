@@ -1,9 +1,9 @@
 """Reconciler mode as a pure planner (upstream `pkg/koordlet/runtimehooks/reconciler`).
 
-The same hooks as the proxy server, applied to running pods: each pod's spec becomes a
-:class:`HookRequest` for the pod and for every container with a status, and the hook results
-become ``(relative cgroup dir, file, value)`` updates. The ``oom_score_adj`` update is virtual: it
-names the container dir whose ``cgroup.procs`` pids get the value.
+The registered hooks, applied to running pods at the levels each declares: each pod's spec
+becomes a :class:`HookRequest` for the pod and for every container with a status, and the hook
+results become ``(relative cgroup dir, file, value)`` updates. The ``oom_score_adj`` update is
+virtual: it names the container dir whose ``cgroup.procs`` pids get the value.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from api.extension.resource import (
     BATCH_MEMORY,
     parse_extended_resource_spec,
 )
-from koordlet.runtimehooks.hooks import batchresource, cpuset, groupidentity, oomscoreadj
+from koordlet.runtimehooks.hooks.hooks import Level
 from koordlet.runtimehooks.protocol import (
     ContainerExtendedResources,
     HookRequest,
@@ -28,6 +28,7 @@ from koordlet.runtimehooks.protocol import (
     extended_resources_from_spec,
     quantity_int,
 )
+from koordlet.runtimehooks.registry import RUNTIME_HOOKS
 from koordlet.runtimehooks.rule import Rules
 from koordlet.util.system.cgroup_driver import (
     CgroupDriver,
@@ -35,9 +36,6 @@ from koordlet.util.system.cgroup_driver import (
     pod_relative_dir,
 )
 
-# Hooks the reconciler runs per level (9.5), in name order.
-POD_HOOKS = (batchresource.batch_resource, cpuset.cpuset, groupidentity.group_identity)
-CONTAINER_HOOKS = (batchresource.batch_resource, cpuset.cpuset, oomscoreadj.oom_score_adj)
 
 @dataclass(slots=True, frozen=True)
 class CgroupUpdate:
@@ -50,7 +48,7 @@ class CgroupUpdate:
 
 
 def pod_updates(pod_dir: str, res: Resources) -> list[CgroupUpdate]:
-    """Pod-level writes: shares, quota, memory limit and bvt (9.6)."""
+    """Pod-level writes: shares, quota, memory limit and bvt."""
     pairs = (("cpu.shares", res.cpu_shares), ("cpu.cfs_quota_us", res.cfs_quota),
              ("memory.limit_in_bytes", res.memory_limit), ("cpu.bvt_warp_ns", res.cpu_bvt))
     return [CgroupUpdate(pod_dir, file, str(v)) for file, v in pairs if v is not None]
@@ -89,10 +87,11 @@ def _extended_from_pod_spec(pod: KubeDict) -> dict[str, ContainerExtendedResourc
         ANNOTATION_EXTENDED_RESOURCE_SPEC, parse_extended_resource_spec(annotations))
 
 
-def _run(hooks, req: HookRequest, rules: Rules) -> Resources:
+def _run(level: Level, req: HookRequest, rules: Rules) -> Resources:
     res = Resources()
-    for hook in hooks:
-        res.merge(hook(req, rules))
+    for hook in RUNTIME_HOOKS.values():
+        if level in hook.levels:
+            res.merge(hook.fn(req, rules))
     return res
 
 
@@ -107,7 +106,7 @@ def plan_pod(pod: KubeDict, rules: Rules, driver: CgroupDriver) -> list[CgroupUp
         pod_uid=meta["uid"], labels=meta.get("labels") or {},
         annotations=meta.get("annotations") or {}, cgroup_parent=pod_dir,
         extended_resources=_extended_from_pod_spec(pod))
-    updates = pod_updates(pod_dir, _run(POD_HOOKS, HookRequest(**base), rules))
+    updates = pod_updates(pod_dir, _run(Level.POD, HookRequest(**base), rules))
     if pod.get("spec", {}).get("runtimeClassName") == "kata":
         return updates
     status = pod.get("status") or {}
@@ -117,5 +116,5 @@ def plan_pod(pod: KubeDict, rules: Rules, driver: CgroupDriver) -> list[CgroupUp
             continue
         req = HookRequest(**base, container_name=cs["name"], container_id=cs["containerID"])
         updates += container_updates(container_relative_dir(driver, pod_dir, cs["containerID"]),
-                                     _run(CONTAINER_HOOKS, req, rules))
+                                     _run(Level.CONTAINER, req, rules))
     return updates

@@ -7,8 +7,9 @@ import json
 import pytest
 
 from api.errors import MalformedValueError
+from koordlet.runtimehooks.hooks.groupidentity import GroupIdentityRule
 from koordlet.runtimehooks.reconciler import CgroupUpdate, plan_pod
-from koordlet.runtimehooks.rule import GroupIdentityRule, Rules
+from koordlet.runtimehooks.rule import Rules
 from koordlet.runtimehooks.testing import BE_LABELS, GI
 from koordlet.util.system.cgroup_driver import CgroupDriver
 

@@ -28,6 +28,7 @@ from koordlet.runtimehooks.protocol import (
     extended_resources_from_spec,
 )
 from koordlet.runtimehooks.reconciler import CgroupUpdate, pod_updates
+from koordlet.runtimehooks.registry import RUNTIME_HOOKS
 from koordlet.runtimehooks.rule import Rules
 
 logger = logging.getLogger(__name__)
@@ -92,7 +93,8 @@ class RuntimeHookServer(api_pb2_grpc.RuntimeHookServiceServicer):
                            request.cgroup_parent)
         except InvalidRequest as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{stage}: {exc}")
-        result = run_hooks(stage, req, self.rules, self.plugin_failure_policy)
+        result = run_hooks(RUNTIME_HOOKS.values(), stage, req, self.rules,
+                           self.plugin_failure_policy)
         # What ran before a failing hook is still applied, as upstream.
         updates = pod_updates(request.cgroup_parent, result.resources)
         if updates and self.apply_updates is not None:
@@ -116,7 +118,8 @@ class RuntimeHookServer(api_pb2_grpc.RuntimeHookServiceServicer):
                            request.pod_cgroup_parent, request.container_meta)
         except InvalidRequest as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{stage}: {exc}")
-        result = run_hooks(stage, req, self.rules, self.plugin_failure_policy)
+        result = run_hooks(RUNTIME_HOOKS.values(), stage, req, self.rules,
+                           self.plugin_failure_policy)
         if result.error is not None:
             context.abort(grpc.StatusCode.UNKNOWN, str(result.error))
         _copy_into(response.container_resources, result.resources)
@@ -161,11 +164,17 @@ HOOK_CONFIG_NAME = "koordlet.json"
 def write_hook_config(config_path: str, host_endpoint: str, failure_policy: FailurePolicy,
                       disable_stages: list[str] | tuple[str, ...] = ()) -> str:
     """Register with koord-runtime-proxy: `<config_path>/koordlet.json`, tab-indented as
-    upstream, listing the stages that have hooks and are not disabled. Returns the file path."""
+    upstream, listing the stages that have hooks and are not disabled. Returns the file path.
+    A disabled stage that does not exist is logged and otherwise ignored, as upstream."""
+    unknown = sorted(set(disable_stages) - set(Stage))
+    if unknown:
+        logger.error("--runtime-hooks-disable-stages: unknown stage %s ignored; the stages are %s",
+                     ", ".join(unknown), ", ".join(Stage))
+    stages = stages_with_hooks(RUNTIME_HOOKS.values())
     config = {
         "remote-endpoint": host_endpoint,
         "failure-policy": str(failure_policy),
-        "runtime-hooks": [str(s) for s in stages_with_hooks() if s not in disable_stages],
+        "runtime-hooks": [str(s) for s in stages if s not in disable_stages],
     }
     os.makedirs(config_path, exist_ok=True)
     path = os.path.join(config_path, HOOK_CONFIG_NAME)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -180,3 +181,13 @@ def test_hook_config_registers_the_stages_with_hooks(tmp_path: Path) -> None:
         "failure-policy": "Ignore",
         "runtime-hooks": ["PreRunPodSandbox", "PreCreateContainer"],
     }
+
+
+def test_an_unknown_disabled_stage_is_an_error_naming_it(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR):
+        path = write_hook_config(str(tmp_path), "/var/run/koordlet/koordlet.sock",
+                                 FailurePolicy.IGNORE, ["PreRunPodSandBox"])
+    assert "unknown stage PreRunPodSandBox" in caplog.text
+    assert json.loads(Path(path).read_text())["runtime-hooks"] == [
+        "PreRunPodSandbox", "PreCreateContainer", "PreUpdateContainerResources"]

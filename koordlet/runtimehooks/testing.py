@@ -42,8 +42,8 @@ def hook_request(containers: Mapping[str, Mapping[str, Mapping[str, str]]],
 
 _C0 = {"requests": batch("500", "2Gi"), "limits": batch("500", "2Gi")}
 
-# BatchResource's pod-level values (koordlet.md 11.7's table and more), checked as pure
-# results in hooks/batchresource_test.py and as real cgroup writes in cgroupapply_test.py.
+# BatchResource's pod-level values (upstream batch_resource_test.go's cases and more), checked
+# as pure results in hooks/batchresource_test.py and as real cgroup writes in cgroupapply_test.py.
 BATCH_POD_CASES = [
     # (containers, ratio, cfsQuota suppress, shares, quota, memory)
     ({"c0": _C0}, -1, False, 512, 50000, 2 * GI),

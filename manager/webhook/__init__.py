@@ -1,4 +1,4 @@
-"""koord-manager's admission webhooks (upstream ``pkg/webhook``), manager-descheduler.md 7.
+"""koord-manager's admission webhooks (upstream ``pkg/webhook``).
 
 Public API for ``manager/main.py``::
 
@@ -19,11 +19,8 @@ MUTATING_WEBHOOK_NAME and VALIDATING_WEBHOOK_NAME; keyword overrides carry the f
 certificate/configuration upkeep once (the server repeats it every minute).
 ``WebhookServer.port`` is the bound port; ``/healthz`` answers ``ok`` for readiness checks.
 
-Paths (gates): ``/mutate-pod`` (PodMutatingWebhook), ``/validate-pod`` and
-``/validate-pod-binding`` (PodValidatingWebhook), ``/mutate-...-elasticquota`` and
-``/validate-...-elasticquota`` (ElasticMutating/ValidatingWebhook), ``/validate-configmap``
-(ConfigMapValidatingWebhook), ``/mutate-node-status`` (NodeMutatingWebhook), ``/validate-node``
-(NodeValidatingWebhook), ``/mutate-reservation`` (ReservationMutatingWebhook).
+The paths, the gate of each and their handlers: ``registry`` (``HANDLER_BUILDERS``), collected
+from the handler modules, each of which declares its own (``framework.HandlerBuilder``).
 """
 
 from manager.webhook.options import WebhookOptions, split_list

@@ -1,6 +1,6 @@
 """Bad input gets a clear rejection naming the field: slo-controller-config values,
 ClusterColocationProfiles, ElasticQuota trees and pod labels/annotations, each through the
-handler that guards it (manager-descheduler.md 7.3-7.8)."""
+handler that guards it (upstream ``pkg/webhook/cm``, ``pod`` and ``elasticquota``)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
 """The Mutating/ValidatingWebhookConfigurations: upstream's webhook table, kept current.
 
-Corresponds to upstream ``config/webhook/manifests.yaml`` + ``patch_manifests.yaml`` (the
-table of manager-descheduler.md 7.2) and ``pkg/webhook/util/configuration`` (``Ensure``): the
-first time a configuration is seen, its ``webhooks`` list is saved as JSON in annotation
-``template`` and later runs start from that template; webhooks whose path has no enabled
-handler are dropped; each kept one gets the CA bundle and the service (or a URL when
-WEBHOOK_HOST is set). A configuration that does not exist yet is created from the built-in
-table (upstream expects the Helm chart to have created it).
+Corresponds to upstream ``config/webhook/manifests.yaml`` (from the ``+kubebuilder:webhook``
+markers of each handler package's ``webhooks.go``) + ``patch_manifests.yaml`` and
+``pkg/webhook/util/configuration`` (``Ensure``): the first time a configuration is seen, its
+``webhooks`` list is saved as JSON in annotation ``template`` and later runs start from that
+template; webhooks whose path has no enabled handler are dropped; each kept one gets the CA
+bundle and the service (or a URL when WEBHOOK_HOST is set). A configuration that does not exist
+yet is created from the built-in table (upstream expects the Helm chart to have created it).
 """
 
 from __future__ import annotations

@@ -2,8 +2,7 @@
 
 Corresponds to upstream ``pkg/webhook/util`` (``GetHost``, ``GetPort``, ``GetNamespace``,
 ``GetSecretName``, ``GetServiceName``, ``GetCertDir``, ``GetCertWriter``, the configuration
-names) and the webhook-related flags of ``cmd/koord-manager/options`` (manager-descheduler.md
-1.2, 1.3).
+names) and the webhook-related flags of ``cmd/koord-manager/options``.
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ class WebhookOptions:
     slo_config_name: str = SLO_CTRL_CONFIG_MAP
     config_namespace: str = CONFIG_NAMESPACE
     node_strategy_name_need_check: bool = False
-    # --binding-admission-* (section 7.5).
+    # --binding-admission-* (upstream InitBindingAdmissionFlags, pod/validating).
     binding_user_names: tuple[str, ...] = ()
     binding_dry_run: bool = False
     binding_namespaces: tuple[str, ...] = ()

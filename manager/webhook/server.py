@@ -1,8 +1,8 @@
 """The HTTPS webhook server every koord-manager replica runs, and its certificate and
 configuration upkeep.
 
-Corresponds to upstream ``pkg/webhook/server.go`` (handler registration by feature gate,
-``/healthz``), ``pkg/webhook/controller`` (the background loop that keeps the Secret, the cert
+Corresponds to upstream ``pkg/webhook/server.go`` (the handlers of ``registry`` whose gate is
+on, ``/healthz``), ``pkg/webhook/controller`` (the background loop that keeps the Secret, the cert
 dir and both webhook configurations current, resync one minute) and controller-runtime's
 webhook server (TLS from the cert dir, AdmissionReview decoding).
 """
@@ -24,42 +24,16 @@ from api.thirdparty.schedulerplugins.v1alpha1 import ElasticQuota
 from pkg.client import ApiError, Client, Resource
 from pkg.client.resources import NAMESPACES, PODS, PRIORITY_CLASSES
 from pkg.features import FeatureGate, default_feature_gate
-from pkg.features.features import (
-    CONFIG_MAP_VALIDATING_WEBHOOK,
-    ELASTIC_MUTATING_WEBHOOK,
-    ELASTIC_VALIDATING_WEBHOOK,
-    NODE_MUTATING_WEBHOOK,
-    NODE_VALIDATING_WEBHOOK,
-    POD_MUTATING_WEBHOOK,
-    POD_VALIDATING_WEBHOOK,
-    RESERVATION_MUTATING_WEBHOOK,
-)
 
 from . import certs
 from .admission import AdmissionRequest, Handler, errored
-from .cached_reader import CachedReader, Reader
-from .configmap.validating import ConfigMapValidatingHandler
-from .configuration import (
-    MUTATE_ELASTIC_QUOTA,
-    MUTATE_NODE_STATUS,
-    MUTATE_POD,
-    MUTATE_RESERVATION,
-    VALIDATE_CONFIGMAP,
-    VALIDATE_ELASTIC_QUOTA,
-    VALIDATE_NODE,
-    VALIDATE_POD,
-    VALIDATE_POD_BINDING,
-    ensure_configurations,
-)
-from .elasticquota.handlers import QuotaMutatingHandler, QuotaValidatingHandler
+from .cached_reader import CachedReader
+from .configuration import ensure_configurations
 from .elasticquota.topology import QuotaInfo, QuotaTopology
-from .node.mutating import NodeStatusMutatingHandler
-from .node.validating import NodeValidatingHandler
+from .framework import HandlerContext
 from .options import CERT_WRITER_FS, WebhookOptions
 from .pod.colocation_profile import PROFILES
-from .pod.mutating import PodMutatingHandler
-from .pod.validating import BindingAdmissionHandler, PodValidatingHandler
-from .reservation.mutating import ReservationMutatingHandler
+from .registry import HANDLER_BUILDERS
 
 log = logging.getLogger(__name__)
 ELASTIC_QUOTAS = Resource.for_model(ElasticQuota)
@@ -97,30 +71,11 @@ def _pods_of(client: Client) -> Callable[[QuotaInfo], list[str]]:
     return pods
 
 
-def build_handlers(client: Client, options: WebhookOptions, gate: FeatureGate,
-                   topology: QuotaTopology, reader: Reader | None = None) -> dict[str, Handler]:
-    """Path → handler for the enabled gates (manager-descheduler.md 1.6, 7.2). The profile
-    webhooks read through ``reader`` (default: the client)."""
-    reader = reader or client
-    out: dict[str, Handler] = {}
-    if gate.enabled(POD_MUTATING_WEBHOOK):
-        out[MUTATE_POD] = PodMutatingHandler(reader, gate)
-    if gate.enabled(POD_VALIDATING_WEBHOOK):
-        out[VALIDATE_POD] = PodValidatingHandler(client, topology, gate)
-        out[VALIDATE_POD_BINDING] = BindingAdmissionHandler(client, options, gate)
-    if gate.enabled(ELASTIC_MUTATING_WEBHOOK):
-        out[MUTATE_ELASTIC_QUOTA] = QuotaMutatingHandler(topology)
-    if gate.enabled(ELASTIC_VALIDATING_WEBHOOK):
-        out[VALIDATE_ELASTIC_QUOTA] = QuotaValidatingHandler(topology)
-    if gate.enabled(CONFIG_MAP_VALIDATING_WEBHOOK):
-        out[VALIDATE_CONFIGMAP] = ConfigMapValidatingHandler(client, options)
-    if gate.enabled(NODE_MUTATING_WEBHOOK):
-        out[MUTATE_NODE_STATUS] = NodeStatusMutatingHandler()
-    if gate.enabled(NODE_VALIDATING_WEBHOOK):
-        out[VALIDATE_NODE] = NodeValidatingHandler(client, options)
-    if gate.enabled(RESERVATION_MUTATING_WEBHOOK):
-        out[MUTATE_RESERVATION] = ReservationMutatingHandler(reader)
-    return out
+def build_handlers(ctx: HandlerContext) -> dict[str, Handler]:
+    """Path → handler for the registered paths whose gate is on (upstream
+    ``filterActiveHandlers``)."""
+    return {path: builder.build(ctx) for path, builder in HANDLER_BUILDERS.items()
+            if ctx.gate.enabled(builder.gate)}
 
 
 def serve_review(handler: Handler, body: bytes) -> tuple[int, bytes]:
@@ -158,7 +113,8 @@ class WebhookServer:
         self.topology = QuotaTopology(pods_of=_pods_of(client), gate=gate)
         # What upstream's cached client serves the profile webhooks from.
         self.reader = CachedReader(client, (PROFILES, NAMESPACES, PRIORITY_CLASSES))
-        self.handlers = build_handlers(client, self.options, gate, self.topology, self.reader)
+        self.handlers = build_handlers(
+            HandlerContext(client, self.options, gate, self.topology, self.reader))
         self._ssl: ssl.SSLContext | None = None
         self._httpd: ThreadingHTTPServer | None = None
         self._stop = threading.Event()

@@ -1,4 +1,5 @@
-"""BatchResource yields exactly upstream's cgroup values (section 11.7's table and more)."""
+"""BatchResource yields exactly upstream's cgroup values (the cases of upstream
+`hooks/batchresource/batch_resource_test.go` and more)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ import pytest
 
 from api.extension.qos import LABEL_POD_QOS
 from api.slo.v1alpha1 import NodeSLOSpec
-from koordlet.runtimehooks.hooks.batchresource import batch_resource
+from koordlet.runtimehooks.hooks.batchresource import BatchResourceRule, batch_resource
 from koordlet.runtimehooks.protocol import Resources
-from koordlet.runtimehooks.rule import BatchResourceRule, Rules
+from koordlet.runtimehooks.rule import Rules
 from koordlet.runtimehooks.testing import (
     BATCH_POD_CASES,
     GI,

@@ -1,17 +1,46 @@
-"""CPUSetAllocator hook (upstream `hooks/cpuset`): container cpusets from the scheduler's
-resource-status annotation, the share pools or the system-QoS cpuset; quota −1 for pods with an
-allocated cpuset."""
+"""CPUSetAllocator hook (upstream `pkg/koordlet/runtimehooks/hooks/cpuset`): container cpusets
+from the scheduler's resource-status annotation, the share pools or the system-QoS cpuset;
+quota −1 for pods with an allocated cpuset.
+
+Its rule (`rule.go`: share pools and policies from the NodeResourceTopology) is not parsed
+yet: without it, only the resource-status cpuset applies.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from api.core import quantity_value
 from api.extension.numa import parse_resource_status
 from api.extension.qos import QoSClass, get_qos_class_by_labels
 from api.extension.resource import BATCH_CPU
+from koordlet.runtimehooks.hooks.hooks import RESOURCE_STAGES, Level, RuntimeHook
 from koordlet.runtimehooks.protocol import HookRequest, Resources
-from koordlet.runtimehooks.rule import CPUSharePool, Rules
 
-NAME = "CPUSetAllocator"
+if TYPE_CHECKING:
+    from koordlet.runtimehooks.rule import Rules
+
+
+@dataclass(slots=True, frozen=True)
+class CPUSharePool:
+    """A share pool from the node topology: the CPUs of one socket/NUMA node."""
+
+    socket: int
+    node: int
+    cpuset: str
+
+
+@dataclass(slots=True)
+class CPUSetRule:
+    """Share pools and policies from the NodeResourceTopology."""
+
+    share_pools: list[CPUSharePool] = field(default_factory=list)
+    be_share_pools: list[CPUSharePool] = field(default_factory=list)
+    kubelet_policy: str = "none"
+    system_qos_cpuset: str = ""
+
+
 KUBELET_POLICY_STATIC = "static"
 
 
@@ -54,3 +83,11 @@ def cpuset(req: HookRequest, rules: Rules) -> Resources:
     if req.is_pod:
         return Resources(cfs_quota=quota)
     return Resources(cpuset=_container_cpuset(req, rules), cfs_quota=quota)
+
+
+HOOK = RuntimeHook(
+    name="CPUSetAllocator",
+    fn=cpuset,
+    stages=RESOURCE_STAGES,
+    levels=frozenset({Level.POD, Level.CONTAINER}),
+)

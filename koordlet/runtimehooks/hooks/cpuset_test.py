@@ -8,9 +8,9 @@ import pytest
 
 from api.errors import MalformedValueError
 from api.extension.qos import LABEL_POD_QOS
-from koordlet.runtimehooks.hooks.cpuset import cpuset
+from koordlet.runtimehooks.hooks.cpuset import CPUSetRule, CPUSharePool, cpuset
 from koordlet.runtimehooks.protocol import HookRequest, Resources
-from koordlet.runtimehooks.rule import CPUSetRule, CPUSharePool, Rules
+from koordlet.runtimehooks.rule import Rules
 
 STATUS = "scheduling.koordinator.sh/resource-status"
 RULE = CPUSetRule(

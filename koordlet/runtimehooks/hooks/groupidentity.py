@@ -1,18 +1,64 @@
-"""GroupIdentity hook (upstream `hooks/groupidentity`): the pod's cpu.bvt_warp_ns by QoS class,
-only where the kernel has group identity."""
+"""GroupIdentity hook (upstream `pkg/koordlet/runtimehooks/hooks/groupidentity`): the pod's
+cpu.bvt_warp_ns by QoS class, only where the kernel has group identity.
+
+Its rule (`rule.go`): the bvt value of each QoS class from NodeSLO's resourceQOSStrategy.
+"""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from api.extension.pod_qos import parse_pod_cpu_qos
 from api.extension.qos import QoSClass, get_qos_class_by_labels
-from koordlet.runtimehooks.protocol import HookRequest, Resources
-from koordlet.runtimehooks.rule import GroupIdentityRule, Rules
+from api.slo.v1alpha1 import NodeSLOSpec
+from koordlet.runtimehooks.hooks.hooks import Level, RuntimeHook
+from koordlet.runtimehooks.protocol import HookRequest, Resources, Stage
+
+if TYPE_CHECKING:
+    from koordlet.runtimehooks.rule import Rules
 
 logger = logging.getLogger(__name__)
 
-NAME = "GroupIdentity"
+CPU_POLICY_GROUP_IDENTITY = "groupIdentity"
+
+
+@dataclass(slots=True)
+class GroupIdentityRule:
+    """bvt values per QoS class; a disabled class gets 0."""
+
+    lsr_value: int = 0
+    ls_value: int = 0
+    be_value: int = 0
+    lsr_enabled: bool = False
+    ls_enabled: bool = False
+    be_enabled: bool = False
+
+    @classmethod
+    def from_node_slo(cls, spec: NodeSLOSpec) -> GroupIdentityRule | None:
+        """The rule when `policies.cpuPolicy` is empty or `groupIdentity`, else None."""
+        policies = getattr(spec.resource_qos_strategy, "policies", None)
+        cpu_policy = getattr(policies, "cpu_policy", None) or ""
+        if cpu_policy not in ("", CPU_POLICY_GROUP_IDENTITY):
+            return None
+        rule = cls()
+        strategy = spec.resource_qos_strategy
+        for name in ("lsr", "ls", "be"):
+            qos = getattr(strategy, f"{name}_class", None) if strategy else None
+            cpu_qos = getattr(qos, "cpu_qos", None)
+            if cpu_qos is not None and cpu_qos.enable:
+                setattr(rule, f"{name}_enabled", True)
+                setattr(rule, f"{name}_value", cpu_qos.group_identity or 0)
+        return rule
+
+
+def _update_rule_from_node_slo(rules: Rules, spec: NodeSLOSpec) -> bool:
+    rule = GroupIdentityRule.from_node_slo(spec)
+    if rule == rules.group_identity:
+        return False
+    rules.group_identity = rule
+    return True
 
 
 def _value_by_kube_qos(cgroup_parent: str, rule: GroupIdentityRule) -> int:
@@ -47,3 +93,12 @@ def group_identity(req: HookRequest, rules: Rules) -> Resources:
     if rules.group_identity is None or not req.is_pod:
         return Resources()
     return Resources(cpu_bvt=bvt_value(req, rules.group_identity))
+
+
+HOOK = RuntimeHook(
+    name="GroupIdentity",
+    fn=group_identity,
+    stages=frozenset({Stage.PRE_RUN_POD_SANDBOX}),
+    levels=frozenset({Level.POD}),
+    on_node_slo=_update_rule_from_node_slo,
+)

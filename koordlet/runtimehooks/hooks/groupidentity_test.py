@@ -8,9 +8,9 @@ import pytest
 
 from api.extension.qos import LABEL_POD_QOS
 from api.slo.v1alpha1 import NodeSLOSpec
-from koordlet.runtimehooks.hooks.groupidentity import group_identity
+from koordlet.runtimehooks.hooks.groupidentity import GroupIdentityRule, group_identity
 from koordlet.runtimehooks.protocol import HookRequest, Resources
-from koordlet.runtimehooks.rule import GroupIdentityRule, Rules
+from koordlet.runtimehooks.rule import Rules
 
 RULE = GroupIdentityRule(lsr_value=2, ls_value=2, be_value=-1, lsr_enabled=True,
                          ls_enabled=True, be_enabled=True)

@@ -1,24 +1,32 @@
-"""Stages, hook order and failure policy (upstream `hooks/hooks.go`).
+"""What a hook declares, and how a stage runs the hooks (upstream `hooks/hooks.go`, with the
+levels of `reconciler/reconciler.go` and the parse functions of `rule/rule.go`).
 
-Within a stage hooks run sorted by name (byte order); later hooks overwrite fields set by
-earlier ones. With policy `Fail` the first error stops the stage and is returned along with what
-the earlier hooks set; with `Ignore` it is logged and the rest run.
+Each hook's module declares one :class:`RuntimeHook`: its upstream name, the proxy stages it runs
+at, the levels the reconciler applies it at, and how it updates its part of the node-wide
+:class:`Rules` from NodeSLO and node metadata. `koordlet.runtimehooks.registry` lists them.
+
+Hooks run in the order they are given (the registry's: by name, byte order); later hooks
+overwrite fields set by earlier ones. With policy `Fail` the first error stops the stage and is
+returned along with what the earlier hooks set; with `Ignore` it is logged and the rest run.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from koordlet.runtimehooks.hooks import batchresource, cpuset, groupidentity
+from api.extension.objects import KubeDict
+from api.slo.v1alpha1 import NodeSLOSpec
 from koordlet.runtimehooks.protocol import HookRequest, Resources, Stage
-from koordlet.runtimehooks.rule import Rules
+
+if TYPE_CHECKING:
+    # rule.Rules is made of the hooks' own rules, so it imports the hook modules.
+    from koordlet.runtimehooks.rule import Rules
 
 logger = logging.getLogger(__name__)
-
-HookFn = Callable[[HookRequest, Rules], Resources]
 
 
 class FailurePolicy(StrEnum):
@@ -26,30 +34,34 @@ class FailurePolicy(StrEnum):
     IGNORE = "Ignore"
 
 
-_REGISTERED: dict[Stage, dict[str, HookFn]] = {
-    Stage.PRE_RUN_POD_SANDBOX: {
-        batchresource.NAME: batchresource.batch_resource,
-        cpuset.NAME: cpuset.cpuset,
-        groupidentity.NAME: groupidentity.group_identity,
-    },
-    Stage.PRE_CREATE_CONTAINER: {
-        batchresource.NAME: batchresource.batch_resource,
-        cpuset.NAME: cpuset.cpuset,
-    },
-    Stage.PRE_UPDATE_CONTAINER_RESOURCES: {
-        batchresource.NAME: batchresource.batch_resource,
-        cpuset.NAME: cpuset.cpuset,
-    },
-}
+class Level(StrEnum):
+    """Where the reconciler applies a hook to running pods (upstream `ReconcilerLevel`)."""
+
+    POD = "pod"
+    CONTAINER = "container"
 
 
-def stage_hooks(stage: Stage) -> list[tuple[str, HookFn]]:
-    return sorted(_REGISTERED.get(stage, {}).items())
+# The stages whose requests carry the pod's or a container's resources.
+RESOURCE_STAGES = frozenset({Stage.PRE_RUN_POD_SANDBOX, Stage.PRE_CREATE_CONTAINER,
+                             Stage.PRE_UPDATE_CONTAINER_RESOURCES})
 
 
-def stages_with_hooks() -> list[Stage]:
-    """The stages koordlet registers for in koordlet.json."""
-    return [stage for stage in Stage if _REGISTERED.get(stage)]
+@dataclass(slots=True, frozen=True)
+class RuntimeHook:
+    """A hook as its module declares it. ``on_node_slo`` and ``on_node_metadata`` update the
+    hook's part of the rules and say whether it changed."""
+
+    name: str
+    fn: Callable[[HookRequest, Rules], Resources]
+    stages: frozenset[Stage] = frozenset()
+    levels: frozenset[Level] = frozenset()
+    on_node_slo: Callable[[Rules, NodeSLOSpec], bool] | None = None
+    on_node_metadata: Callable[[Rules, KubeDict], bool] | None = None
+
+
+def stages_with_hooks(hooks: Collection[RuntimeHook]) -> list[Stage]:
+    """The stages koordlet registers for in koordlet.json, in `Stage` order."""
+    return [stage for stage in Stage if any(stage in hook.stages for hook in hooks)]
 
 
 @dataclass(slots=True)
@@ -58,17 +70,18 @@ class StageResult:
     error: Exception | None = None  # set only under policy Fail
 
 
-def run_hooks(
-    stage: Stage, req: HookRequest, rules: Rules, policy: FailurePolicy
-) -> StageResult:
+def run_hooks(hooks: Collection[RuntimeHook], stage: Stage, req: HookRequest, rules: Rules,
+              policy: FailurePolicy) -> StageResult:
     result = StageResult()
-    for name, hook in stage_hooks(stage):
+    for hook in hooks:
+        if stage not in hook.stages:
+            continue
         try:
-            result.resources.merge(hook(req, rules))
+            result.resources.merge(hook.fn(req, rules))
         except Exception as exc:  # a hook's bug must not take the server down
             logger.error("hook %s failed in stage %s for pod %s/%s: %s",
-                         name, stage, req.pod_namespace, req.pod_name, exc)
+                         hook.name, stage, req.pod_namespace, req.pod_name, exc)
             if policy is FailurePolicy.FAIL:
-                result.error = RuntimeError(f"hook {name} failed: {exc}")
+                result.error = RuntimeError(f"hook {hook.name} failed: {exc}")
                 return result
     return result

@@ -1,18 +1,21 @@
-"""OOMScoreAdj hook (upstream `hooks/oomscoreadj`): a container's oom_score_adj target from
-`koordinator.sh/oom-score-adj-spec`, else `koordinator.sh/oom-score-adj`."""
+"""OOMScoreAdj hook (upstream `pkg/koordlet/runtimehooks/hooks/oomscoreadj`): a container's
+oom_score_adj target from `koordinator.sh/oom-score-adj-spec`, else `koordinator.sh/oom-score-adj`.
+"""
 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from api.errors import MalformedValueError
 from api.extension.pod_qos import parse_oom_score_adj, parse_oom_score_adj_spec
+from koordlet.runtimehooks.hooks.hooks import Level, RuntimeHook
 from koordlet.runtimehooks.protocol import HookRequest, Resources
-from koordlet.runtimehooks.rule import Rules
+
+if TYPE_CHECKING:
+    from koordlet.runtimehooks.rule import Rules
 
 logger = logging.getLogger(__name__)
-
-NAME = "OOMScoreAdj"
 
 
 def oom_score_adj(req: HookRequest, rules: Rules) -> Resources:
@@ -28,3 +31,7 @@ def oom_score_adj(req: HookRequest, rules: Rules) -> Resources:
         logger.info("skip oom_score_adj of %s/%s: %s", req.pod_namespace, req.pod_name, exc)
         return Resources()
     return Resources(oom_score_adj=target)
+
+
+# Reconciler only, as upstream: the value goes to the processes of a running container.
+HOOK = RuntimeHook(name="OOMScoreAdj", fn=oom_score_adj, levels=frozenset({Level.CONTAINER}))

@@ -3,7 +3,8 @@
 and its pods to the node as it should be, and whether it must be written.
 
 No API access and no shared state, so the controller and ``manager.bench`` run the same code.
-Stages are optional per plugin (CPUNormalization has no status check, Mid no meta check).
+A plugin runs at the stages it subclasses (CPUNormalization has no status check, Mid no meta
+check), in registration order.
 """
 
 from __future__ import annotations
@@ -15,11 +16,15 @@ from typing import Any
 from api.configuration import ColocationCfg, ColocationStrategy
 from manager.slo_controller.noderesource.framework import (
     CalculateError,
+    CalculatePlugin,
+    MetaCheckPlugin,
     NodeResource,
     Plugin,
     PluginInputs,
     PodInfo,
+    PreparePlugin,
     ResourceMetrics,
+    StatusCheckPlugin,
 )
 from manager.slo_controller.noderesource.plugins import PLUGINS
 
@@ -43,14 +48,16 @@ def calculate(cfg: ColocationCfg, strategy: ColocationStrategy, node: Mapping[st
     nr = NodeResource()
     if is_colocation_disabled(cfg, strategy):
         for plugin in plugins:
-            nr.set(plugin.reset(node, DISABLED_MESSAGE))  # type: ignore[attr-defined]
+            if isinstance(plugin, CalculatePlugin):
+                nr.set(plugin.reset(node, DISABLED_MESSAGE))
         return nr
     metrics = ResourceMetrics(metric_status)
     inputs = extra if extra is not None else PluginInputs()
     for plugin in plugins:
+        if not isinstance(plugin, CalculatePlugin):
+            continue
         try:
-            nr.set(plugin.calculate(  # type: ignore[attr-defined]
-                strategy, node, pods, metrics, now, inputs))
+            nr.set(plugin.calculate(strategy, node, pods, metrics, now, inputs))
         except CalculateError as err:
             log.info("node %s: plugin %s skipped: %s",
                      (node.get("metadata") or {}).get("name"), plugin.name, err)
@@ -71,9 +78,8 @@ def prepare_node(node: Mapping[str, Any], nr: NodeResource,
     status["allocatable"] = dict(status.get("allocatable") or {})
     prepared["status"] = status
     for plugin in plugins:
-        prepare = getattr(plugin, "prepare", None)
-        if prepare is not None:
-            prepare(prepared, nr)
+        if isinstance(plugin, PreparePlugin):
+            plugin.prepare(prepared, nr)
     return prepared
 
 
@@ -87,10 +93,9 @@ def need_status_update(strategy: ColocationStrategy, old: Mapping[str, Any],
     if now - last_update > (strategy.update_time_threshold_seconds or 0):
         return True, "updateTimeThresholdSeconds passed"
     for plugin in plugins:
-        check = getattr(plugin, "need_sync", None)
-        if check is None:
+        if not isinstance(plugin, StatusCheckPlugin):
             continue
-        diff, reason = check(strategy, old, new)
+        diff, reason = plugin.need_sync(strategy, old, new)
         if diff:
             return True, reason
     return False, ""
@@ -100,10 +105,9 @@ def need_meta_update(old: Mapping[str, Any], new: Mapping[str, Any],
                      plugins: Sequence[Plugin] = PLUGINS) -> tuple[bool, str]:
     """Whether a NodeMetaCheck plugin sees a label/annotation to patch (first one wins)."""
     for plugin in plugins:
-        check = getattr(plugin, "need_sync_meta", None)
-        if check is None:
+        if not isinstance(plugin, MetaCheckPlugin):
             continue
-        diff, reason = check(old, new)
+        diff, reason = plugin.need_sync_meta(old, new)
         if diff:
             return True, f"{plugin.name}: {reason}"
     return False, ""

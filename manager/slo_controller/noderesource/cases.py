@@ -1,6 +1,6 @@
 """Node/NodeMetric/pod scenarios with the batch and mid values upstream's formulas give
-(section 3 of manager-descheduler.md); shared by the formula test and the e2e test, which must
-agree on every number."""
+(upstream `plugins/batchresource` and `plugins/midresource`); shared by the formula test and
+the e2e test, which must agree on every number."""
 
 from __future__ import annotations
 

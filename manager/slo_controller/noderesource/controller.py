@@ -7,13 +7,13 @@ reads), NodeResourceTopologies (CPUNormalization reads the CPU basic info annota
 BatchResource the NUMA zones; a change of either enqueues the node), Devices (GPU/RDMA
 resources; every event enqueues the node of the same name) and the slo-controller-config (a
 change enqueues every node).
-Each key is a node name; ``reconcile`` runs the pure calculation of ``calculator`` over
-informer state and writes ``status`` only when upstream would (section 3.9: first write,
+Each key is a node name; ``reconcile`` runs the pure calculation of ``calculator`` over informer
+state and writes ``status`` only when upstream would (``isNodeResourceSyncNeeded``: first write,
 ``updateTimeThresholdSeconds`` passed, or a change past ``resourceDiffThreshold``), and merge
-patches labels/annotations when a NodeMetaCheck plugin sees a difference. Before that, the
-batch results per NUMA zone are written to the node's NodeResourceTopology (upstream's
-PreUpdate) when they moved past ``resourceDiffThreshold`` or ``updateTimeThresholdSeconds``
-passed since the last NRT write.
+patches labels/annotations when a NodeMetaCheck plugin sees a difference. Before that, the batch
+results per NUMA zone are written to the node's NodeResourceTopology (upstream's PreUpdate) when
+they moved past ``resourceDiffThreshold`` or ``updateTimeThresholdSeconds`` passed since the
+last NRT write.
 
 Wiring (koord-manager's main, on the leader)::
 

@@ -30,9 +30,12 @@ from api.extension.cpu_normalization import (
 )
 from manager.slo_controller.noderesource.framework import (
     CalculateError,
+    CalculatePlugin,
+    MetaCheckPlugin,
     NodeResource,
     PluginInputs,
     PodInfo,
+    PreparePlugin,
     ResourceItem,
     ResourceMetrics,
 )
@@ -95,7 +98,7 @@ def calculate_ratio(node: Mapping[str, Any], extra: PluginInputs) -> str:
     return format_cpu_normalization_ratio(ratio)
 
 
-class CPUNormalizationPlugin:
+class CPUNormalizationPlugin(CalculatePlugin, PreparePlugin, MetaCheckPlugin):
     """Calculate, NodePrepare and NodeMetaCheck for the CPU normalization ratio annotation."""
 
     name = PLUGIN_NAME

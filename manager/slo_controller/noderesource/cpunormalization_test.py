@@ -1,5 +1,6 @@
 """CPUNormalization: the ratio annotation from cpu-normalization-config and the NRT's CPU basic
-info, batch-cpu scaled by it, and when the annotation needs a patch (section 3.10)."""
+info, batch-cpu scaled by it, and when the annotation needs a patch (upstream
+`plugins/cpunormalization`)."""
 
 from __future__ import annotations
 

@@ -35,11 +35,15 @@ from api.extension.device_share import (
 from api.scheduling.v1alpha1.device import DeviceType
 from manager.slo_controller.noderesource.framework import (
     CalculateError,
+    CalculatePlugin,
+    MetaCheckPlugin,
     NodeResource,
     PluginInputs,
     PodInfo,
+    PreparePlugin,
     ResourceItem,
     ResourceMetrics,
+    StatusCheckPlugin,
 )
 from manager.slo_controller.noderesource.resourcesync import is_resource_diff
 from pkg.features import FeatureGate, default_feature_gate
@@ -108,7 +112,8 @@ def _write(node: dict[str, Any], nr: NodeResource, names: tuple[str, ...]) -> No
             capacity[name] = allocatable[name] = format_quantity(int(nr.resources[name] or 0))
 
 
-class GPUDeviceResourcePlugin:
+class GPUDeviceResourcePlugin(CalculatePlugin, PreparePlugin, StatusCheckPlugin,
+                              MetaCheckPlugin):
     """Calculate, NodePrepare, NodeStatusCheck and NodeMetaCheck for GPU resources and labels."""
 
     name = GPU_PLUGIN_NAME
@@ -146,7 +151,7 @@ class GPUDeviceResourcePlugin:
         return False, ""
 
 
-class RDMADeviceResourcePlugin:
+class RDMADeviceResourcePlugin(CalculatePlugin, PreparePlugin, StatusCheckPlugin):
     """Calculate, NodePrepare and NodeStatusCheck for ``koordinator.sh/rdma``."""
 
     name = RDMA_PLUGIN_NAME

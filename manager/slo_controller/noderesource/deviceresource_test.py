@@ -1,5 +1,5 @@
 """GPUDeviceResource and RDMADeviceResource: node resources and labels from the Device CR
-(section 3.10)."""
+(upstream `plugins/gpudeviceresource` and `plugins/rdmadevicereource`)."""
 
 from __future__ import annotations
 

@@ -14,16 +14,19 @@ from typing import Any, ClassVar
 from api.configuration import ColocationStrategy
 from manager.slo_controller.noderesource import inputs
 from manager.slo_controller.noderesource.framework import (
+    CalculatePlugin,
     NodeResource,
     PluginInputs,
     PodInfo,
+    PreparePlugin,
     ResourceItem,
     ResourceMetrics,
+    StatusCheckPlugin,
 )
 from manager.slo_controller.noderesource.resourcesync import is_resource_diff, write_resource
 
 
-class ExtendedResourcePlugin:
+class ExtendedResourcePlugin(CalculatePlugin, PreparePlugin, StatusCheckPlugin):
     resource_names: ClassVar[tuple[str, str]]
     degrade_message: ClassVar[str]
 

@@ -1,10 +1,10 @@
 """The plugin framework of the noderesource controller (upstream
 `pkg/slo-controller/noderesource/framework`).
 
-A plugin contributes to one or more stages: ``calculate`` (and ``reset``) produce
-``ResourceItem``s that are collected into a ``NodeResource``; ``prepare`` writes them onto a
-copy of the node; ``need_sync`` says whether the node's status differs enough to be written and
-``need_sync_meta`` whether its labels or annotations do (the metadata patch path).
+A plugin joins the stages whose base class it subclasses: ``calculate`` (and ``reset``)
+produce ``ResourceItem``s that are collected into a ``NodeResource``; ``prepare`` writes them
+onto a copy of the node; ``need_sync`` says whether the node's status differs enough to be
+written and ``need_sync_meta`` whether its labels or annotations do (the metadata patch path).
 Everything here works on parsed JSON dicts and integers (cpu in millicores, memory in bytes);
 no API access, so the same code serves the controller and the benchmark: what a plugin reads
 besides the node, its pods and its NodeMetric arrives in ``PluginInputs``.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
 from api.configuration import ColocationStrategy, SLOControllerConfig
 
@@ -72,7 +72,7 @@ class PodInfo:
 
     key: str  # namespace/name, the key of NodeMetric.status.podsMetric
     phase: str
-    priority_class: str  # with default (section 3.3)
+    priority_class: str  # with default (upstream GetPodPriorityClassWithDefault)
     qos: str  # Koordinator QoS with default
     requests: Resources  # cpu/memory of Kubernetes PodRequests
     # NUMA nodes of the pod's resource-status allocation (empty: shares every NUMA node)
@@ -99,32 +99,47 @@ class PluginInputs:
     device: Mapping[str, Any] | None = None
 
 
-class Plugin(Protocol):
-    """A noderesource plugin; every stage is optional except ``name``."""
+class Plugin:
+    """Base of every noderesource plugin (upstream ``framework.Plugin``). ``name`` is the name
+    ``--noderesource-plugins`` selects it by; a plugin declares the stages it joins by
+    subclassing their bases below."""
 
-    name: str
+    name: ClassVar[str] = ""
 
 
-class CalculatePlugin(Plugin, Protocol):
+class CalculatePlugin(Plugin):
+    """ResourceCalculate: the node's items, or their resets when colocation is off."""
+
     def calculate(self, strategy: ColocationStrategy, node: Mapping[str, Any],
                   pods: list[PodInfo], metrics: ResourceMetrics, now: float,
-                  extra: PluginInputs) -> list[ResourceItem]: ...
+                  extra: PluginInputs) -> list[ResourceItem]:
+        raise NotImplementedError
 
-    def reset(self, node: Mapping[str, Any], message: str) -> list[ResourceItem]: ...
-
-
-class PreparePlugin(Plugin, Protocol):
-    def prepare(self, node: dict[str, Any], nr: NodeResource) -> None: ...
+    def reset(self, node: Mapping[str, Any], message: str) -> list[ResourceItem]:
+        raise NotImplementedError
 
 
-class StatusCheckPlugin(Plugin, Protocol):
+class PreparePlugin(Plugin):
+    """NodePrepare: the calculated items written onto a copy of the node."""
+
+    def prepare(self, node: dict[str, Any], nr: NodeResource) -> None:
+        raise NotImplementedError
+
+
+class StatusCheckPlugin(Plugin):
+    """NodeStatusCheck: whether the node's status differs enough to be written."""
+
     def need_sync(self, strategy: ColocationStrategy, old: Mapping[str, Any],
-                  new: Mapping[str, Any]) -> tuple[bool, str]: ...
+                  new: Mapping[str, Any]) -> tuple[bool, str]:
+        raise NotImplementedError
 
 
-class MetaCheckPlugin(Plugin, Protocol):
+class MetaCheckPlugin(Plugin):
+    """NodeMetaCheck: whether the node's labels or annotations need a patch."""
+
     def need_sync_meta(self, old: Mapping[str, Any], new: Mapping[str, Any]
-                       ) -> tuple[bool, str]: ...
+                       ) -> tuple[bool, str]:
+        raise NotImplementedError
 
 
 __all__ = [

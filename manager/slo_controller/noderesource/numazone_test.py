@@ -1,5 +1,5 @@
-"""Batch resources per NUMA zone (section 3.5): the zone split of pods, system usage and
-reservations, and the NodeResourceTopology zone list update."""
+"""Batch resources per NUMA zone (upstream ``calculateOnNUMALevel``): the zone split of pods,
+system usage and reservations, and the NodeResourceTopology zone list update."""
 
 from __future__ import annotations
 

@@ -25,9 +25,12 @@ from api.extension.cpu_normalization import parse_cpu_normalization_ratio
 from api.extension.resource import RESOURCE_CPU
 from manager.slo_controller.noderesource.framework import (
     CalculateError,
+    CalculatePlugin,
+    MetaCheckPlugin,
     NodeResource,
     PluginInputs,
     PodInfo,
+    PreparePlugin,
     ResourceItem,
     ResourceMetrics,
 )
@@ -59,7 +62,7 @@ def calculate_ratios(node: Mapping[str, Any], extra: PluginInputs) -> dict[str, 
     return ratios
 
 
-class ResourceAmplificationPlugin:
+class ResourceAmplificationPlugin(CalculatePlugin, PreparePlugin, MetaCheckPlugin):
     """Calculate, NodePrepare and NodeMetaCheck for the amplification ratio annotation."""
 
     name = PLUGIN_NAME

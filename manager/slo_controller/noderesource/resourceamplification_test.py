@@ -1,5 +1,6 @@
 """ResourceAmplification: the ratio annotation from resource-amplification-config and the
-node's CPU normalization ratio, its removal, and when it needs a patch (section 3.10)."""
+node's CPU normalization ratio, its removal, and when it needs a patch (upstream
+`plugins/resourceamplification`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``/validate-configmap``: a bad slo-controller-config is refused before it is stored.
 
-Corresponds to upstream ``pkg/webhook/cm/validating`` and its ``plugins/sloconfig`` checkers
-(manager-descheduler.md 7.8). For each strategy key whose value is non-empty and changed:
+Corresponds to upstream ``pkg/webhook/cm/validating`` and its ``plugins/sloconfig`` checkers.
+For each strategy key whose value is non-empty and changed:
 JSON parse (``ParseConfigFail``), node entries need a parsable non-empty ``nodeSelector``
 and the values must be in range (``ConfigParamInvalid``, reusing api/configuration's parsers),
 names unique when ``--node-strategy-name-need-check``, no two node selectors overlap
@@ -26,9 +26,12 @@ from api.configuration.slo_controller_config import KEY_PARSERS
 from api.errors import MalformedValueError
 from pkg.client import ApiError, Client
 from pkg.client.resources import NODES
+from pkg.features.features import CONFIG_MAP_VALIDATING_WEBHOOK
 from pkg.util.labels import InvalidSelectorError, Selector, parse_selector
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored
+from ..configuration import VALIDATE_CONFIGMAP
+from ..framework import HandlerBuilder
 from ..options import WebhookOptions
 
 CHECKED_KEYS = (COLOCATION_CONFIG_KEY, RESOURCE_THRESHOLD_CONFIG_KEY, RESOURCE_QOS_CONFIG_KEY,
@@ -201,5 +204,10 @@ def check_node_conflict(node: dict[str, Any],
                 f"{', '.join(hits)}")
 
 
-__all__ = ["CHECKED_KEYS", "ConfigMapValidatingHandler", "ConfigRejected", "check_node_conflict",
-           "multi_strategy_selectors"]
+HANDLER_BUILDERS = (
+    HandlerBuilder(VALIDATE_CONFIGMAP, CONFIG_MAP_VALIDATING_WEBHOOK,
+                   lambda ctx: ConfigMapValidatingHandler(ctx.client, ctx.options)),
+)
+
+__all__ = ["CHECKED_KEYS", "HANDLER_BUILDERS", "ConfigMapValidatingHandler", "ConfigRejected",
+           "check_node_conflict", "multi_strategy_selectors"]

@@ -3,7 +3,7 @@
 Corresponds to upstream ``pkg/webhook/elasticquota/mutating`` (defaults: parent label, tree
 ID inherited from the parent, shared-weight aligned to ``spec.max``) and
 ``pkg/webhook/elasticquota/validating`` (``ValidAddQuota``, ``ValidUpdateQuota``,
-``ValidDeleteQuota`` on the shared QuotaTopology), manager-descheduler.md 7.6.
+``ValidDeleteQuota`` on the shared QuotaTopology).
 """
 
 from __future__ import annotations
@@ -18,8 +18,11 @@ from api.extension.elastic_quota import (
     LABEL_QUOTA_TREE_ID,
     ROOT_QUOTA_NAME,
 )
+from pkg.features.features import ELASTIC_MUTATING_WEBHOOK, ELASTIC_VALIDATING_WEBHOOK
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored, patch_response
+from ..configuration import MUTATE_ELASTIC_QUOTA, VALIDATE_ELASTIC_QUOTA
+from ..framework import HandlerBuilder
 from .topology import QuotaError, QuotaTopology
 
 
@@ -88,4 +91,12 @@ class QuotaValidatingHandler:
         return allowed()
 
 
-__all__ = ["QuotaMutatingHandler", "QuotaValidatingHandler"]
+HANDLER_BUILDERS = (
+    HandlerBuilder(MUTATE_ELASTIC_QUOTA, ELASTIC_MUTATING_WEBHOOK,
+                   lambda ctx: QuotaMutatingHandler(ctx.topology)),
+    HandlerBuilder(VALIDATE_ELASTIC_QUOTA, ELASTIC_VALIDATING_WEBHOOK,
+                   lambda ctx: QuotaValidatingHandler(ctx.topology)),
+)
+
+
+__all__ = ["HANDLER_BUILDERS", "QuotaMutatingHandler", "QuotaValidatingHandler"]

@@ -1,7 +1,7 @@
 """The webhook's quota tree and the rules a new, changed or deleted ElasticQuota must keep.
 
 Corresponds to upstream ``pkg/webhook/elasticquota/quota_topology.go`` and
-``quota_topology_check.go`` (manager-descheduler.md 7.6). The tree (name → info, parent →
+``quota_topology_check.go``. The tree (name → info, parent →
 children seeded with ``koordinator-root-quota``, namespace → quota) is fed by an informer and
 by successful validations. Every rule raises ``QuotaError`` with upstream's message.
 """

@@ -1,7 +1,7 @@
 """``/mutate-node-status``: node allocatable amplified by the node's amplification ratios.
 
 Corresponds to upstream ``pkg/webhook/node/mutating`` with its one plugin,
-``plugins/resourceamplification`` (manager-descheduler.md 7.7). Only UPDATE of
+``plugins/resourceamplification``. Only UPDATE of
 ``nodes/status`` is mutated. Without a ratio annotation the saved raw allocatable is removed
 (the feature was turned off). Otherwise the kubelet's cpu/memory allocatable is saved in
 ``node.koordinator.sh/raw-allocatable`` when none is saved yet or when the kubelet changed it,
@@ -29,8 +29,11 @@ from api.extension.amplification import (
     parse_resource_amplification_ratios,
 )
 from api.extension.resource import RESOURCE_CPU, RESOURCE_MEMORY
+from pkg.features.features import NODE_MUTATING_WEBHOOK
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored, patch_response
+from ..configuration import MUTATE_NODE_STATUS
+from ..framework import HandlerBuilder
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -107,5 +110,10 @@ class NodeStatusMutatingHandler:
         return patch_response(req.object, node)
 
 
-__all__ = ["NodeStatusMutatingHandler", "SUPPORTED_RESOURCES", "amplify_node_status",
-           "multiply_milli"]
+HANDLER_BUILDERS = (
+    HandlerBuilder(MUTATE_NODE_STATUS, NODE_MUTATING_WEBHOOK,
+                   lambda ctx: NodeStatusMutatingHandler()),
+)
+
+__all__ = ["HANDLER_BUILDERS", "NodeStatusMutatingHandler", "SUPPORTED_RESOURCES",
+           "amplify_node_status", "multiply_milli"]

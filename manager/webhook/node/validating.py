@@ -1,7 +1,7 @@
 """``/validate-node``: a label change must not put a node under two node strategies.
 
 Corresponds to upstream ``pkg/webhook/node/validating`` with its plugin
-``plugins/sloconfig`` (``SLOManagerConfigConflictForNode``, manager-descheduler.md 7.7). When a
+``plugins/sloconfig`` (``SLOManagerConfigConflictForNode``). When a
 node is created or its labels change, the slo-controller-config's node strategies are matched
 against the new labels; one config key with more than one matching strategy is refused with
 reason ``ExistNodeConfict`` (400, JSON ``{reason, message}`` as the ConfigMap webhook).
@@ -16,9 +16,12 @@ from dataclasses import dataclass, field
 
 from pkg.client import ApiError, Client
 from pkg.client.resources import CONFIGMAPS
+from pkg.features.features import NODE_VALIDATING_WEBHOOK
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored
 from ..configmap.validating import ConfigRejected, check_node_conflict, multi_strategy_selectors
+from ..configuration import VALIDATE_NODE
+from ..framework import HandlerBuilder
 from ..options import WebhookOptions
 
 log = logging.getLogger(__name__)
@@ -60,4 +63,10 @@ class NodeValidatingHandler:
         check_node_conflict(node, multi_strategy_selectors(cm.get("data") or {}))
 
 
-__all__ = ["NodeValidatingHandler"]
+HANDLER_BUILDERS = (
+    HandlerBuilder(VALIDATE_NODE, NODE_VALIDATING_WEBHOOK,
+                   lambda ctx: NodeValidatingHandler(ctx.client, ctx.options)),
+)
+
+
+__all__ = ["HANDLER_BUILDERS", "NodeValidatingHandler"]

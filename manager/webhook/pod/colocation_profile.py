@@ -1,7 +1,7 @@
 """ClusterColocationProfile mutation of new pods and Reservations.
 
 Corresponds to upstream ``pkg/webhook/pod/mutating/cluster_colocation_profile.go``
-(manager-descheduler.md 7.3; the Reservation webhook of 7.9 shares it): matching by
+(the Reservation webhook, upstream ``pkg/webhook/reservation/mutating``, shares it): matching by
 ``namespaceSelector`` and ``selector``, the probability draw, the mutation steps in
 upstream's order, and the renaming of cpu/memory to ``kubernetes.io/batch-*`` / ``mid-*``
 for batch and mid pods. Profiles apply in name order.

@@ -3,7 +3,7 @@
 Corresponds to upstream ``pkg/webhook/pod/mutating/extended_resource_spec.go`` (the per
 container batch resources, for consumers without the pod spec) and
 ``device_resource_spec.go`` (``koordinator.sh/gpu`` → ``gpu-core`` + ``gpu-memory-ratio``,
-``gpu.shared`` filled in), manager-descheduler.md 7.3.
+``gpu.shared`` filled in).
 """
 
 from __future__ import annotations

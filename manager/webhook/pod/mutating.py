@@ -1,6 +1,6 @@
 """``/mutate-pod``: the pod mutating webhook.
 
-Corresponds to upstream ``pkg/webhook/pod/mutating`` (manager-descheduler.md 7.3). Only
+Corresponds to upstream ``pkg/webhook/pod/mutating``. Only
 CREATE of ``pods`` (no subresource) is mutated: ClusterColocationProfiles, then the
 extended-resource-spec annotation, then GPU request rewriting. The answer is a JSON patch
 from the pod as sent to the mutated pod; a failing step answers 500 (the pod is rejected under
@@ -19,10 +19,13 @@ from pkg.features.features import (
     COLOCATION_PROFILE_SKIP_MUTATING_RESOURCES,
     DISABLE_DEVICE_RESOURCE_SPEC,
     DISABLE_EXTENDED_RESOURCE_SPEC,
+    POD_MUTATING_WEBHOOK,
 )
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored, patch_response
 from ..cached_reader import Reader
+from ..configuration import MUTATE_POD
+from ..framework import HandlerBuilder
 from .colocation_profile import MutationError, ProfileMatcher, mutate_by_profiles
 from .extended_resource import set_device_resource_spec, set_extended_resource_spec
 
@@ -71,4 +74,10 @@ class PodMutatingHandler:
         return patch_response(original, pod)
 
 
-__all__ = ["PodMutatingHandler"]
+HANDLER_BUILDERS = (
+    HandlerBuilder(MUTATE_POD, POD_MUTATING_WEBHOOK,
+                   lambda ctx: PodMutatingHandler(ctx.reader, ctx.gate)),
+)
+
+
+__all__ = ["HANDLER_BUILDERS", "PodMutatingHandler"]

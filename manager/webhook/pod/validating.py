@@ -1,6 +1,6 @@
 """``/validate-pod`` and ``/validate-pod-binding``.
 
-Corresponds to upstream ``pkg/webhook/pod/validating`` (manager-descheduler.md 7.4, 7.5):
+Corresponds to upstream ``pkg/webhook/pod/validating`` (and ``binding_admission.go``):
 the reserve-pod annotation, ClusterColocationProfile rules (QoS/priority immutability and
 combinations, batch resources need BE, LSR/LSE integer CPUs), the ElasticQuota pod checks,
 and binding admission. Violations answer 400 with the aggregated field errors. Quota
@@ -27,12 +27,15 @@ from pkg.features import FeatureGate, default_feature_gate
 from pkg.features.features import (
     BINDING_ADMISSION_WEBHOOK,
     COLOCATION_PROFILE_SKIP_VALIDATING_PRIORITY,
+    POD_VALIDATING_WEBHOOK,
     SUPPORT_PARENT_QUOTA_SUBMIT_POD,
 )
 from pkg.util.podresources import pod_requests
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored
+from ..configuration import VALIDATE_POD, VALIDATE_POD_BINDING
 from ..elasticquota.topology import QuotaTopology
+from ..framework import HandlerBuilder
 from ..options import WebhookOptions
 
 Obj = dict
@@ -181,4 +184,13 @@ class BindingAdmissionHandler:
         return denied("binding denied: username is not in the allowed list")
 
 
-__all__ = ["BindingAdmissionHandler", "PodValidatingHandler", "colocation_errors"]
+HANDLER_BUILDERS = (
+    HandlerBuilder(VALIDATE_POD, POD_VALIDATING_WEBHOOK,
+                   lambda ctx: PodValidatingHandler(ctx.client, ctx.topology, ctx.gate)),
+    HandlerBuilder(VALIDATE_POD_BINDING, POD_VALIDATING_WEBHOOK,
+                   lambda ctx: BindingAdmissionHandler(ctx.client, ctx.options, ctx.gate)),
+)
+
+
+__all__ = ["HANDLER_BUILDERS", "BindingAdmissionHandler", "PodValidatingHandler",
+           "colocation_errors"]

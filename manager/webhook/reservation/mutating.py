@@ -1,6 +1,6 @@
 """``/mutate-reservation``: ClusterColocationProfiles applied to new Reservations.
 
-Corresponds to upstream ``pkg/webhook/reservation/mutating`` (manager-descheduler.md 7.9):
+Corresponds to upstream ``pkg/webhook/reservation/mutating``:
 the profile logic of the pod webhook on Reservation CREATE, matched by the Reservation's
 labels only (a Reservation is cluster-scoped, so ``namespaceSelector`` is ignored). Labels,
 annotations, QoS and koordinator priority go to the Reservation's metadata; scheduler name and
@@ -14,8 +14,12 @@ import copy
 import logging
 from dataclasses import dataclass, field
 
+from pkg.features.features import RESERVATION_MUTATING_WEBHOOK
+
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored, patch_response
 from ..cached_reader import Reader
+from ..configuration import MUTATE_RESERVATION
+from ..framework import HandlerBuilder
 from ..pod.colocation_profile import MutationError, ProfileMatcher, mutate_by_profiles
 
 log = logging.getLogger(__name__)
@@ -51,4 +55,10 @@ class ReservationMutatingHandler:
         return patch_response(req.object, mutated)
 
 
-__all__ = ["ReservationMutatingHandler"]
+HANDLER_BUILDERS = (
+    HandlerBuilder(MUTATE_RESERVATION, RESERVATION_MUTATING_WEBHOOK,
+                   lambda ctx: ReservationMutatingHandler(ctx.reader)),
+)
+
+
+__all__ = ["HANDLER_BUILDERS", "ReservationMutatingHandler"]
