@@ -122,7 +122,7 @@ class CPUBurst:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.reader = CgroupReader(ctx.env)
+        self.reader = CgroupReader.for_env(ctx.env)
         self.limiters: dict[str, BurstLimiter] = {}  # container id → limiter
 
     def enabled(self) -> bool:

@@ -107,7 +107,7 @@ class CPUSuppress:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.reader = CgroupReader(ctx.env)
+        self.reader = CgroupReader.for_env(ctx.env)
         # Recovery writes −1 once per switch away from cfsQuota (upstream's
         # suppressPolicyStatuses); it starts False so a fresh koordlet recovers once.
         self._quota_recovered = False

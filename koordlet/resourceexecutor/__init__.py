@@ -4,5 +4,5 @@
 koordlet.md 8; `executor.ResourceUpdateExecutor` applies them with a cache of the last value
 written and, for trees of writes, widens parents before children and narrows children before
 parents (`leveled_update_batch`); `reader.CgroupReader` reads values back in v1 units on either
-cgroup version.
+cgroup version, for the strategies and for the metric collectors' per-tick reads.
 """

@@ -46,25 +46,17 @@ class CgroupEnv:
 
     def dir_path(self, resource: CgroupResource, parent_dir: str) -> str:
         """Absolute dir of `parent_dir` (a relative layout dir) for `resource`'s subsystem."""
-        parts = [self.root]
-        if not self.v2:
-            parts.append(resource.subsystem)
-        if self.prefix:
-            parts.append(self.prefix)
-        if parent_dir:
-            parts.append(parent_dir)
-        return os.path.join(*parts)
+        return resource.dir_path(self.root, self.prefix, parent_dir)
 
     def path(self, resource_type: str, parent_dir: str) -> str:
-        resource = self.resource(resource_type)
-        return os.path.join(self.dir_path(resource, parent_dir), resource.file_name)
+        return self.resource(resource_type).path(self.root, self.prefix, parent_dir)
 
     def check_supported(self, resource: CgroupResource, parent_dir: str) -> None:
         """Raises `ResourceUnsupportedError` when the kernel lacks the file (11.4, column 4)."""
         if resource.check is SupportCheck.ALWAYS:
             return
         if resource.check is SupportCheck.FILE_EXISTS:
-            target = os.path.join(self.dir_path(resource, parent_dir), resource.file_name)
+            target = resource.path(self.root, self.prefix, parent_dir)
             if not os.path.exists(target):
                 raise ResourceUnsupportedError(resource.type, f"file {target} not exist")
             return

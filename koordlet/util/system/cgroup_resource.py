@@ -8,6 +8,7 @@ on v2) cannot be used on that version.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -91,6 +92,15 @@ class CgroupResource:
 
     def validate(self, value: str) -> str | None:
         return None if self.validator is None else self.validator.validate(value)
+
+    def dir_path(self, root: str, prefix: str, parent_dir: str) -> str:
+        """Absolute dir of `parent_dir` (a relative layout dir below `prefix`) that holds this
+        file: under the subsystem dir on v1, directly under `root` on v2."""
+        return os.path.join(root, *(p for p in (self.subsystem, prefix, parent_dir) if p))
+
+    def path(self, root: str, prefix: str, parent_dir: str) -> str:
+        """Upstream `Resource.Path`, with the root (and test prefix) passed instead of global."""
+        return os.path.join(self.dir_path(root, prefix, parent_dir), self.file_name)
 
 
 def _v1(
