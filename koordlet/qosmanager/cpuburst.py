@@ -1,4 +1,4 @@
-"""cpuburst: upstream `pkg/koordlet/qosmanager/plugins/cpuburst/cpu_burst.go` (koordlet.md 7.6).
+"""cpuburst: upstream `pkg/koordlet/qosmanager/plugins/cpuburst/cpu_burst.go`.
 
 For LS-like pods (raw QoS not LSR, LSE or BE), from NodeSLO `cpuBurstStrategy` overlaid by the
 pod annotation `koordinator.sh/cpuBurst`:

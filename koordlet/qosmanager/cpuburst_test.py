@@ -1,5 +1,6 @@
-"""cpuburst (koordlet.md 7.6) on a fake cgroup v2 tree: cfs_burst values, the quota scaling with
-the node's share-pool state, the clamp, the reset, and a kernel without the burst file."""
+"""cpuburst (upstream `pkg/koordlet/qosmanager/plugins/cpuburst/cpu_burst.go`) on a fake cgroup
+v2 tree: cfs_burst values, the quota scaling with the node's share-pool state, the clamp, the
+reset, and a kernel without the burst file."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""cpuevict BECPUEvict (koordlet.md 7.3): the satisfaction formula, and evictions against the
-embedded API server (lowest priority first, only as much batch-cpu request as needed, cool time)."""
+"""cpuevict BECPUEvict (upstream `pkg/koordlet/qosmanager/plugins/cpuevict/cpu_evict.go`): the
+satisfaction formula, and evictions against the embedded API server (lowest priority first, only
+as much batch-cpu request as needed, cool time)."""
 
 from __future__ import annotations
 

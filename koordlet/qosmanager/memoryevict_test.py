@@ -1,5 +1,6 @@
-"""memoryevict (koordlet.md 7.4) against the embedded API server: which BE pods go, in which
-order, the cool time, and a PodDisruptionBudget that blocks one eviction."""
+"""memoryevict (upstream `pkg/koordlet/qosmanager/plugins/memoryevict/memory_evict.go`) against
+the embedded API server: which BE pods go, in which order, the cool time, and a
+PodDisruptionBudget that blocks one eviction."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The executor and reader on a fake cgroup v2 tree: v1 values are translated on the way in and
-out (koordlet.md 11.5)."""
+out (upstream `pkg/koordlet/util/system/cgroup2.go` and the v2 registry of
+`cgroup_resource.go`)."""
 
 from pathlib import Path
 

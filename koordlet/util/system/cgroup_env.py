@@ -52,7 +52,8 @@ class CgroupEnv:
         return self.resource(resource_type).path(self.root, self.prefix, parent_dir)
 
     def check_supported(self, resource: CgroupResource, parent_dir: str) -> None:
-        """Raises `ResourceUnsupportedError` when the kernel lacks the file (11.4, column 4)."""
+        """Raises `ResourceUnsupportedError` when the kernel lacks the file (the resource's
+        `check`, upstream's `SupportedIfFileExists*`)."""
         if resource.check is SupportCheck.ALWAYS:
             return
         if resource.check is SupportCheck.FILE_EXISTS:
@@ -78,5 +79,6 @@ class CgroupEnv:
         return container_relative_dir(self.driver, pod_dir, container_id)
 
     def be_dir(self) -> str:
-        """The node-level BE cgroup (11.6): target of cpusuppress, source of BE metrics."""
+        """The node-level BE cgroup (upstream `GetPodQoSRelativePath(BestEffort)`): target of
+        cpusuppress, source of BE metrics."""
         return self.kube_qos_dir(KubeQoSClass.BEST_EFFORT)

@@ -1,9 +1,10 @@
 """The registry of cgroup files: upstream `pkg/koordlet/util/system/cgroup_resource.go`.
 
 Every file is a *resource* keyed by its v1 file name (`cpu.cfs_quota_us`), with its subsystem
-dir on v1, its file name on v2 (koordlet.md 11.5), a validator for written values (11.4) and a
-"supported" check. A resource missing from a version's registry (blkio, `memory.idle_page_stats`
-on v2) cannot be used on that version.
+dir on v1, its file name on v2, a validator for written values and a "supported" check
+(upstream's `SupportedIfFileExists`, `SupportedIfFileExistsInKubepods`). A resource missing
+from a version's registry (blkio, `memory.idle_page_stats` on v2) cannot be used on that
+version.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ _MEMORY_PRIORITY = RangeValidator(0, 12)
 _BLKIO_WEIGHT = RangeValidator(1, 100)
 
 _V1_LIST = [
-    # written (11.4)
+    # written
     _v1(CPU, "cpu.shares", _SHARES),
     _v1(CPU, "cpu.cfs_quota_us"),
     _v1(CPU, "cpu.cfs_period_us"),
@@ -152,7 +153,7 @@ _V1_LIST = [
     _v1(NET_CLS, "net_cls.classid", NetClsClassIDValidator(), _KUBEPODS),
     _v1(CPU, "tasks"),
     _v1(CPU, "cgroup.procs"),
-    # read only (11.3)
+    # read only
     _v1(CPUACCT, "cpuacct.usage"),
     _v1(CPU, "cpu.stat"),
     _v1(MEMORY, "memory.stat"),
@@ -165,7 +166,7 @@ _V1_LIST = [
 ]
 V1_RESOURCES: dict[str, CgroupResource] = {r.type: r for r in _V1_LIST}
 
-# v1 type → v2 file, for the files whose name changes; the others keep theirs (11.5).
+# v1 type → v2 file, for the files whose name changes; the others keep theirs.
 _V2_RENAMES = {
     "cpu.cfs_quota_us": "cpu.max",
     "cpu.cfs_period_us": "cpu.max",
