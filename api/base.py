@@ -6,7 +6,7 @@ Corresponds to the conventions upstream gets from Go's `encoding/json` and contr
   an explicit alias; output leaves out fields that are ``None`` (Go's ``omitempty`` on pointers);
   fields that upstream always writes are typed without ``None`` and carry their zero default.
 * ``GoJSONModel``: an annotation or ConfigMap payload. Keys match case-insensitively and unknown
-  keys are ignored, as Go's decoder does (apis.md 0.2).
+  keys are ignored, as Go's decoder does (see ``api.extension.payload``).
 * Markers in ``Annotated[...]`` metadata tell the CRD generator what Python types cannot:
   ``Int32``, ``Schemaless`` (x-kubernetes-preserve-unknown-fields), ``CRD_REQUIRED``.
 """

@@ -86,7 +86,7 @@ _BINARY_SUFFIXES = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 
 def format_quantity(quantity: str | int | Decimal,
                     fmt: QuantityFormat | None = None) -> str:
-    """Go's canonical ``resource.Quantity.String()`` (apis.md 0.3).
+    """Go's canonical ``resource.Quantity.String()`` (``k8s.io/apimachinery/pkg/api/resource``).
 
     A string keeps the format its suffix implies (``"2.5"`` → ``"2500m"``, ``"1024Mi"`` →
     ``"1Gi"``, ``"1000m"`` → ``"1"``); a number is DecimalSI unless ``fmt`` says otherwise

@@ -1,4 +1,5 @@
-"""Go's canonical quantity output (apis.md 0.3) from ``api.core.format_quantity``."""
+"""Go's canonical quantity output (``resource.Quantity.String()``) from
+``api.core.format_quantity``."""
 
 from decimal import Decimal
 
@@ -8,7 +9,7 @@ from api.core import QuantityFormat, format_quantity, quantity_format
 
 
 @pytest.mark.parametrize(("given", "expected"), [
-    # The table of apis.md 0.3.
+    # What Go writes for common inputs.
     ("1", "1"), (1, "1"), ("2.5", "2500m"), ("0.1", "100m"), ("1000m", "1"), ("16Gi", "16Gi"),
     ("1024Mi", "1Gi"), ("10M", "10M"), ("0", "0"),
     # More of Go's behaviour.

@@ -48,8 +48,26 @@ def format_time(moment: datetime) -> str:
 
 
 def parse_time(value: str) -> datetime:
-    """An RFC 3339 timestamp as an aware datetime."""
+    """An RFC 3339 timestamp (metav1.Time or MicroTime on the wire) as an aware datetime.
+
+    Fractional seconds are optional and kept to the microsecond; the zone is ``Z`` or an offset.
+    Raises ValueError for anything else, the empty string included.
+    """
     return datetime.fromisoformat(_check_time(value).replace("z", "Z").replace("Z", "+00:00"))
+
+
+def parse_timestamp(value: object) -> float | None:
+    """``parse_time`` as seconds since the epoch, for a field read from raw JSON.
+
+    None when the field is absent (None or empty) or is not an RFC 3339 string: such a field
+    counts as unset, where ``parse_time`` raises.
+    """
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_time(value).timestamp()
+    except ValueError:
+        return None
 
 
 # --- Duration --------------------------------------------------------------------------------
@@ -260,5 +278,5 @@ def registered_kinds() -> dict[tuple[str, str, str], type[KubeObject]]:
 __all__ = [
     "Condition", "Duration", "Int32", "Int64", "KubeObject", "LabelSelector",
     "LabelSelectorRequirement", "ObjectMeta", "OwnerReference", "Time", "format_duration",
-    "format_time", "parse_duration", "parse_time", "registered_kinds",
+    "format_time", "parse_duration", "parse_time", "parse_timestamp", "registered_kinds",
 ]

@@ -42,13 +42,7 @@ from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig, MetricSample
 from koordlet.metrics import metrics
 from koordlet.metricsadvisor import framework
-from koordlet.metricsadvisor.cgroupreader import (
-    CGROUP_V1,
-    CGROUP_V2,
-    CgroupReader,
-    ContainerCgroup,
-    PodCgroup,
-)
+from koordlet.metricsadvisor.framework import ContainerCgroup, PodCgroup
 from koordlet.metricsadvisor.nodeinfo import NodeInfoCollector
 from koordlet.metricsadvisor.noderesource import NodeResourceCollector
 from koordlet.metricsadvisor.pagecache import PageCacheCollector
@@ -66,6 +60,7 @@ from koordlet.resourceexecutor.executor import (
     DEFAULT_RESOURCE_FORCE_UPDATE_SECONDS,
     ResourceUpdateExecutor,
 )
+from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader
 from koordlet.runtimehooks.cgroupapply import CgroupApplier, PodReconciler
 from koordlet.runtimehooks.hooks.hooks import FailurePolicy
 from koordlet.runtimehooks.rule import Rules

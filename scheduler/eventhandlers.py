@@ -11,16 +11,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from api.slo.v1alpha1.nodemetric import NodeMetric
 from pkg.client.informers import EventHandlerFuncs, FilteringEventHandler, deleted_object
-from pkg.client.resources import NODES, PODS, Resource
+from pkg.client.resources import NODE_METRICS, NODES, PODS
 from scheduler.framework import events as ev
 from scheduler.framework.types import pod_key
 from scheduler.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
-
-NODE_METRICS = Resource.for_model(NodeMetric)
 
 
 def _assigned(pod: Any) -> bool:

@@ -16,7 +16,7 @@ from api.configuration import (
 from api.errors import MalformedValueError
 from pkg.util.testdata import upstream_data_dir
 
-# apis.md 4.8: every key set.
+# slo-controller-config with every key set.
 COMPLETE_EXAMPLE = {
     "colocation-config": """
         {"enable": true, "metricAggregateDurationSeconds": 300, "cpuReclaimThresholdPercent": 60,

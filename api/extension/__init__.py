@@ -1,9 +1,8 @@
 """Koordinator's labels, annotations, extended resources, QoS and priority classes.
 
-Corresponds to upstream `apis/extension` (plus the pod and node keys of
-`apis/slo/v1alpha1/pod.go` and `node.go`); facts from apis.md section 2. Every name of the
-domain modules is re-exported here, as upstream's one flat Go package
-(``from api.extension import LABEL_POD_QOS, get_pod_qos_class_with_default``).
+Corresponds to upstream `apis/extension` (plus the pod and node keys of `apis/slo/v1alpha1/pod.go`
+and `node.go`). Every name of the domain modules is re-exported here, as upstream's one flat Go
+package (``from api.extension import LABEL_POD_QOS, get_pod_qos_class_with_default``).
 
 Conventions: pods and nodes are parsed-JSON dicts; label and annotation maps are plain
 mappings. ``parse_X`` reads a key and raises :class:`api.errors.MalformedValueError` (naming the

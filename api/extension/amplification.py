@@ -1,9 +1,8 @@
 """Node resource amplification: the ratio annotation, the raw allocatable, and the arithmetic.
 
-Corresponds to upstream `apis/extension/node_resource_amplification.go` (apis.md 2.4, 2.7,
-2.11.10). Ratios are written as JSON numbers with exactly two decimals (``{"cpu":1.22}``);
-only ratios above 1 change a quantity, to ``ceil(original × ratio)`` on the milli-value for
-cpu and on the value for everything else.
+Corresponds to upstream `apis/extension/node_resource_amplification.go`. Ratios are written as JSON
+numbers with exactly two decimals (``{"cpu":1.22}``); only ratios above 1 change a quantity, to
+``ceil(original × ratio)`` on the milli-value for cpu and on the value for everything else.
 """
 
 from __future__ import annotations

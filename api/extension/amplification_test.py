@@ -1,4 +1,5 @@
-"""Resource amplification arithmetic and two-decimal ratios (apis.md 2.4, 2.11.10)."""
+"""Resource amplification arithmetic and two-decimal ratios (upstream
+`apis/extension/node_resource_amplification.go`)."""
 
 import math
 

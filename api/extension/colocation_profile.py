@@ -1,6 +1,6 @@
 """Keys on ClusterColocationProfile objects and the sample namespace label.
 
-Corresponds to upstream `apis/extension/cluster_colocation_profile.go` (apis.md 2.10).
+Corresponds to upstream `apis/extension/cluster_colocation_profile.go`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Domain prefixes of Koordinator's labels, annotations and resource names.
 
-Corresponds to upstream `apis/extension/constants.go` (apis.md 2.1). ``DOMAIN_PREFIX`` ends with
+Corresponds to upstream `apis/extension/constants.go`. ``DOMAIN_PREFIX`` ends with
 ``/`` (``koordinator.sh/qosClass``); the other prefixes are joined with ``/``
 (``scheduling.koordinator.sh/resource-spec``).
 """

@@ -1,6 +1,6 @@
 """Gang scheduling keys on pods: name, sizes, timeout, mode, groups and network topology.
 
-Corresponds to upstream `apis/extension/coscheduling.go` (apis.md 2.5, 2.6.3, 2.11.7), plus the
+Corresponds to upstream `apis/extension/coscheduling.go`, plus the
 PodGroup label of scheduler-plugins. ``parse_*`` functions raise MalformedValueError for a bad
 value; ``get_*`` functions apply the documented fallbacks instead.
 """

@@ -1,4 +1,5 @@
-"""Gang annotations with their fallbacks, name resolution, groups and index (apis.md 2.6.3)."""
+"""Gang annotations with their fallbacks, name resolution, groups and index (upstream
+`apis/extension/coscheduling.go`)."""
 
 import pytest
 

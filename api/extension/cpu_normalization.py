@@ -1,6 +1,6 @@
 """CPU normalization: the node's ratio annotation, its enable label and the CPU basic info.
 
-Corresponds to upstream `apis/extension/cpu_normalization.go` (apis.md 2.7, 2.8, 2.11.10).
+Corresponds to upstream `apis/extension/cpu_normalization.go`.
 The ratio is written by the slo-controller with exactly two decimals (``"1.20"``); readers parse
 a float and reject values that are not positive.
 """

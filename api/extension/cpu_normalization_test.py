@@ -1,4 +1,5 @@
-"""CPU normalization ratio, enable label and basic info (apis.md 2.7, 2.11.10)."""
+"""CPU normalization ratio, enable label and basic info (upstream
+`apis/extension/cpu_normalization.go`)."""
 
 import pytest
 

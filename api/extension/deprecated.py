@@ -1,6 +1,6 @@
 """Deprecated resource names and labels, and the mappers to their replacements.
 
-Corresponds to upstream `apis/extension/deprecated.go` (apis.md 2.4).
+Corresponds to upstream `apis/extension/deprecated.go`.
 """
 
 from __future__ import annotations

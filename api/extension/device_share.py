@@ -1,8 +1,7 @@
 """Device resources, node GPU labels and the device annotations of pods and Device objects.
 
-Corresponds to upstream `apis/extension/device_share.go` (apis.md 2.4, 2.6.4, 2.7, 2.10,
-2.11.4, 2.11.6): device-allocated, device-allocate-hint, device-joint-allocate and
-gpu-partition-spec on pods, gpu-partitions on Device objects.
+Corresponds to upstream `apis/extension/device_share.go`: device-allocated, device-allocate-hint,
+device-joint-allocate and gpu-partition-spec on pods, gpu-partitions on Device objects.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Device annotations (apis.md 2.6.4, 2.11.4, 2.11.6) round-trip byte for byte."""
+"""Device annotations (upstream `apis/extension/device_share.go`) round-trip byte for byte."""
 
 import pytest
 
@@ -31,7 +31,7 @@ from api.extension.device_share import (
     parse_gpu_partition_table,
 )
 
-# The exact upstream output for one GPU (apis.md 2.11.4).
+# The exact upstream output for one GPU.
 ONE_GPU = ('{"gpu":[{"minor":1,"resources":{"koordinator.sh/gpu-core":"100",'
            '"koordinator.sh/gpu-memory":"16Gi","koordinator.sh/gpu-memory-ratio":"100"}}]}')
 

@@ -1,6 +1,6 @@
 """ElasticQuota labels and annotations, and the quota keys of pods.
 
-Corresponds to upstream `apis/extension/elastic_quota.go` (apis.md 2.5, 2.9). Every key uses
+Corresponds to upstream `apis/extension/elastic_quota.go`. Every key uses
 the prefix ``quota.scheduling.koordinator.sh/``. Resource annotations hold JSON ResourceLists;
 a missing or empty one reads as an empty list.
 """

@@ -1,4 +1,4 @@
-"""ElasticQuota labels and annotations (apis.md 2.9)."""
+"""ElasticQuota labels and annotations (upstream `apis/extension/elastic_quota.go`)."""
 
 from api.extension.elastic_quota import (
     ANNOTATION_MAX_STRICT_CHECK_RESOURCE_KEYS,

@@ -1,7 +1,7 @@
 """Eviction keys on pods: opt-in label, eviction cost, priority, policy and soft eviction.
 
 Corresponds to upstream `apis/extension/evict.go`, `eviction.go` and the eviction keys of
-`constants.go` (apis.md 2.5, 2.6.5).
+`constants.go`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Eviction keys (apis.md 2.6.5)."""
+"""Eviction keys (upstream `apis/extension/evict.go`, `eviction.go`)."""
 
 import pytest
 

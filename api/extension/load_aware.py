@@ -1,6 +1,6 @@
 """Load-aware scheduling keys: per-node usage thresholds and per-pod estimation overrides.
 
-Corresponds to upstream `apis/extension/load_aware.go` (apis.md 2.6.6, 2.11.8).
+Corresponds to upstream `apis/extension/load_aware.go`.
 ``parse_*`` functions raise MalformedValueError; ``get_*`` functions fall back as upstream does
 (invalid estimation overrides are ignored).
 """

@@ -1,4 +1,4 @@
-"""Load-aware keys (apis.md 2.6.6, 2.11.8)."""
+"""Load-aware keys (upstream `apis/extension/load_aware.go`)."""
 
 from api.extension.load_aware import (
     ANNOTATION_CUSTOM_ESTIMATED_SCALING_FACTORS,

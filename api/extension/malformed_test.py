@@ -155,7 +155,7 @@ CASES: list[tuple[Callable[[Mapping[str, str]], Any], str, str]] = [
     (parse_reservation_order, LABEL_RESERVATION_ORDER, "1.5"),
     (lambda m: parse_ratio_label(m, LABEL_CPU_RECLAIM_RATIO), LABEL_CPU_RECLAIM_RATIO, "-0.5"),
     (lambda m: parse_ratio_label(m, LABEL_CPU_RECLAIM_RATIO), LABEL_CPU_RECLAIM_RATIO, "60%"),
-    # 2.6.1 CPU/NUMA and resources
+    # CPU/NUMA and resources (numa_aware.go, resource.go)
     (parse_resource_spec, ANNOTATION_RESOURCE_SPEC, '{"preferredCPUBindPolicy":'),
     (parse_resource_spec, ANNOTATION_RESOURCE_SPEC, '["FullPCPUs"]'),
     (parse_resource_status, ANNOTATION_RESOURCE_STATUS, '{"cpuset":3}'),
@@ -177,7 +177,7 @@ CASES: list[tuple[Callable[[Mapping[str, str]], Any], str, str]] = [
     (parse_oom_score_adj, ANNOTATION_OOM_SCORE_ADJ, "-5x"),
     (parse_oom_score_adj_spec, ANNOTATION_OOM_SCORE_ADJ_SPEC, '{"app":-2000}'),
     (parse_oom_score_adj_spec, ANNOTATION_OOM_SCORE_ADJ_SPEC, '{"app":"100"}'),
-    # 2.6.2 reservation
+    # reservation (reservation.go)
     (parse_reservation_affinity, ANNOTATION_RESERVATION_AFFINITY,
      '{"reservationSelector":{"a":1}}'),
     (parse_reservation_affinity, ANNOTATION_RESERVATION_AFFINITY, "{name: r}"),
@@ -188,7 +188,7 @@ CASES: list[tuple[Callable[[Mapping[str, str]], Any], str, str]] = [
     (parse_reservation_owners, ANNOTATION_RESERVATION_OWNERS, '{"object":{}}'),
     (parse_reservation_current_owner, ANNOTATION_RESERVATION_CURRENT_OWNER, '"pod-a"'),
     (parse_pre_allocatable_priority, ANNOTATION_POD_PRE_ALLOCATABLE_PRIORITY, "high"),
-    # 2.6.3 gang
+    # gang (coscheduling.go)
     (parse_gang_min_num, ANNOTATION_GANG_MIN_NUM, "3.0"),
     (parse_gang_min_num, ANNOTATION_GANG_MIN_NUM, "0x10"),
     (parse_gang_total_num, ANNOTATION_GANG_TOTAL_NUM, "99999999999"),
@@ -197,7 +197,7 @@ CASES: list[tuple[Callable[[Mapping[str, str]], Any], str, str]] = [
     (parse_pod_network_topology_index, ANNOTATION_GANG_POD_NETWORK_TOPOLOGY_INDEX, "first"),
     (parse_network_topology_spec, ANNOTATION_GANG_NETWORK_TOPOLOGY_SPEC,
      '{"gatherStrategy":[{"layer":1}]}'),
-    # 2.6.4 devices
+    # devices (device_share.go)
     (parse_device_allocations, ANNOTATION_DEVICE_ALLOCATED, '{"gpu":[{"minor":"1"}]}'),
     (parse_device_allocations, ANNOTATION_DEVICE_ALLOCATED, '{"gpu":{"minor":1}}'),
     (parse_device_allocations, ANNOTATION_DEVICE_ALLOCATED, '{"gpu":[{"minor":4294967296}]}'),
@@ -208,7 +208,7 @@ CASES: list[tuple[Callable[[Mapping[str, str]], Any], str, str]] = [
     (parse_gpu_partition_table, ANNOTATION_GPU_PARTITIONS, "null"),
     (parse_gpu_partition_table, ANNOTATION_GPU_PARTITIONS, '{"two":[{"minors":[0,1]}]}'),
     (parse_gpu_partition_table, ANNOTATION_GPU_PARTITIONS, '{"2":[{"minors":[0,"1"]}]}'),
-    # 2.6.5 eviction
+    # eviction (evict.go, eviction.go)
     (parse_eviction_cost, ANNOTATION_EVICTION_COST, "+10"),
     (parse_eviction_cost, ANNOTATION_EVICTION_COST, "008"),
     (parse_eviction_cost, ANNOTATION_EVICTION_COST, ""),
@@ -216,7 +216,7 @@ CASES: list[tuple[Callable[[Mapping[str, str]], Any], str, str]] = [
     (parse_eviction_priority, ANNOTATION_POD_EVICTION_PRIORITY, "0x10"),
     (parse_eviction_policy, ANNOTATION_POD_EVICT_POLICY, "BECPUEvict"),
     (parse_soft_eviction, ANNOTATION_SOFT_EVICTION, '{"timestamp":"yesterday"}'),
-    # 2.6.6 load-aware
+    # load-aware (load_aware.go)
     (parse_custom_usage_thresholds, ANNOTATION_CUSTOM_USAGE_THRESHOLDS,
      '{"usageThresholds":{"cpu":"70%"}}'),
     (parse_custom_usage_thresholds, ANNOTATION_CUSTOM_USAGE_THRESHOLDS,
@@ -225,9 +225,9 @@ CASES: list[tuple[Callable[[Mapping[str, str]], Any], str, str]] = [
      '{"cpu":0.8}'),
     (parse_estimated_seconds_after_pod_scheduled,
      ANNOTATION_CUSTOM_ESTIMATED_SECONDS_AFTER_POD_SCHEDULED, "1m"),
-    # 2.6.7 hints
+    # hints (multi_scheduler.go)
     (parse_scheduling_hint, ANNOTATION_SCHEDULING_HINT, '{"nodeNames":"node-1"}'),
-    # 2.7 node
+    # node (node_colocation.go, node_reservation.go, system_qos.go, ...)
     (parse_node_colocation_strategy, ANNOTATION_NODE_COLOCATION_STRATEGY, '["enable"]'),
     (parse_node_reservation, ANNOTATION_NODE_RESERVATION, '{"resources":{"cpu":"1C"}}'),
     (parse_system_qos_resource, ANNOTATION_NODE_SYSTEM_QOS_RESOURCE,

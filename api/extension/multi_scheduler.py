@@ -1,6 +1,6 @@
 """Multi-scheduler keys: the internal scheduler-name label and scheduling hints.
 
-Corresponds to upstream `apis/extension/multi_scheduler.go` (apis.md 2.5, 2.6.7).
+Corresponds to upstream `apis/extension/multi_scheduler.go`.
 The hint is read from ``internal.scheduling.koordinator.sh/scheduling-hint``, or from the
 deprecated ``scheduling.koordinator.sh/scheduling-hint`` when the internal key is missing or
 empty; an empty value is no hint.

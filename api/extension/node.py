@@ -1,7 +1,7 @@
 """Node annotations about reserved and third-party resources.
 
 Corresponds to upstream `apis/extension/node_reservation.go`, `system_qos.go` and the node keys
-of `apis/slo/v1alpha1/node.go` (apis.md 2.7, 2.11.5): ``node.koordinator.sh/reservation``,
+of `apis/slo/v1alpha1/node.go`: ``node.koordinator.sh/reservation``,
 ``system-qos-resource``, ``network-bandwidth``, ``originExtendedAllocatable`` and
 ``thirdPartyAllocations``.
 """

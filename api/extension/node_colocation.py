@@ -1,6 +1,7 @@
 """Node-level overrides of the colocation strategy: an annotation and four ratio labels.
 
-Corresponds to upstream `apis/extension/node_colocation.go` (apis.md 2.7, 4.2 steps 4-5).
+Corresponds to upstream `apis/extension/node_colocation.go`, and the
+node-level end of `GetNodeColocationStrategy` (`pkg/util/sloconfig/colocation_config.go`).
 The ``node.koordinator.sh/colocation-strategy`` annotation holds a ColocationStrategy whose
 model lives in ``api.configuration``; here it passes through as a raw JSON object so the
 merge onto the cluster strategy stays JSON-level.

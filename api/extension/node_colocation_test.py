@@ -1,4 +1,5 @@
-"""Node colocation overrides: the strategy annotation and the ratio labels (apis.md 4.2)."""
+"""Node colocation overrides: the strategy annotation and the ratio labels (upstream
+`apis/extension/node_colocation.go`)."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""Node reservation, system QoS resource, bandwidth and third-party allocations (2.7, 2.11.5)."""
+"""Node reservation, system QoS resource, bandwidth and third-party allocations (upstream
+`apis/extension/node_reservation.go`, `system_qos.go`)."""
 
 import pytest
 

@@ -1,6 +1,6 @@
 """CPU topology annotations koordlet writes on the NodeResourceTopology object.
 
-Corresponds to the node-level part of upstream `apis/extension/numa_aware.go` (apis.md 2.8):
+Corresponds to the node-level part of upstream `apis/extension/numa_aware.go`:
 ``node.koordinator.sh/cpu-topology``, ``pod-cpu-allocs``, ``cpu-shared-pools``,
 ``be-cpu-shared-pools`` and ``kubelet.koordinator.sh/cpu-manager-policy``. A missing annotation
 decodes to the empty result; invalid JSON is an error.

@@ -1,4 +1,5 @@
-"""NodeResourceTopology annotations written by koordlet (apis.md 2.8)."""
+"""NodeResourceTopology annotations written by koordlet (upstream
+`apis/extension/numa_aware.go`)."""
 
 from api.extension.node_topology import (
     ANNOTATION_KUBELET_CPU_MANAGER_POLICY,

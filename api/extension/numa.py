@@ -1,10 +1,9 @@
 """CPU and NUMA orchestration of a pod (resource-spec, resource-status, numa-topology-spec) and
 the node labels that constrain it.
 
-Corresponds to the pod-level part of upstream `apis/extension/numa_aware.go` (apis.md 2.6.1,
-2.7, 2.11.1). Policy fields are kept as the strings written (Go does not check them on
-decoding); the enums list the values upstream knows. A missing annotation decodes to the empty
-struct; invalid JSON is an error.
+Corresponds to the pod-level part of upstream `apis/extension/numa_aware.go`. Policy fields are kept
+as the strings written (Go does not check them on decoding); the enums list the values upstream
+knows. A missing annotation decodes to the empty struct; invalid JSON is an error.
 """
 
 from __future__ import annotations

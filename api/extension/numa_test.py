@@ -1,4 +1,5 @@
-"""resource-spec, resource-status, numa-topology-spec and node NUMA labels (apis.md 2.11.1)."""
+"""resource-spec, resource-status, numa-topology-spec and node NUMA labels (upstream
+`apis/extension/numa_aware.go`)."""
 
 from api.extension.node_topology import KubeletCPUManagerPolicy
 from api.extension.numa import (

@@ -1,7 +1,7 @@
 """Base class and field types for JSON annotation payloads, decoded and written as Go does.
 
 No single upstream file: this is how Go's ``encoding/json`` treats the structs of
-``apis/extension`` (apis.md 0.2). On input keys match case-insensitively, unknown keys are
+``apis/extension``. On input keys match case-insensitively, unknown keys are
 ignored, ``null`` leaves a field at its zero value, and numbers, booleans and strings are not
 converted into one another. On output fields come in declaration order; a field is left out
 when empty (Go ``omitempty``) unless it is marked ``ALWAYS``; a ``PTR`` field (a Go pointer)

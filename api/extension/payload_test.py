@@ -1,4 +1,4 @@
-"""Go's json.Unmarshal/json.Marshal behaviour of annotation payloads (apis.md 0.2)."""
+"""Go's json.Unmarshal/json.Marshal behaviour of annotation payloads."""
 
 from typing import Annotated
 

@@ -1,7 +1,6 @@
 """Pod keys of the pod webhook and of reservation pre-allocation.
 
-Corresponds to the ``pod.koordinator.sh`` keys of upstream `apis/extension/constants.go`
-(apis.md 2.5, 2.6.2).
+Corresponds to the ``pod.koordinator.sh`` keys of upstream `apis/extension/constants.go`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 and Linux core scheduling.
 
 Corresponds to upstream `apis/slo/v1alpha1/pod.go` and the ``networkQOS``/``oom-score-adj``
-keys of `apis/extension/constants.go` (apis.md 2.5, 2.6.1). The payloads share their shapes
+keys of `apis/extension/constants.go`. The payloads share their shapes
 with NodeSLO strategy types (``api.slo.v1alpha1``) but are kept here, small and separate, since
 they are annotation payloads (case-insensitive keys, Go output). A missing annotation is None.
 """

@@ -1,4 +1,5 @@
-"""Pod-level QoS annotations and core-sched labels (apis.md 2.5, 2.6.1)."""
+"""Pod-level QoS annotations and core-sched labels (upstream `apis/slo/v1alpha1/pod.go`,
+`apis/extension/constants.go`)."""
 
 import pytest
 

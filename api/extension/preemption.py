@@ -1,6 +1,6 @@
 """Preemption labels on pods.
 
-Corresponds to upstream `apis/extension/preemption.go` (apis.md 2.5).
+Corresponds to upstream `apis/extension/preemption.go`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Koordinator priority classes, their numeric bands, and how a pod's class is derived.
 
-Corresponds to upstream `apis/extension/priority.go` and `priority_utils.go` (apis.md 2.3).
+Corresponds to upstream `apis/extension/priority.go` and `priority_utils.go`.
 The label ``koordinator.sh/priority-class`` overrides ``spec.priority`` whenever it is present,
 even with an invalid value; ``koordinator.sh/priority`` is the sub-priority within a class.
 """
@@ -98,7 +98,8 @@ def priority_class_for_qos(qos: QoSClass | str) -> PriorityClass:
 
 
 def get_pod_priority_class_with_default(pod: KubeDict | None) -> PriorityClass:
-    """The raw class, or when that is ``NONE`` the class implied by the pod's QoS (2.2)."""
+    """The raw class, or when that is ``NONE`` the class implied by the pod's QoS
+    (``get_pod_qos_class_with_default``; upstream ``GetPodPriorityClassWithDefault``)."""
     priority_class = get_pod_priority_class_raw(pod)
     if priority_class is not PriorityClass.NONE:
         return priority_class

@@ -1,4 +1,5 @@
-"""Priority classes, bands and derivation (apis.md 2.3), and sub-priority parsing."""
+"""Priority classes, bands and derivation (upstream `apis/extension/priority.go`), and sub-priority
+parsing."""
 
 import pytest
 

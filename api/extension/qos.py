@@ -1,6 +1,6 @@
 """Koordinator QoS classes and how a pod's QoS class is derived.
 
-Corresponds to upstream `apis/extension/qos.go` and `qos_utils.go` (apis.md 2.2), plus the
+Corresponds to upstream `apis/extension/qos.go` and `qos_utils.go`, plus the
 Kubernetes QoS computation they call (`k8s.io/kubernetes/pkg/apis/core/v1/helper/qos`).
 Pods are parsed-JSON dicts; the label lookup comes first so the common case stays cheap.
 """
@@ -68,7 +68,8 @@ def get_qos_class_by_labels(labels: Mapping[str, str] | None) -> QoSClass:
 
 
 def get_pod_qos_class_raw(pod: KubeDict | None) -> QoSClass:
-    """Step 1 of 2.2 only: the label's QoS, or ``NONE`` (upstream ``GetPodQoSClassRaw``)."""
+    """The label's QoS, or ``NONE`` (upstream ``GetPodQoSClassRaw``: the first step of
+    ``GetPodQoSClassWithDefault``)."""
     return get_qos_class_by_labels(labels_of(pod))
 
 

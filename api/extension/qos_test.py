@@ -1,4 +1,5 @@
-"""QoS class derivation (apis.md 2.2), including the Kubernetes QoS computation."""
+"""QoS class derivation (upstream `apis/extension/qos_utils.go`), including the Kubernetes QoS
+computation."""
 
 import pytest
 

@@ -1,6 +1,6 @@
 """The pod-level LLC and memory-bandwidth schemata annotation ``node.koordinator.sh/resctrl``.
 
-Corresponds to upstream `apis/extension/resctrl.go` (apis.md 2.11.9). ``llc`` and ``mb`` (and
+Corresponds to upstream `apis/extension/resctrl.go`. ``llc`` and ``mb`` (and
 their ``schemata``) are structs, so Go always writes them; ``cacheID``, ``percent`` and
 ``range`` are left out when zero or empty. Keys match case-insensitively (``"cacheid"``).
 """

@@ -1,4 +1,5 @@
-"""The pod resctrl annotation (apis.md 2.11.9), including case-insensitive keys."""
+"""The pod resctrl annotation (upstream `apis/extension/resctrl.go`), including case-insensitive
+keys."""
 
 from api.extension.resctrl import (
     ANNOTATION_RESCTRL,

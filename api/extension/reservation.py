@@ -1,9 +1,9 @@
 """Reservation keys on pods and Reservations, and the exact-match rule.
 
-Corresponds to upstream `apis/extension/reservation.go` and `operating_pod.go` (apis.md 2.5,
-2.6.2, 2.10, 2.11.3): affinity, allocated, restricted options and exact-match annotations of a
-pod, the reservation-owners/current-owner annotations of a reservation-mode pod, and the
-reservation-order / pre-allocation-required labels of a Reservation.
+Corresponds to upstream `apis/extension/reservation.go` and `operating_pod.go`: affinity, allocated,
+restricted options and exact-match annotations of a pod, the reservation-owners/current-owner
+annotations of a reservation-mode pod, and the reservation-order / pre-allocation-required labels of
+a Reservation.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Reservation annotations and labels, and the exact-match rule (apis.md 2.6.2, 2.11.3)."""
+"""Reservation annotations and labels, and the exact-match rule (upstream
+`apis/extension/reservation.go`)."""
 
 import pytest
 

@@ -1,7 +1,7 @@
 """Batch and mid extended resources, their mapping from priority classes, and the pod
 annotations that carry resource requirements.
 
-Corresponds to upstream `apis/extension/resource.go` (apis.md 2.4, 2.6.1, 2.11.2).
+Corresponds to upstream `apis/extension/resource.go`.
 ``kubernetes.io/batch-cpu`` and ``kubernetes.io/mid-cpu`` count milli-cores as an integer
 quantity (``"1000"`` is one core); the memory ones are ordinary byte quantities.
 """

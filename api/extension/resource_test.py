@@ -1,4 +1,5 @@
-"""Batch/mid resource mapping, extended-resource-spec and replace-resources (apis.md 2.4)."""
+"""Batch/mid resource mapping, extended-resource-spec and replace-resources (upstream
+`apis/extension/resource.go`)."""
 
 import pytest
 

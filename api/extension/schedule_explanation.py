@@ -1,6 +1,6 @@
 """Labels of ScheduleExplanation: the questioned object and the topology to explain by.
 
-Corresponds to upstream `apis/extension/schedule_explanation.go` (apis.md 2.5, 2.10).
+Corresponds to upstream `apis/extension/schedule_explanation.go`.
 """
 
 from __future__ import annotations

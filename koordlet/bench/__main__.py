@@ -16,12 +16,12 @@ import time
 
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig, MetricSample
-from koordlet.metricsadvisor.cgroupreader import CGROUP_V1, CgroupReader
 from koordlet.metricsadvisor.framework import Collector
 from koordlet.metricsadvisor.noderesource import NodeResourceCollector
 from koordlet.metricsadvisor.pagecache import PageCacheCollector
 from koordlet.metricsadvisor.podresource import PodResourceCollector
 from koordlet.metricsadvisor.testing import fake_pods, write_cgroup
+from koordlet.resourceexecutor.reader import CGROUP_V1, CgroupReader
 
 TICK_TARGET_MS = 20.0
 RSS_TARGET_MIB = 150.0

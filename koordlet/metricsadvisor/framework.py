@@ -1,5 +1,6 @@
-"""The collector interface and the loop that drives it (upstream
-``pkg/koordlet/metricsadvisor/framework``: ``Collector``, ``Config``; ``metrics_advisor.go``).
+"""The collector interface, the pods the cgroup collectors read, and the loop that drives the
+collectors (upstream ``pkg/koordlet/metricsadvisor/framework``: ``Collector``, ``Config``;
+``metrics_advisor.go``).
 
 A collector returns one round of samples instead of writing the cache itself, so a simulated
 source (simulated nodes in test/) replaces the real collectors by implementing ``collect`` and
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -27,6 +28,24 @@ class Config:
     collect_res_used_interval: float = 1.0
     collect_node_cpu_info_interval: float = 60.0
     psi_collector_interval: float = 10.0
+
+
+@dataclass(slots=True, frozen=True)
+class ContainerCgroup:
+    container_id: str  # full status form, e.g. containerd://<id>
+    cgroup_dir: str
+
+
+@dataclass(slots=True, frozen=True)
+class PodCgroup:
+    pod_uid: str
+    cgroup_dir: str
+    containers: tuple[ContainerCgroup, ...] = ()
+
+
+# Where the pods are (cgroup dirs relative to the reader's hierarchy): statesinformer's pods in
+# koordlet's main, fake trees in tests; collectors only call it.
+PodSource = Callable[[], Iterable[PodCgroup]]
 
 
 class Collector(Protocol):

@@ -13,7 +13,8 @@ from __future__ import annotations
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricSample
 from koordlet.metricsadvisor import procfs
-from koordlet.metricsadvisor.cgroupreader import CgroupReader, PodSource
+from koordlet.metricsadvisor.framework import PodSource
+from koordlet.resourceexecutor.reader import CgroupReader
 
 
 class PageCacheCollector:
@@ -27,7 +28,7 @@ class PageCacheCollector:
     def _sample(self, out: list[MetricSample], kind: str, props: dict[str, str],
                 cgroup_dir: str, now: float) -> None:
         try:
-            usage = self.reader.memory_stat(cgroup_dir).usage_with_page_cache()
+            usage = self.reader.read_memory_stat(cgroup_dir).usage_with_page_cache()
         except (OSError, ValueError):
             return
         out.append(MetricSample(kind, props, now, float(usage)))

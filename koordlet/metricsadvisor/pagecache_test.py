@@ -1,9 +1,9 @@
 import pytest
 
 from koordlet.metriccache import metric_types as mt
-from koordlet.metricsadvisor.cgroupreader import CGROUP_V1, CGROUP_V2, CgroupReader
 from koordlet.metricsadvisor.pagecache import PageCacheCollector
 from koordlet.metricsadvisor.testing import fake_pods, write_cgroup
+from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader
 
 
 @pytest.mark.parametrize("version", [CGROUP_V1, CGROUP_V2])

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricSample
-from koordlet.metricsadvisor.cgroupreader import CgroupReader, PodSource
+from koordlet.metricsadvisor.framework import PodSource
+from koordlet.resourceexecutor.reader import CgroupReader
 
 # Upstream expires "last CPU sample" entries after collect interval × 20, GC'd every 600 s.
 _EXPIRE_INTERVALS = 20
@@ -63,8 +64,8 @@ class PodResourceCollector:
     ) -> None:
         """Appends the cgroup's samples; CPU needs a previous reading (the first one primes)."""
         try:
-            usage_ns = self.reader.cpu_usage_ns(cgroup_dir)
-            mem = self.reader.memory_stat(cgroup_dir)
+            usage_ns = self.reader.read_cpu_usage(cgroup_dir)
+            mem = self.reader.read_memory_stat(cgroup_dir)
         except (OSError, ValueError):
             return
         t = tracked.get(ident)

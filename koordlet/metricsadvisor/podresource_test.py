@@ -1,9 +1,9 @@
 import pytest
 
 from koordlet.metriccache import metric_types as mt
-from koordlet.metricsadvisor.cgroupreader import CGROUP_V1, CGROUP_V2, CgroupReader
 from koordlet.metricsadvisor.podresource import PodResourceCollector
 from koordlet.metricsadvisor.testing import fake_pods, write_cgroup
+from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader
 
 T0 = 1_700_000_000.0
 
@@ -61,4 +61,4 @@ def test_missing_memory_stat_key_is_an_error(tmp_path):
     path = tmp_path / pods[0].cgroup_dir / "memory.stat"
     path.write_text("anon 1\n")
     with pytest.raises(ValueError):
-        CgroupReader(root, CGROUP_V2).memory_stat(pods[0].cgroup_dir)
+        CgroupReader(root, CGROUP_V2).read_memory_stat(pods[0].cgroup_dir)

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricSample
-from koordlet.metricsadvisor.cgroupreader import CgroupReader, PodSource
+from koordlet.metricsadvisor.framework import PodSource
+from koordlet.resourceexecutor.reader import CgroupReader
 
 # file name → upstream psi_resource property value
 RESOURCES = {"cpu": "cpu", "memory": "mem", "io": "io"}
@@ -79,7 +80,7 @@ class PSICollector:
 
     def _read_all(self, cgroup_dir: str) -> dict[str, PSIStats] | None:
         try:
-            return {r: parse_psi(self.reader.pressure(cgroup_dir, r)) for r in RESOURCES}
+            return {r: parse_psi(self.reader.read_pressure(cgroup_dir, r)) for r in RESOURCES}
         except (OSError, ValueError, KeyError):
             return None  # no PSI for this cgroup (kernel without psi, or cgroup gone)
 

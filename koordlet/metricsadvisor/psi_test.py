@@ -3,9 +3,9 @@ import os
 import pytest
 
 from koordlet.metriccache import metric_types as mt
-from koordlet.metricsadvisor.cgroupreader import CGROUP_V1, CGROUP_V2, CgroupReader
 from koordlet.metricsadvisor.psi import PSICollector, parse_psi, read_proc_pressure
 from koordlet.metricsadvisor.testing import fake_pods
+from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader
 
 FULL = (
     "some avg10=1.50 avg60=2.25 avg300=3.00 total=12345\n"

@@ -8,8 +8,9 @@ import time
 import pytest
 
 from koordlet.metriccache import metric_types as mt
-from koordlet.metricsadvisor.cgroupreader import CGROUP_V1, CgroupReader, PodCgroup
+from koordlet.metricsadvisor.framework import PodCgroup
 from koordlet.metricsadvisor.podresource import PodResourceCollector
+from koordlet.resourceexecutor.reader import CGROUP_V1, CgroupReader
 from koordlet.util.system.testing import real_cgroup_v1_tree
 
 SUBSYSTEMS = ("cpuacct", "memory")
@@ -53,16 +54,16 @@ def test_kept_open_file_of_a_removed_cgroup_raises() -> None:
     skipped, never reported with stale numbers."""
     with real_cgroup_v1_tree() as env:
         reader = CgroupReader(env.root, CGROUP_V1)
-        first = reader.cpu_usage_ns(env.prefix)
-        stat = reader.memory_stat(env.prefix)
+        first = reader.read_cpu_usage(env.prefix)
+        stat = reader.read_memory_stat(env.prefix)
         assert first >= 0 and stat.usage() >= 0
         assert len(reader.files) == 2
         for s in ("cpuacct", "memory"):
             os.rmdir(os.path.join(env.root, s, env.prefix))
         with pytest.raises(OSError):
-            reader.cpu_usage_ns(env.prefix)
+            reader.read_cpu_usage(env.prefix)
         with pytest.raises(OSError):
-            reader.memory_stat(env.prefix)
+            reader.read_memory_stat(env.prefix)
         assert len(reader.files) == 0
         for s in ("cpuacct", "memory"):  # the fixture's cleanup expects every controller dir
             os.mkdir(os.path.join(env.root, s, env.prefix))

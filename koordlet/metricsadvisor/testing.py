@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from koordlet.metricsadvisor.cgroupreader import CGROUP_V2, ContainerCgroup, PodCgroup
+from koordlet.metricsadvisor.framework import ContainerCgroup, PodCgroup
+from koordlet.resourceexecutor.reader import CGROUP_V2
 
 _V1_MEMORY_STAT = """cache {cache}
 rss {rss}

@@ -1,4 +1,4 @@
-"""cpuburst: upstream `pkg/koordlet/qosmanager/plugins/cpuburst/cpu_burst.go` (koordlet.md 7.6).
+"""cpuburst: upstream `pkg/koordlet/qosmanager/plugins/cpuburst/cpu_burst.go`.
 
 For LS-like pods (raw QoS not LSR, LSE or BE), from NodeSLO `cpuBurstStrategy` overlaid by the
 pod annotation `koordinator.sh/cpuBurst`:
@@ -122,7 +122,7 @@ class CPUBurst:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.reader = CgroupReader(ctx.env)
+        self.reader = CgroupReader.for_env(ctx.env)
         self.limiters: dict[str, BurstLimiter] = {}  # container id → limiter
 
     def enabled(self) -> bool:

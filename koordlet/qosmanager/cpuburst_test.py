@@ -1,5 +1,6 @@
-"""cpuburst (koordlet.md 7.6) on a fake cgroup v2 tree: cfs_burst values, the quota scaling with
-the node's share-pool state, the clamp, the reset, and a kernel without the burst file."""
+"""cpuburst (upstream `pkg/koordlet/qosmanager/plugins/cpuburst/cpu_burst.go`) on a fake cgroup
+v2 tree: cfs_burst values, the quota scaling with the node's share-pool state, the clamp, the
+reset, and a kernel without the burst file."""
 
 from __future__ import annotations
 
@@ -89,7 +90,7 @@ def _tick(ctx: Context, node_cores: float, throttled: float) -> None:
 
 def test_auto_policy_bursts_scales_with_node_state_and_resets(tmp_path: Path) -> None:
     plugin, ctx, pod_dir, cdir = _setup(tmp_path, True, _ls_pod())
-    reader = CgroupReader(ctx.env)
+    reader = CgroupReader.for_env(ctx.env)
 
     def quotas() -> tuple[int, int]:
         return reader.read_cpu_quota(pod_dir), reader.read_cpu_quota(cdir)
@@ -121,8 +122,8 @@ def test_pod_annotation_overrides_and_missing_burst_file_is_skipped(tmp_path: Pa
     _tick(ctx, 1.0, 0.3)
     _run(plugin, tmp_path, pod_dir, cdir)  # no cpu.max.burst on this "kernel": no error
     assert not (tmp_path / cdir / "cpu.max.burst").exists()
-    assert CgroupReader(ctx.env).read_cpu_quota(cdir) == 240000
+    assert CgroupReader.for_env(ctx.env).read_cpu_quota(cdir) == 240000
 
     pod["metadata"]["annotations"] = {"koordinator.sh/cpuBurst": "{not json"}
     _run(plugin, tmp_path, pod_dir, cdir)  # malformed: logged, NodeSLO's policy (auto) applies
-    assert CgroupReader(ctx.env).read_cpu_quota(cdir) == 288000
+    assert CgroupReader.for_env(ctx.env).read_cpu_quota(cdir) == 288000

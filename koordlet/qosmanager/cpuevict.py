@@ -1,5 +1,5 @@
-"""cpuevict: upstream `pkg/koordlet/qosmanager/plugins/cpuevict/cpu_evict.go` (koordlet.md 7.3),
-the `BECPUEvict` feature.
+"""cpuevict: upstream `pkg/koordlet/qosmanager/plugins/cpuevict/cpu_evict.go`, the `BECPUEvict`
+feature.
 
 BE pods are evicted when their CPU *satisfaction* (the BE real limit over the BE CPU request)
 stays below `cpuEvictBESatisfactionLowerPercent` while they use most of what they get

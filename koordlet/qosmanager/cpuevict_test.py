@@ -1,5 +1,6 @@
-"""cpuevict BECPUEvict (koordlet.md 7.3): the satisfaction formula, and evictions against the
-embedded API server (lowest priority first, only as much batch-cpu request as needed, cool time)."""
+"""cpuevict BECPUEvict (upstream `pkg/koordlet/qosmanager/plugins/cpuevict/cpu_evict.go`): the
+satisfaction formula, and evictions against the embedded API server (lowest priority first, only
+as much batch-cpu request as needed, cool time)."""
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ def test_evicts_lowest_priority_be_until_request_released_with_cool_time(cluster
 
     ctx.clock.step(20)
     _feed(ctx, 1900, 8000, 2000)
-    with caplog.at_level(logging.INFO, logger="koordlet.qosmanager.evictor"):
+    with caplog.at_level(logging.INFO, logger="pkg.evictions.evictions"):
         plugin.run_once()
     # release 2800m: be-a (2000m) + be-b (2000m); be-c stays
     assert live_pod_names(client) == {"be-c"}

@@ -1,5 +1,5 @@
 """The BE CPU choice of cpusuppress's `cpuset` policy: upstream
-`plugins/cpusuppress/cpu_suppress.go` (`calculateBESuppressCPUSetPolicy`, koordlet.md 7.2 step 5).
+`pkg/koordlet/qosmanager/plugins/cpusuppress/cpu_suppress.go` (`calculateBESuppressCPUSetPolicy`).
 
 Processors are grouped per (NUMA node, socket); whole physical cores (both hyper-threads) are
 taken round-robin over the groups first, then single CPUs, so BE pods share as few cores with

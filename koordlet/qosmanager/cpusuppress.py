@@ -1,9 +1,10 @@
 """cpusuppress: upstream `pkg/koordlet/qosmanager/plugins/cpusuppress/cpu_suppress.go`.
 
 Every `--cpu-suppress-interval-seconds` the BE allowance is computed from NodeSLO's
-`resourceUsedThresholdWithBE` and the last node, pod and host-application CPU usage (koordlet.md
-7.2), and applied to the node-level BE cgroup (11.6) with one of two policies, the other one
-being recovered:
+`resourceUsedThresholdWithBE` and the last node, pod and host-application CPU usage
+(`calculateBESuppressCPU`), and applied to the node-level BE cgroup, the BestEffort kube-QoS dir
+(`GetPodQoSRelativePath(BestEffort)` of `pkg/koordlet/util/cgroup_parent_utils.go`), with one of
+two policies, the other one being recovered:
 
 * `cfsQuota`: the quota drops at once and grows back by at most 10 % of the node per round;
 * `cpuset` (the default): BE pods get `max(ceil(allowance), 2)` CPUs chosen by
@@ -52,7 +53,7 @@ CFS_QUOTA_SCALE_UP_RATIO = 0.1
 
 @dataclass(slots=True)
 class SuppressInputs:
-    """The figures of step 3 of 7.2, all in millicores."""
+    """The figures of upstream's `calculateBESuppressCPU`, all in millicores."""
 
     capacity_milli: int
     reserved_milli: int
@@ -107,7 +108,7 @@ class CPUSuppress:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.reader = CgroupReader(ctx.env)
+        self.reader = CgroupReader.for_env(ctx.env)
         # Recovery writes −1 once per switch away from cfsQuota (upstream's
         # suppressPolicyStatuses); it starts False so a fresh koordlet recovers once.
         self._quota_recovered = False
@@ -187,7 +188,7 @@ class CPUSuppress:
         return int(result.value("last") * 1000)
 
     def adjust_by_cfs_quota(self, suppress_milli: int, capacity_milli: int) -> None:
-        """Step 4 of 7.2 on the BE dir's `cpu.cfs_quota_us`."""
+        """Upstream `adjustByCfsQuota`, on the BE dir's `cpu.cfs_quota_us`."""
         be_dir = self.ctx.env.be_dir()
         node_quota = capacity_milli // 1000 * CFS_BASE_PERIOD
         new = max(suppress_milli * CFS_BASE_PERIOD // 1000, CFS_QUOTA_MIN_VALUE)
@@ -259,7 +260,7 @@ class CPUSuppress:
         return None if processors is None else frozenset(p.cpu_id for p in processors)
 
     def adjust_by_cpuset(self, suppress_milli: int) -> None:
-        """Step 5 of 7.2: the BE cpuset of `max(ceil(allowance), 2)` CPUs."""
+        """Upstream `adjustByCPUSet`: the BE cpuset of `max(ceil(allowance), 2)` CPUs."""
         processors = self.candidate_processors()
         cpu_info = self.ctx.metric_cache.get(mt.NODE_CPU_INFO_KEY)
         if not processors or cpu_info is None:

@@ -1,5 +1,6 @@
-"""cpusuppress `cpuset` policy (koordlet.md 7.2 step 5) on a fake cgroup v2 tree: the CPU choice,
-the exclusions, the files written and the recovery when the policy switches."""
+"""cpusuppress `cpuset` policy (upstream `adjustByCPUSet` and `calculateBESuppressCPUSetPolicy` of
+`pkg/koordlet/qosmanager/plugins/cpusuppress/cpu_suppress.go`) on a fake cgroup v2 tree: the CPU
+choice, the exclusions, the files written and the recovery when the policy switches."""
 
 from __future__ import annotations
 

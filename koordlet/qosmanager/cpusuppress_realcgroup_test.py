@@ -21,14 +21,14 @@ import pytest
 
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricSample
-from koordlet.metricsadvisor.cgroupreader import CGROUP_V1, CgroupReader, PodCgroup
+from koordlet.metricsadvisor.framework import PodCgroup
 from koordlet.metricsadvisor.nodeinfo import read_cpu_topology
 from koordlet.metricsadvisor.podresource import PodResourceCollector
 from koordlet.qosmanager.cpusuppress import CPUSuppress
 from koordlet.qosmanager.framework import Context
 from koordlet.qosmanager.testing import FakeStates, node, node_slo, pod
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
-from koordlet.resourceexecutor.reader import CgroupReader as ExecReader
+from koordlet.resourceexecutor.reader import CGROUP_V1, CgroupReader
 from koordlet.util.system.cgroup_env import CgroupEnv
 from koordlet.util.system.testing import make_real_cgroup_dir, real_cgroup_v1_tree
 from pkg.features import koordlet_feature_gate
@@ -56,7 +56,7 @@ class TreeNodeCollector:
         self._last: tuple[int, float] | None = None
 
     def collect(self, now: float) -> list[MetricSample]:
-        cur = (self.reader.cpu_usage_ns(self.root_dir), now)
+        cur = (self.reader.read_cpu_usage(self.root_dir), now)
         last, self._last = self._last, cur
         if last is None:
             return []
@@ -72,7 +72,7 @@ def env() -> Iterator[CgroupEnv]:
 
 
 def _be_cores(env: CgroupEnv, be_pod_dir: str, seconds: float) -> float:
-    reader = ExecReader(env)
+    reader = CgroupReader.for_env(env)
     start = reader.read_cpu_usage(be_pod_dir)
     time.sleep(seconds)
     return (reader.read_cpu_usage(be_pod_dir) - start) / (seconds * 1e9)
@@ -116,7 +116,7 @@ def test_be_suppressed_under_prod_load_and_released_after(env: CgroupEnv) -> Non
         PodCgroup("prod-1", f"{env.prefix}/{prod_dir}"),
     ]
     collectors = [PodResourceCollector(reader, lambda: pods), TreeNodeCollector(reader, env.prefix)]
-    quota = ExecReader(env)
+    quota = CgroupReader.for_env(env)
 
     def tick() -> None:
         now = time.time()

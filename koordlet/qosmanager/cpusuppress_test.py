@@ -1,4 +1,5 @@
-"""cpusuppress formula and cfsQuota steps on a fake cgroup v2 tree (koordlet.md 7.2)."""
+"""cpusuppress formula and cfsQuota steps on a fake cgroup v2 tree (upstream
+`pkg/koordlet/qosmanager/plugins/cpusuppress/cpu_suppress.go`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""memoryevict: upstream `pkg/koordlet/qosmanager/plugins/memoryevict/memory_evict.go`
-(koordlet.md 7.4), the `BEMemoryEvict` feature.
+"""memoryevict: upstream `pkg/koordlet/qosmanager/plugins/memoryevict/memory_evict.go`, the
+`BEMemoryEvict` feature.
 
 When the node's memory usage reaches `memoryEvictThresholdPercent` of its capacity, BE pods are
 evicted (lowest `spec.priority` first, then the largest memory user) until the memory they use

@@ -1,5 +1,6 @@
-"""memoryevict (koordlet.md 7.4) against the embedded API server: which BE pods go, in which
-order, the cool time, and a PodDisruptionBudget that blocks one eviction."""
+"""memoryevict (upstream `pkg/koordlet/qosmanager/plugins/memoryevict/memory_evict.go`) against
+the embedded API server: which BE pods go, in which order, the cool time, and a
+PodDisruptionBudget that blocks one eviction."""
 
 from __future__ import annotations
 
@@ -134,7 +135,7 @@ def test_pdb_blocked_eviction_is_logged_and_next_victim_taken(cluster, caplog) -
         "default",
     )
     _feed(ctx, 8 * GI, {"be-guarded": 2 * GI, "be-other": 2 * GI})
-    with caplog.at_level(logging.WARNING, logger="koordlet.qosmanager.evictor"):
+    with caplog.at_level(logging.WARNING, logger="pkg.evictions.evictions"):
         plugin.run_once()
     assert live_pod_names(client) == {"be-guarded"}
     assert any("default/be-guarded" in r.getMessage() and "disruption budget" in r.getMessage()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -11,7 +10,7 @@ from koordlet.qosmanager.framework import KubeDict
 from pkg.client.config import ClientOptions
 from pkg.client.resources import NODES, PODS, PRIORITY_CLASSES
 from pkg.client.rest import Client
-from pkg.util.clock import RealClock
+from pkg.util.clock import NoWaitClock
 
 
 @dataclass
@@ -72,14 +71,6 @@ def be_slo(**thresholds: object) -> NodeSLO:
             "spec": {"resourceUsedThresholdWithBE": {"enable": True, **thresholds}},
         }
     )
-
-
-class NoWaitClock(RealClock):
-    """Real time, but the client's 429 back-off returns at once: pkg/client retries a 429
-    ten times one second apart, which would make each PDB-blocked eviction take 10 s."""
-
-    def sleep(self, seconds: float, stop: threading.Event | None = None) -> bool:
-        return stop is not None and stop.is_set()
 
 
 def api_client(kubeconfig: str) -> Client:

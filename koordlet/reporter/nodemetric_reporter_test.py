@@ -9,9 +9,9 @@ from koordlet.metriccache import aggregate
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig, MetricSample
 from koordlet.reporter.nodemetric_reporter import NodeMetricReporter, resource_map
-from koordlet.statesinformer.states_informer import NODE_METRICS, StatesInformer
+from koordlet.statesinformer.states_informer import StatesInformer
 from pkg.client.informers import SharedInformerFactory
-from pkg.client.resources import NODES, PODS
+from pkg.client.resources import NODE_METRICS, NODES, PODS
 from pkg.client.rest import Client
 from pkg.util.clock import FakeClock
 from test.apiserver import start

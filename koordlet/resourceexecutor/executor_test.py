@@ -34,7 +34,7 @@ def _tree(env: CgroupEnv) -> tuple[str, str, str]:
 def test_writes_read_back_from_the_kernel(env: CgroupEnv) -> None:
     _, pod, container = _tree(env)
     executor = ResourceUpdateExecutor()
-    reader = CgroupReader(env)
+    reader = CgroupReader.for_env(env)
     for resource_type, value in (
         ("cpu.cfs_quota_us", 50000),
         ("cpu.shares", 512),
@@ -106,7 +106,7 @@ def _levels(env: CgroupEnv, resource_type: str, dirs: tuple[str, ...], value: st
 def test_leveled_quota_narrows_children_first_and_widens_parents_first(env: CgroupEnv) -> None:
     dirs = _tree(env)
     executor = ResourceUpdateExecutor()
-    reader = CgroupReader(env)
+    reader = CgroupReader.for_env(env)
     assert executor.leveled_update_batch(_levels(env, "cpu.cfs_quota_us", dirs, "100000")) == []
     # Narrowing parent first would be EINVAL for the parent (below its children's quota).
     with pytest.raises(CgroupWriteError):
@@ -125,11 +125,11 @@ def test_leveled_quota_narrows_children_first_and_widens_parents_first(env: Cgro
 
 def test_leveled_cpuset_shrinks_below_children(env: CgroupEnv) -> None:
     dirs = _tree(env)
-    all_cpus = CgroupReader(env).read_cpuset_cpus("")
+    all_cpus = CgroupReader.for_env(env).read_cpuset_cpus("")
     if len(all_cpus) < 2:
         pytest.fail(f"this test needs at least 2 CPUs in the cpuset root, found {all_cpus}")
     executor = ResourceUpdateExecutor()
-    reader = CgroupReader(env)
+    reader = CgroupReader.for_env(env)
     lowest = str(min(all_cpus))
     # The kernel refuses to take CPUs from a parent while a child still uses them (EBUSY).
     with pytest.raises(CgroupWriteError) as busy:
@@ -158,6 +158,6 @@ def test_leveled_mixed_resources_and_failures_are_reported(env: CgroupEnv) -> No
         ]
     )
     assert len(errors) == 1 and isinstance(errors[0], InvalidValueError)
-    reader = CgroupReader(env)
+    reader = CgroupReader.for_env(env)
     assert [reader.read_cpu_quota(d) for d in (qos, pod, container)] == [400000, 300000, 100000]
     assert reader.read_memory_limit(pod) == 1 << 30

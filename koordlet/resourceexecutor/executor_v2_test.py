@@ -1,5 +1,6 @@
 """The executor and reader on a fake cgroup v2 tree: v1 values are translated on the way in and
-out (koordlet.md 11.5)."""
+out (upstream `pkg/koordlet/util/system/cgroup2.go` and the v2 registry of
+`cgroup_resource.go`)."""
 
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def test_reads_translate_back_to_v1_units(env: CgroupEnv) -> None:
     Path(env.root, POD, "cpu.weight").write_text("100\n")
     Path(env.root, POD, "cpuset.cpus.effective").write_text("2-3\n")
     Path(env.root, POD, "cpu.stat").write_text("usage_usec 1500\nuser_usec 1000\n")
-    reader = CgroupReader(env)
+    reader = CgroupReader.for_env(env)
     assert (reader.read_cpu_quota(POD), reader.read_cpu_period(POD)) == (50000, 100000)
     assert reader.read_cpu_shares(POD) == 2597
     assert reader.read_cpuset_cpus(POD) == {2, 3}

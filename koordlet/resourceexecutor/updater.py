@@ -3,8 +3,8 @@
 A `CgroupUpdater` is one value for one cgroup file. `update` writes it if different
 (`cgroupFileWriteIfDifferent`: supported? valid? dir exists? current value differs? then
 write); `merge_update` is the loosen-only half of `LeveledUpdateBatch` for the resources that
-have one (koordlet.md 8, "Updater kinds"): quota and memory.min/low/high only grow, a cpuset
-only gains CPUs.
+have one (the registrations on upstream's `DefaultCgroupUpdaterFactory`, in `updater.go`'s
+`init`): quota and memory.min/low/high only grow, a cpuset only gains CPUs.
 """
 
 from __future__ import annotations

@@ -20,15 +20,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from api.slo.v1alpha1.nodemetric import NodeMetric
-from api.slo.v1alpha1.nodeslo import NodeSLO
 from koordlet.statesinformer.callbacks import Callback, CallbackRunner, RegisterType
 from koordlet.statesinformer.kubelet_pods import KubeletPodsInformer, KubeletStub
 from pkg.client.informers import EventHandlerFuncs, SharedInformerFactory
-from pkg.client.resources import NODES, PODS, Resource
-
-NODE_SLOS = Resource.for_model(NodeSLO)
-NODE_METRICS = Resource.for_model(NodeMetric)
+from pkg.client.resources import NODE_METRICS, NODE_SLOS, NODES, PODS
 
 # Upstream defaults and floors of spec.metricCollectPolicy (states_nodemetric.go).
 DEFAULT_AGGREGATE_DURATION_SECONDS = 300

@@ -43,7 +43,7 @@ from api.extension.elastic_quota import (
 from api.quota.v1alpha1 import ElasticQuotaProfile
 from api.thirdparty.schedulerplugins.v1alpha1 import ElasticQuota
 from pkg.client.informers import SharedInformerFactory, deleted_object
-from pkg.client.resources import NODES, Resource
+from pkg.client.resources import ELASTIC_QUOTA_PROFILES, ELASTIC_QUOTAS, NODES
 from pkg.client.rest import Client
 from pkg.controller import Controller, Result
 from pkg.events.recorder import WARNING, EventRecorder
@@ -63,9 +63,6 @@ REASON_UPDATE_QUOTA_FAILED = "UpdateQuotaFailed"
 QUOTA_MAX = (2**63 - 1) // 2000
 RESYNC_AFTER = 10.0
 RETRY_AFTER_FAILED_WRITE = 2.0
-
-ELASTIC_QUOTA_PROFILES = Resource.for_model(ElasticQuotaProfile)
-ELASTIC_QUOTAS = Resource.for_model(ElasticQuota)
 
 
 def tree_id(namespace: str, name: str) -> str:
@@ -296,7 +293,7 @@ class QuotaProfileController:
 
 
 __all__ = [
-    "ELASTIC_QUOTAS", "ELASTIC_QUOTA_PROFILES", "EVENT_SOURCE", "NAME", "QUOTA_MAX",
+    "EVENT_SOURCE", "NAME", "QUOTA_MAX",
     "REASON_CREATE_QUOTA_FAILED", "REASON_UPDATE_QUOTA_FAILED", "QuotaProfileController",
     "desired_quota", "pool_resources", "quota_differs", "resource_list_json", "tree_id",
 ]

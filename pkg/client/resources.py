@@ -2,8 +2,9 @@
 
 Corresponds to apimachinery's ``schema.GroupVersionResource`` plus the REST mapping a client-go
 ``RESTMapper`` provides, for the built-in kinds Koordinator's components use and for every
-Koordinator CRD modelled in ``api`` (``Resource.for_model(NodeMetric)``). A ``Resource`` of a
-CRD model carries the model, so typed clients and informers can decode into it.
+Koordinator CRD modelled in ``api`` (``NODE_METRICS``, ...: declared here once, from the models,
+for every component and test to import). A ``Resource`` of a CRD model carries the model, so
+typed clients and informers can decode into it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,20 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from api.analysis.v1alpha1 import Recommendation
+from api.config.v1alpha1 import ClusterColocationProfile
 from api.meta import KubeObject
+from api.quota.v1alpha1 import ElasticQuotaProfile
+from api.scheduling.v1alpha1 import (
+    ClusterNetworkTopology,
+    Device,
+    PodMigrationJob,
+    Reservation,
+    ScheduleExplanation,
+)
+from api.slo.v1alpha1 import NodeMetric, NodeSLO
+from api.thirdparty.noderesourcetopology.v1alpha1 import NodeResourceTopology
+from api.thirdparty.schedulerplugins.v1alpha1 import ElasticQuota, PodGroup
 
 
 @dataclass(frozen=True)
@@ -121,6 +135,22 @@ BUILTIN: tuple[Resource, ...] = (
     VALIDATING_WEBHOOK_CONFIGURATIONS,
 )
 
+# The CRDs Koordinator's components use (NodeResourceTopology at v1alpha1, the version upstream's
+# clients use; ElasticQuota and PodGroup from scheduler-plugins).
+NODE_METRICS = Resource.for_model(NodeMetric)
+NODE_SLOS = Resource.for_model(NodeSLO)
+CLUSTER_COLOCATION_PROFILES = Resource.for_model(ClusterColocationProfile)
+ELASTIC_QUOTA_PROFILES = Resource.for_model(ElasticQuotaProfile)
+RESERVATIONS = Resource.for_model(Reservation)
+POD_MIGRATION_JOBS = Resource.for_model(PodMigrationJob)
+DEVICES = Resource.for_model(Device)
+CLUSTER_NETWORK_TOPOLOGIES = Resource.for_model(ClusterNetworkTopology)
+SCHEDULE_EXPLANATIONS = Resource.for_model(ScheduleExplanation)
+RECOMMENDATIONS = Resource.for_model(Recommendation)
+NODE_RESOURCE_TOPOLOGIES = Resource.for_model(NodeResourceTopology)
+ELASTIC_QUOTAS = Resource.for_model(ElasticQuota)
+POD_GROUPS = Resource.for_model(PodGroup)
+
 
 def for_kind(api_version: str, kind: str) -> Resource | None:
     """The resource of a built-in kind or of a Koordinator CRD modelled in ``api``."""
@@ -145,11 +175,14 @@ def for_object(obj: dict[str, Any] | KubeObject) -> Resource:
 
 
 __all__ = [
-    "BUILTIN", "CONFIGMAPS", "CSI_NODES", "CUSTOM_RESOURCE_DEFINITIONS", "DAEMON_SETS",
-    "DEPLOYMENTS", "ENDPOINTS", "EVENTS", "EVENTS_V1", "JOBS", "LEASES",
-    "MUTATING_WEBHOOK_CONFIGURATIONS", "NAMESPACES", "NODES", "PERSISTENT_VOLUMES",
-    "PERSISTENT_VOLUME_CLAIMS", "PODS", "POD_DISRUPTION_BUDGETS", "PRIORITY_CLASSES",
-    "REPLICATION_CONTROLLERS", "REPLICA_SETS", "RESOURCE_QUOTAS", "Resource", "SECRETS",
-    "SERVICES", "SERVICE_ACCOUNTS", "STATEFUL_SETS", "STORAGE_CLASSES",
-    "VALIDATING_WEBHOOK_CONFIGURATIONS", "for_kind", "for_object",
+    "BUILTIN", "CLUSTER_COLOCATION_PROFILES", "CLUSTER_NETWORK_TOPOLOGIES", "CONFIGMAPS",
+    "CSI_NODES", "CUSTOM_RESOURCE_DEFINITIONS", "DAEMON_SETS", "DEPLOYMENTS", "DEVICES",
+    "ELASTIC_QUOTAS", "ELASTIC_QUOTA_PROFILES", "ENDPOINTS", "EVENTS", "EVENTS_V1", "JOBS",
+    "LEASES", "MUTATING_WEBHOOK_CONFIGURATIONS", "NAMESPACES", "NODES", "NODE_METRICS",
+    "NODE_RESOURCE_TOPOLOGIES", "NODE_SLOS", "PERSISTENT_VOLUMES", "PERSISTENT_VOLUME_CLAIMS",
+    "PODS", "POD_DISRUPTION_BUDGETS", "POD_GROUPS", "POD_MIGRATION_JOBS", "PRIORITY_CLASSES",
+    "RECOMMENDATIONS", "REPLICATION_CONTROLLERS", "REPLICA_SETS", "RESERVATIONS",
+    "RESOURCE_QUOTAS", "Resource", "SCHEDULE_EXPLANATIONS", "SECRETS", "SERVICES",
+    "SERVICE_ACCOUNTS", "STATEFUL_SETS", "STORAGE_CLASSES", "VALIDATING_WEBHOOK_CONFIGURATIONS",
+    "for_kind", "for_object"
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.meta import ObjectMeta
+from api.meta import ObjectMeta, registered_kinds
 from api.slo.v1alpha1 import NodeMetric
 from pkg.client import resources
 from pkg.client.resources import Resource
@@ -32,3 +32,12 @@ def test_for_model_and_lookup_by_kind() -> None:
     assert resources.for_object({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}) \
         is resources.LEASES
     assert resources.for_object(NodeMetric(metadata=ObjectMeta(name="n"))) == r
+
+
+def test_every_modelled_kind_has_one_resource() -> None:
+    """Each Koordinator CRD is declared here once (all served versions share one plural)."""
+    import api.all_kinds  # noqa: F401  (registers every kind)
+
+    declared = [(r.group, r.kind) for r in vars(resources).values()
+                if isinstance(r, Resource) and r.model is not None]
+    assert sorted(declared) == sorted({(g, k) for g, _, k in registered_kinds()})

@@ -1,8 +1,7 @@
 """Koordinator's shared gates: koord-manager (webhooks, quota, colocation profile) and
 koord-descheduler.
 
-Corresponds to upstream ``pkg/features/features.go``; names, defaults and stages as listed in
-``shared/upstream/manager-descheduler.md`` section 1.6.
+Corresponds to upstream ``pkg/features/features.go``, with its names, defaults and stages.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """koordlet's gates, runtime-hook gates included (they share koordlet's ``--feature-gates``).
 
 Corresponds to upstream ``pkg/features/koordlet_features.go`` and the runtime-hook gates of
-``pkg/koordlet/runtimehooks/config.go``; names and defaults as listed in
-``shared/upstream/koordlet.md`` section 1.3: all Alpha and off, except a few Beta gates that
-are on.
+``pkg/koordlet/runtimehooks/config.go``, with their names and defaults: all Alpha and off,
+except a few Beta gates that are on.
 """
 
 from __future__ import annotations

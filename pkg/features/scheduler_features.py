@@ -1,9 +1,9 @@
 """koord-scheduler's gates.
 
-Corresponds to upstream ``pkg/features/scheduler_features.go``; names and defaults as listed in
-``shared/upstream/scheduler.md`` section 2.4. Upstream registers them in the same process-wide
-gate as ``features.go``. Stages not stated there are taken as Beta for gates on by default and
-Alpha for the others (``PodDisruptionBudget`` is GA).
+Corresponds to upstream ``pkg/features/scheduler_features.go``, with its names and defaults.
+Upstream registers them in the same process-wide gate as ``features.go``. Where a gate's stage
+was not known when it was ported, it is taken as Beta for gates on by default and Alpha for the
+others (``PodDisruptionBudget`` is GA).
 """
 
 from __future__ import annotations

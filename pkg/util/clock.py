@@ -16,7 +16,7 @@ A clock offers:
 
 With a ``FakeClock``, time moves only through ``step``/``set``; a waiter whose deadline has
 passed is woken at once. ``has_waiters()`` tells a test that a thread is parked on the clock,
-so the test can step it deterministically.
+so the test can step it deterministically. A ``NoWaitClock`` keeps real time but never sleeps.
 """
 
 from __future__ import annotations
@@ -59,6 +59,14 @@ class RealClock:
 
 
 REAL_CLOCK = RealClock()
+
+
+class NoWaitClock(RealClock):
+    """Real time, but ``sleep`` returns at once: for tests against an API server where the
+    client's back-off is not what is tested (it retries a 429 ten times, a second apart)."""
+
+    def sleep(self, seconds: float, stop: threading.Event | None = None) -> bool:
+        return stop is not None and stop.is_set()
 
 
 class _Waiter:
@@ -182,4 +190,4 @@ class FakeClock:
                 self._waiters.remove(w)
 
 
-__all__ = ["REAL_CLOCK", "Clock", "FakeClock", "RealClock"]
+__all__ = ["REAL_CLOCK", "Clock", "FakeClock", "NoWaitClock", "RealClock"]

@@ -32,16 +32,6 @@ def now_micro(ts: float | None = None) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def parse_time(s: str | None) -> float | None:
-    """Seconds since the epoch for an RFC 3339 timestamp (None if absent or malformed)."""
-    if not s:
-        return None
-    try:
-        return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def new_uid() -> str:
     return str(uuid.uuid4())
 

@@ -25,7 +25,7 @@ import orjson
 from . import errors
 from .api import MERGE_PATCH, Api
 from .bootstrap import store_new
-from .meta import now_micro, now_rfc3339, parse_time
+from .meta import now_micro, now_rfc3339
 from .resources import ResourceInfo
 from .watch import Stored
 
@@ -386,8 +386,7 @@ class SimulatedNodes:
         st = self._current(key)
         if st is None:
             return
-        deadline = parse_time(st.obj["metadata"].get("deletionTimestamp"))
-        del deadline  # the kubelet stops containers as soon as it can
+        # The grace period is not waited out: the kubelet stops containers as soon as it can.
         await self.api.delete(self._pods, key[0], key[1],
                               {"gracePeriodSeconds": 0,
                                "preconditions": {"uid": key[2]}})

@@ -12,8 +12,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from api.meta import parse_timestamp
+
 from . import jsonpath
-from .meta import parse_time
 from .resources import ResourceInfo
 
 Obj = dict[str, Any]
@@ -55,7 +56,7 @@ def human_duration(seconds: float) -> str:
 
 
 def since(ts: str | None, now: float) -> str:
-    t = parse_time(ts)
+    t = parse_timestamp(ts)
     return "<unknown>" if t is None else human_duration(now - t)
 
 

@@ -25,10 +25,8 @@ import psutil
 import pytest
 
 from api.core import quantity_value
-from api.slo.v1alpha1.nodemetric import NodeMetric
-from api.slo.v1alpha1.nodeslo import NodeSLO
 from koordlet.util.system.testing import make_real_cgroup_dir, real_cgroup_v1_tree
-from pkg.client.resources import NODES, PODS, Resource
+from pkg.client.resources import NODE_METRICS, NODE_SLOS, NODES, PODS
 from pkg.client.rest import Client
 from test.apiserver import ServerHandle, start
 from test.e2e.cluster import (
@@ -39,8 +37,6 @@ from test.e2e.cluster import (
     wait_for,
 )
 
-NODE_METRICS = Resource.for_model(NodeMetric)
-NODE_SLOS = Resource.for_model(NodeSLO)
 REPORT_INTERVAL = 30  # the floor of reportIntervalSeconds
 
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from manager.slo_controller.config import SLOConfigCache
-from manager.slo_controller.nodeslo import NODE_SLOS, NodeSLOController
+from manager.slo_controller.nodeslo import NodeSLOController
 from pkg.client.informers import SharedInformerFactory
-from pkg.client.resources import CONFIGMAPS, EVENTS, NAMESPACES
+from pkg.client.resources import CONFIGMAPS, EVENTS, NAMESPACES, NODE_SLOS
 from pkg.client.rest import Client
 from pkg.events import EventBroadcaster
 from test.apiserver import ServerHandle, start

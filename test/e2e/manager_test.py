@@ -22,18 +22,14 @@ from typing import Any
 
 import pytest
 
-from api.slo.v1alpha1.nodemetric import NodeMetric
-from api.slo.v1alpha1.nodeslo import NodeSLO
 from pkg.client.errors import ApiError
-from pkg.client.resources import LEASES, NAMESPACES, SECRETS, Resource
+from pkg.client.resources import LEASES, NAMESPACES, NODE_METRICS, NODE_SLOS, SECRETS, Resource
 from pkg.client.rest import Client
 from test.apiserver import ServerHandle, start
 from test.e2e.cluster import ComponentProcess, free_port, http_ok, install_crds, wait_for
 
 NS = "koordinator-system"
 LEASE = "koordinator-manager"
-NODE_METRICS = Resource.for_model(NodeMetric)
-NODE_SLOS = Resource.for_model(NodeSLO)
 LEASE_DURATION = 2.0
 LEADER_FLAGS = [f"--leader-elect-lease-duration={LEASE_DURATION:g}s",
                 "--leader-elect-renew-deadline=1500ms", "--leader-elect-retry-period=500ms"]

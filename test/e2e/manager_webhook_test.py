@@ -22,16 +22,17 @@ from manager.webhook import WebhookOptions, WebhookServer
 from pkg.client import ApiError
 from pkg.client.resources import (
     CONFIGMAPS,
+    ELASTIC_QUOTAS,
     ENDPOINTS,
     MUTATING_WEBHOOK_CONFIGURATIONS,
     NAMESPACES,
     NODES,
     PODS,
     PRIORITY_CLASSES,
+    RESERVATIONS,
     SECRETS,
     SERVICES,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
-    Resource,
     for_object,
 )
 from pkg.client.rest import Client
@@ -184,16 +185,14 @@ def test_validating_webhooks_reject_through_the_api_server(
     assert e.value.status == 400
     assert "koordinator.sh/qosClass: Required value: must specify koordinator QoS BE" in \
         e.value.message
-    quotas = Resource("scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas", "ElasticQuota",
-                      True)
     quota = {"apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "ElasticQuota",
              "metadata": {"name": "team-a", "namespace": "default"},
              "spec": {"min": {"cpu": "8"}, "max": {"cpu": "4"}}}
     with pytest.raises(ApiError) as e:
-        client.create(quotas, quota, "default")
+        client.create(ELASTIC_QUOTAS, quota, "default")
     assert "resourceKey cpu of quota team-a min 8 > max 4" in e.value.message
     quota["spec"] = {"min": {"cpu": "2"}, "max": {"cpu": "4"}}
-    stored = client.create(quotas, quota, "default")
+    stored = client.create(ELASTIC_QUOTAS, quota, "default")
     # the mutating webhook filled in the parent and the shared weight
     assert stored["metadata"]["labels"]["quota.scheduling.koordinator.sh/parent"] == \
         "koordinator-root-quota"
@@ -284,8 +283,6 @@ def test_reservation_create_gets_profile_mutations(
                         "priorityClassName": "koord-batch", "koordinatorPriority": 1000,
                         "schedulerName": "koord-scheduler"}}
     client.create(for_object(profile), profile)
-    reservations = Resource("scheduling.koordinator.sh", "v1alpha1", "reservations",
-                            "Reservation", False)
 
     def reservation(name: str, labels: dict[str, str]) -> dict[str, Any]:
         return {"apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "Reservation",
@@ -294,13 +291,13 @@ def test_reservation_create_gets_profile_mutations(
                          "template": {"spec": {"containers": [{"name": "c", "resources": {
                              "requests": {"cpu": "1", "memory": "1Gi"}}}]}}}}
 
-    stored = client.create(reservations, reservation("r1", {"app": "spark"}))
+    stored = client.create(RESERVATIONS, reservation("r1", {"app": "spark"}))
     assert stored["metadata"]["labels"] == {"app": "spark", "koordinator.sh/qosClass": "BE",
                                             "koordinator.sh/priority": "1000"}
     spec = stored["spec"]["template"]["spec"]
     assert spec["schedulerName"] == "koord-scheduler"
     assert (spec["priorityClassName"], spec["priority"]) == ("koord-batch", 5000)
     assert spec["preemptionPolicy"] == "PreemptLowerPriority"
-    other = client.create(reservations, reservation("r2", {"app": "web"}))
+    other = client.create(RESERVATIONS, reservation("r2", {"app": "web"}))
     assert other["metadata"]["labels"] == {"app": "web"}
     assert "schedulerName" not in other["spec"]["template"]["spec"]

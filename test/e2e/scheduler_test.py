@@ -20,13 +20,11 @@ from typing import Any
 
 import pytest
 
-from api.slo.v1alpha1.nodemetric import NodeMetric
-from pkg.client.resources import EVENTS, PODS, PRIORITY_CLASSES, Resource
+from pkg.client.resources import EVENTS, NODE_METRICS, PODS, PRIORITY_CLASSES
 from pkg.client.rest import Client
 from test.apiserver import ServerHandle, start
 from test.e2e.cluster import REPO_ROOT, install_crds, start_scheduler, wait_for
 
-NODE_METRICS = Resource.for_model(NodeMetric)
 SCHEDULER = "koord-scheduler"
 
 CONFIG = """

@@ -33,11 +33,10 @@ import psutil
 import pytest
 from kubernetes.utils import parse_quantity
 
-from pkg.client.resources import EVENTS, NODES, PODS
+from pkg.client.resources import EVENTS, NODE_METRICS, NODES, PODS
 from test.apiserver.testing import Kubectl, kubectl_binary
 from test.e2e.cluster import REPO_ROOT, wait_for
 from test.localcluster.cluster import LocalCluster
-from test.localcluster.recorder import NODE_METRICS
 from test.localcluster.report import Report
 from test.localcluster.scenario import SCENARIO_DIR, load
 from test.localcluster.workload import LABEL_GROUP, LABEL_KIND

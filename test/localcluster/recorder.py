@@ -18,15 +18,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from api.extension.resource import BATCH_CPU, BATCH_MEMORY
-from api.slo.v1alpha1.nodemetric import NodeMetric
-from pkg.client.resources import NODES, PODS, Resource
+from pkg.client.resources import NODE_METRICS, NODES, PODS
 from pkg.client.rest import Client
 from pkg.util.podresources import CPU, MEMORY, quantity_int, sum_requests
 from test.e2e.cluster import scrape_gauge
 
 from .workload import LABEL_KIND
 
-NODE_METRICS = Resource.for_model(NodeMetric)
 SUPPRESS_GAUGE = "koordlet_be_suppress_cpu_cores"
 TERMINAL = ("Succeeded", "Failed")
 Obj = dict[str, Any]

@@ -39,8 +39,8 @@ from api.slo.v1alpha1.strategies import (
 # QoS classes that have their own ResourceQOS in ResourceQOSStrategy.
 QOS_CLASSES = ("LSR", "LS", "BE", "SYSTEM")
 
-# Koordlet's per-class fallback values: the "Default LSR / LS / BE / SYSTEM" columns of
-# apis.md 1.3.2.
+# Koordlet's per-class fallback values: upstream's DefaultCPUQOS, DefaultMemoryQOS, ... of
+# nodeslo_config.go, per QoS class.
 _DEFAULT_CPU_QOS = {
     "LSR": {"groupIdentity": 2, "schedIdle": 0, "coreExpeller": True},
     "LS": {"groupIdentity": 2, "schedIdle": 0, "coreExpeller": True},

@@ -13,7 +13,7 @@ from api.slo.v1alpha1.defaults import (
     none_resource_qos_strategy,
 )
 
-# The "Default LSR / LS / BE / SYSTEM" columns of apis.md 1.3.2.
+# Upstream's per-class defaults (DefaultCPUQOS, ... of nodeslo_config.go): LSR, LS, BE, SYSTEM.
 DEFAULTS = {
     ("cpuQOS", "groupIdentity"): (2, 2, -1, 0),
     ("cpuQOS", "schedIdle"): (0, 0, 0, 0),

@@ -1,7 +1,8 @@
 """cgroup v2 value translations: upstream `pkg/koordlet/util/system/cgroup2.go`.
 
 koordlet speaks v1 values everywhere (quota in µs with −1 for unlimited, shares, bytes with −1);
-these functions turn them into what the v2 files take and back (koordlet.md 11.5).
+these functions turn them into what the v2 files take and back (the v2 file names are in
+`cgroup_resource.py`, upstream `cgroup_resource.go`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """cgroup version and driver detection and the directory layout: upstream
 `pkg/koordlet/util/system/cgroup_driver.go` and `pkg/koordlet/util/cgroup_parent_utils.go`.
 
-Relative dirs (koordlet.md 11.2) are the same under each v1 subsystem and under the v2 root.
+Relative dirs (`GetPodQoSRelativePath`, `GetPodCgroupParentDir`, ... of
+`cgroup_parent_utils.go`) are the same under each v1 subsystem and under the v2 root.
 Upstream's last-resort probe of kubelet's command line is not done: with neither kubepods dir
 present there is no pod cgroup to manage yet, and upstream's final fallback (systemd) applies.
 """

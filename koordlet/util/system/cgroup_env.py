@@ -46,25 +46,18 @@ class CgroupEnv:
 
     def dir_path(self, resource: CgroupResource, parent_dir: str) -> str:
         """Absolute dir of `parent_dir` (a relative layout dir) for `resource`'s subsystem."""
-        parts = [self.root]
-        if not self.v2:
-            parts.append(resource.subsystem)
-        if self.prefix:
-            parts.append(self.prefix)
-        if parent_dir:
-            parts.append(parent_dir)
-        return os.path.join(*parts)
+        return resource.dir_path(self.root, self.prefix, parent_dir)
 
     def path(self, resource_type: str, parent_dir: str) -> str:
-        resource = self.resource(resource_type)
-        return os.path.join(self.dir_path(resource, parent_dir), resource.file_name)
+        return self.resource(resource_type).path(self.root, self.prefix, parent_dir)
 
     def check_supported(self, resource: CgroupResource, parent_dir: str) -> None:
-        """Raises `ResourceUnsupportedError` when the kernel lacks the file (11.4, column 4)."""
+        """Raises `ResourceUnsupportedError` when the kernel lacks the file (the resource's
+        `check`, upstream's `SupportedIfFileExists*`)."""
         if resource.check is SupportCheck.ALWAYS:
             return
         if resource.check is SupportCheck.FILE_EXISTS:
-            target = os.path.join(self.dir_path(resource, parent_dir), resource.file_name)
+            target = resource.path(self.root, self.prefix, parent_dir)
             if not os.path.exists(target):
                 raise ResourceUnsupportedError(resource.type, f"file {target} not exist")
             return
@@ -86,5 +79,6 @@ class CgroupEnv:
         return container_relative_dir(self.driver, pod_dir, container_id)
 
     def be_dir(self) -> str:
-        """The node-level BE cgroup (11.6): target of cpusuppress, source of BE metrics."""
+        """The node-level BE cgroup (upstream `GetPodQoSRelativePath(BestEffort)`): target of
+        cpusuppress, source of BE metrics."""
         return self.kube_qos_dir(KubeQoSClass.BEST_EFFORT)

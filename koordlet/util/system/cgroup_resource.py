@@ -1,13 +1,15 @@
 """The registry of cgroup files: upstream `pkg/koordlet/util/system/cgroup_resource.go`.
 
 Every file is a *resource* keyed by its v1 file name (`cpu.cfs_quota_us`), with its subsystem
-dir on v1, its file name on v2 (koordlet.md 11.5), a validator for written values (11.4) and a
-"supported" check. A resource missing from a version's registry (blkio, `memory.idle_page_stats`
-on v2) cannot be used on that version.
+dir on v1, its file name on v2, a validator for written values and a "supported" check
+(upstream's `SupportedIfFileExists`, `SupportedIfFileExistsInKubepods`). A resource missing
+from a version's registry (blkio, `memory.idle_page_stats` on v2) cannot be used on that
+version.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -92,6 +94,15 @@ class CgroupResource:
     def validate(self, value: str) -> str | None:
         return None if self.validator is None else self.validator.validate(value)
 
+    def dir_path(self, root: str, prefix: str, parent_dir: str) -> str:
+        """Absolute dir of `parent_dir` (a relative layout dir below `prefix`) that holds this
+        file: under the subsystem dir on v1, directly under `root` on v2."""
+        return os.path.join(root, *(p for p in (self.subsystem, prefix, parent_dir) if p))
+
+    def path(self, root: str, prefix: str, parent_dir: str) -> str:
+        """Upstream `Resource.Path`, with the root (and test prefix) passed instead of global."""
+        return os.path.join(self.dir_path(root, prefix, parent_dir), self.file_name)
+
 
 def _v1(
     subsystem: str,
@@ -116,7 +127,7 @@ _MEMORY_PRIORITY = RangeValidator(0, 12)
 _BLKIO_WEIGHT = RangeValidator(1, 100)
 
 _V1_LIST = [
-    # written (11.4)
+    # written
     _v1(CPU, "cpu.shares", _SHARES),
     _v1(CPU, "cpu.cfs_quota_us"),
     _v1(CPU, "cpu.cfs_period_us"),
@@ -142,7 +153,7 @@ _V1_LIST = [
     _v1(NET_CLS, "net_cls.classid", NetClsClassIDValidator(), _KUBEPODS),
     _v1(CPU, "tasks"),
     _v1(CPU, "cgroup.procs"),
-    # read only (11.3)
+    # read only
     _v1(CPUACCT, "cpuacct.usage"),
     _v1(CPU, "cpu.stat"),
     _v1(MEMORY, "memory.stat"),
@@ -155,7 +166,7 @@ _V1_LIST = [
 ]
 V1_RESOURCES: dict[str, CgroupResource] = {r.type: r for r in _V1_LIST}
 
-# v1 type → v2 file, for the files whose name changes; the others keep theirs (11.5).
+# v1 type → v2 file, for the files whose name changes; the others keep theirs.
 _V2_RENAMES = {
     "cpu.cfs_quota_us": "cpu.max",
     "cpu.cfs_period_us": "cpu.max",

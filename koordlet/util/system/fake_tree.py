@@ -1,6 +1,6 @@
 """A fake cgroup v1 tree of plain files for simulated nodes (no upstream counterpart: upstream
 always runs on a real node's `/sys/fs/cgroup`, whose layout `pkg/koordlet/util/system`
-describes; this lays out the same relative dirs, 11.2, with the cgroupfs driver).
+describes; this lays out the same relative dirs as `cgroup_driver`, with the cgroupfs driver).
 
 `ensure_fake_v1_tree(root, cpus)` creates, when `root` holds no cgroup tree yet, the `cpu`,
 `cpuacct`, `cpuset` and `memory` subsystems with `kubepods/`, `kubepods/burstable/` and

@@ -2,6 +2,6 @@
 node, with koordlet's collect policy from ``colocation-config``."""
 
 from manager.slo_controller.nodemetric.collect_policy import node_metric_spec
-from manager.slo_controller.nodemetric.controller import NAME, NODE_METRICS, NodeMetricController
+from manager.slo_controller.nodemetric.controller import NAME, NodeMetricController
 
-__all__ = ["NAME", "NODE_METRICS", "NodeMetricController", "node_metric_spec"]
+__all__ = ["NAME", "NodeMetricController", "node_metric_spec"]

@@ -31,13 +31,12 @@ from manager.slo_controller.nodemetric.collect_policy import node_metric_spec
 from manager.slo_controller.pernode import PerNodeController
 from pkg.client.errors import is_not_found
 from pkg.client.informers import SharedInformer
-from pkg.client.resources import Resource
+from pkg.client.resources import NODE_METRICS
 from pkg.controller import Result
 
 log = logging.getLogger(__name__)
 
 NAME = "nodemetric"
-NODE_METRICS = Resource.for_model(NodeMetric)
 
 
 class NodeMetricController(PerNodeController):
@@ -88,4 +87,4 @@ class NodeMetricController(PerNodeController):
         log.info("deleted NodeMetric %s of a removed node", name)
 
 
-__all__ = ["NAME", "NODE_METRICS", "NodeMetricController"]
+__all__ = ["NAME", "NodeMetricController"]

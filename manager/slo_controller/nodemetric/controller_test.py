@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from manager.slo_controller.config import SLOConfigCache
-from manager.slo_controller.nodemetric import NODE_METRICS, NodeMetricController
+from manager.slo_controller.nodemetric import NodeMetricController
 from pkg.client.informers import SharedInformerFactory
-from pkg.client.resources import CONFIGMAPS, NAMESPACES, NODES
+from pkg.client.resources import CONFIGMAPS, NAMESPACES, NODE_METRICS, NODES
 from pkg.client.rest import Client
 from test.apiserver import ServerHandle, start
 from test.e2e.cluster import install_crds, wait_for

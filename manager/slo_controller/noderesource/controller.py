@@ -36,9 +36,6 @@ from typing import Any, Protocol
 from api.configuration import ColocationCfg, ColocationStrategy, SLOControllerConfig
 from api.extension.cpu_normalization import ANNOTATION_CPU_BASIC_INFO
 from api.extension.node_colocation import ANNOTATION_NODE_COLOCATION_STRATEGY
-from api.scheduling.v1alpha1.device import Device
-from api.slo.v1alpha1.nodemetric import NodeMetric
-from api.thirdparty.noderesourcetopology.v1alpha1 import NodeResourceTopology
 from manager.slo_controller.noderesource import calculator, inputs, numazone
 from manager.slo_controller.noderesource.framework import (
     NodeResource,
@@ -51,7 +48,7 @@ from pkg.client.errors import is_conflict, is_not_found, is_too_many_requests
 from pkg.client.informers import SharedInformerFactory
 from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
 from pkg.client.informers.store import NODE_NAME_INDEX, name_of
-from pkg.client.resources import NODES, PODS, Resource
+from pkg.client.resources import DEVICES, NODE_METRICS, NODE_RESOURCE_TOPOLOGIES, NODES, PODS
 from pkg.client.rest import Client
 from pkg.controller import Controller, Result
 from pkg.util.clock import REAL_CLOCK, Clock
@@ -59,9 +56,6 @@ from pkg.util.clock import REAL_CLOCK, Clock
 log = logging.getLogger(__name__)
 
 CONTROLLER_NAME = "noderesource"
-NODE_METRICS = Resource.for_model(NodeMetric)
-NODE_RESOURCE_TOPOLOGIES = Resource.for_model(NodeResourceTopology)
-DEVICES = Resource.for_model(Device)
 # client-go retry.DefaultBackoff: 4 steps from 10 ms, ×5, jitter 0.1.
 RETRY_STEPS, RETRY_DELAY, RETRY_FACTOR, RETRY_JITTER = 4, 0.01, 5.0, 0.1
 

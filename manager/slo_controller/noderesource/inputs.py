@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from api.errors import MalformedValueError
@@ -23,6 +22,7 @@ from api.extension.priority import (
     get_pod_priority_class_with_default,
 )
 from api.extension.qos import get_pod_qos_class_with_default
+from api.meta import parse_timestamp
 from manager.slo_controller.noderesource.framework import PodInfo, Resources
 from pkg.util.podresources import CPU, MEMORY, pod_requests, quantity_int
 
@@ -199,21 +199,11 @@ def active(pods: Iterable[PodInfo]) -> list[PodInfo]:
     return [p for p in pods if p.phase in ACTIVE_PHASES]
 
 
-def parse_time(value: Any) -> float | None:
-    """An RFC 3339 timestamp as epoch seconds; None when absent or unparsable."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def is_degraded(status: Mapping[str, Any] | None, degrade_minutes: int, now: float) -> bool:
     """No NodeMetric, no ``updateTime``, or ``now > updateTime + degradeTimeMinutes``."""
     if status is None:
         return True
-    updated = parse_time(status.get("updateTime"))
+    updated = parse_timestamp(status.get("updateTime"))
     return updated is None or now > updated + degrade_minutes * 60
 
 
@@ -231,6 +221,6 @@ def giga(value: int) -> int:
 __all__ = [
     "ACTIVE_PHASES", "CPU_MEMORY", "LOW_PRIORITY", "active", "add", "anno_reserved", "clamp",
     "cpu_memory", "cpuset_size", "giga", "go_float", "host_app_hp_used", "is_degraded",
-    "kubelet_reserved", "node_capacity", "node_reserved", "node_usage", "parse_time",
+    "kubelet_reserved", "node_capacity", "node_reserved", "node_usage",
     "pod_info", "pods_usage", "prod_reclaimable", "rmax", "sub", "system_usage", "zero",
 ]

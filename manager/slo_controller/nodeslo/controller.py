@@ -24,7 +24,7 @@ from manager.slo_controller.nodeslo.spec import node_slo_spec
 from manager.slo_controller.pernode import PerNodeController
 from pkg.client.errors import is_not_found
 from pkg.client.informers import SharedInformer, SharedInformerFactory
-from pkg.client.resources import Resource
+from pkg.client.resources import NODE_SLOS
 from pkg.client.rest import Client
 from pkg.controller import Result
 from pkg.events import WARNING, EventRecorder
@@ -33,7 +33,6 @@ from pkg.util.clock import REAL_CLOCK, Clock
 log = logging.getLogger(__name__)
 
 NAME = "nodeslo"
-NODE_SLOS = Resource.for_model(NodeSLO)
 REASON_INVALID_NODE_ANNOTATION = "InvalidNodeSLOAnnotation"
 
 # SLOControllerConfig fields rendered into NodeSLO: a change of any re-renders every node.
@@ -94,4 +93,4 @@ class NodeSLOController(PerNodeController):
         log.info("deleted NodeSLO %s of a removed node", name)
 
 
-__all__ = ["NAME", "NODE_SLOS", "REASON_INVALID_NODE_ANNOTATION", "NodeSLOController"]
+__all__ = ["NAME", "REASON_INVALID_NODE_ANNOTATION", "NodeSLOController"]

@@ -8,7 +8,7 @@ decoded into ``api`` models.
 
     factory = SharedInformerFactory(client, resync_period=0)
     pods = factory.informer_for(PODS)                       # indexed by namespace and nodeName
-    metrics = factory.informer_for(Resource.for_model(NodeMetric))   # NodeMetric models
+    metrics = factory.informer_for(NODE_METRICS)            # NodeMetric models
     pods.add_event_handler(EventHandlerFuncs(add=on_pod))
     factory.start()
     factory.wait_for_cache_sync(timeout=60)

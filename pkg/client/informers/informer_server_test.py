@@ -22,8 +22,8 @@ from pkg.client.resources import (
     CONFIGMAPS,
     CUSTOM_RESOURCE_DEFINITIONS,
     NAMESPACES,
+    NODE_METRICS,
     PODS,
-    Resource,
 )
 from pkg.client.rest import Client
 from pkg.util.flowcontrol import Backoff
@@ -230,7 +230,7 @@ def test_crd_informer_decodes_models(srv: ServerHandle) -> None:
     client, factory = setup(srv)
     crd = next(m for m in crd_manifests() if m["metadata"]["name"] == NodeMetric.crd_name())
     client.create(CUSTOM_RESOURCE_DEFINITIONS, crd)
-    res = Resource.for_model(NodeMetric)
+    res = NODE_METRICS
     client.create(res, {"apiVersion": res.api_version, "kind": "NodeMetric",
                         "metadata": {"name": "n1"}})
     typed = factory.informer_for(res)

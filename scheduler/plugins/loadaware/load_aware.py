@@ -26,8 +26,7 @@ import numpy as np
 
 from api.extension.amplification import ANNOTATION_NODE_RAW_ALLOCATABLE
 from api.extension.load_aware import ANNOTATION_CUSTOM_USAGE_THRESHOLDS
-from api.slo.v1alpha1.nodemetric import NodeMetric
-from pkg.client.resources import PODS, Resource
+from pkg.client.resources import NODE_METRICS, PODS
 from pkg.util.clock import REAL_CLOCK
 from scheduler.apis.config import LoadAwareSchedulingArgs
 from scheduler.framework.cycle_state import CycleState
@@ -72,8 +71,6 @@ NAME = "LoadAwareScheduling"
 ERR_REASON_NODE_METRIC_EXPIRED = "node(s) nodeMetric expired"
 ERR_REASON_USAGE_EXCEED_THRESHOLD = "node(s) {} usage exceed threshold"
 ERR_REASON_AGGREGATED_USAGE_EXCEED_THRESHOLD = "node(s) {} aggregated usage exceed threshold"
-
-NODE_METRICS = Resource.for_model(NodeMetric)
 
 
 @dataclass(frozen=True, slots=True)

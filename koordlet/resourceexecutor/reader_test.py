@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from koordlet.metricsadvisor.cgroupreader import CGROUP_V1, CGROUP_V2, CgroupReader, OpenFiles
 from koordlet.metricsadvisor.testing import write_cgroup
+from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader, OpenFiles
 
 
 def test_rewritten_file_reads_its_new_content(tmp_path: Path) -> None:
     reader = CgroupReader(str(tmp_path), CGROUP_V1)
     write_cgroup(str(tmp_path), CGROUP_V1, "kubepods/pod1", 1000, active_anon=4096)
-    assert reader.cpu_usage_ns("kubepods/pod1") == 1000
-    assert reader.memory_stat("kubepods/pod1").usage() == 4096
+    assert reader.read_cpu_usage("kubepods/pod1") == 1000
+    assert reader.read_memory_stat("kubepods/pod1").usage() == 4096
     write_cgroup(str(tmp_path), CGROUP_V1, "kubepods/pod1", 250000000, active_anon=8192)
-    assert reader.cpu_usage_ns("kubepods/pod1") == 250000000
-    assert reader.memory_stat("kubepods/pod1").usage() == 8192
+    assert reader.read_cpu_usage("kubepods/pod1") == 250000000
+    assert reader.read_memory_stat("kubepods/pod1").usage() == 8192
     assert len(reader.files) == 2  # both files stayed open across the two ticks
 
 
@@ -81,7 +81,7 @@ slab_reclaimable 0
 def test_memory_stat_parses_any_line_order(tmp_path: Path, text: bytes) -> None:
     (tmp_path / "pod1").mkdir()
     (tmp_path / "pod1" / "memory.stat").write_bytes(text)
-    stat = CgroupReader(str(tmp_path), CGROUP_V2).memory_stat("pod1")
+    stat = CgroupReader(str(tmp_path), CGROUP_V2).read_memory_stat("pod1")
     assert (stat.inactive_anon, stat.active_anon, stat.inactive_file, stat.active_file,
             stat.unevictable) == (1, 2, 3, 4, 5)
     assert stat.usage() == 8 and stat.usage_with_page_cache() == 15
@@ -92,4 +92,4 @@ def test_memory_stat_without_a_wanted_key_names_it(tmp_path: Path) -> None:
     (tmp_path / "pod1" / "memory.stat").write_bytes(
         V2_STAT_KERNEL_ORDER.replace(b"unevictable 5\n", b""))
     with pytest.raises(ValueError, match="missing unevictable"):
-        CgroupReader(str(tmp_path), CGROUP_V2).memory_stat("pod1")
+        CgroupReader(str(tmp_path), CGROUP_V2).read_memory_stat("pod1")
