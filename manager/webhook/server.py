@@ -20,9 +20,14 @@ from typing import Any
 import orjson
 
 from api.extension.elastic_quota import LABEL_QUOTA_NAME
-from api.thirdparty.schedulerplugins.v1alpha1 import ElasticQuota
-from pkg.client import ApiError, Client, Resource
-from pkg.client.resources import NAMESPACES, PODS, PRIORITY_CLASSES
+from pkg.client import ApiError, Client
+from pkg.client.resources import (
+    CLUSTER_COLOCATION_PROFILES,
+    ELASTIC_QUOTAS,
+    NAMESPACES,
+    PODS,
+    PRIORITY_CLASSES,
+)
 from pkg.features import FeatureGate, default_feature_gate
 
 from . import certs
@@ -32,11 +37,9 @@ from .configuration import ensure_configurations
 from .elasticquota.topology import QuotaInfo, QuotaTopology
 from .framework import HandlerContext
 from .options import CERT_WRITER_FS, WebhookOptions
-from .pod.colocation_profile import PROFILES
 from .registry import HANDLER_BUILDERS
 
 log = logging.getLogger(__name__)
-ELASTIC_QUOTAS = Resource.for_model(ElasticQuota)
 
 
 def ensure_webhook_setup(client: Client, options: WebhookOptions,
@@ -112,7 +115,8 @@ class WebhookServer:
         self.manage_configurations = manage_configurations
         self.topology = QuotaTopology(pods_of=_pods_of(client), gate=gate)
         # What upstream's cached client serves the profile webhooks from.
-        self.reader = CachedReader(client, (PROFILES, NAMESPACES, PRIORITY_CLASSES))
+        self.reader = CachedReader(
+            client, (CLUSTER_COLOCATION_PROFILES, NAMESPACES, PRIORITY_CLASSES))
         self.handlers = build_handlers(
             HandlerContext(client, self.options, gate, self.topology, self.reader))
         self._ssl: ssl.SSLContext | None = None

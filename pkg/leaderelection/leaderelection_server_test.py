@@ -21,10 +21,11 @@ from typing import Any
 import pytest
 
 import pkg.leaderelection.candidate as candidate
+from api.meta import parse_timestamp
 from pkg.client.resources import LEASES
 from pkg.client.rest import Client
 from pkg.leaderelection.leaderelection import LeaderCallbacks, LeaderElector
-from pkg.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock, parse_micro_time
+from pkg.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock
 from test.apiserver import ServerHandle, start
 
 REPO_ROOT = Path(candidate.__file__).absolute().parents[2]
@@ -158,7 +159,7 @@ def test_standby_takes_over_after_sigkill_and_never_overlaps(srv: ServerHandle,
     assert took["t"] > a.exited_at
     # ... and only once a full lease had passed since a's last renewal (renewTime is a's
     # clock, the same machine's): b did not cut a's lease short.
-    a_renewals = [parse_micro_time(sp["renewTime"]) for sp in leases.specs
+    a_renewals = [parse_timestamp(sp["renewTime"]) for sp in leases.specs
                   if sp.get("holderIdentity") == "a"]
     assert a_renewals, "no renewal of a recorded"
     last_renewal = max(t for t in a_renewals if t is not None)

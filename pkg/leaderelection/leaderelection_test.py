@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pytest
 
+from api.meta import parse_timestamp
 from pkg.client.errors import ApiError, ConnectionFailure
 from pkg.leaderelection.config import (
     LeaderElectionConfiguration,
@@ -21,11 +22,7 @@ from pkg.leaderelection.config import (
     config_from_args,
 )
 from pkg.leaderelection.leaderelection import LeaderCallbacks, LeaderElector
-from pkg.leaderelection.resourcelock import (
-    LeaderElectionRecord,
-    format_micro_time,
-    parse_micro_time,
-)
+from pkg.leaderelection.resourcelock import LeaderElectionRecord, format_micro_time
 from pkg.util.clock import FakeClock
 
 
@@ -420,8 +417,8 @@ def test_micro_time_round_trip() -> None:
     t = 1_700_000_000.123456
     s = format_micro_time(t)
     assert s == "2023-11-14T22:13:20.123456Z"
-    assert parse_micro_time(s) == pytest.approx(t)
-    assert parse_micro_time("garbage") is None and parse_micro_time(None) is None
+    assert parse_timestamp(s) == pytest.approx(t)
+    assert parse_timestamp("garbage") is None and parse_timestamp(None) is None
 
 
 def test_flags_with_upstream_names_and_defaults() -> None:

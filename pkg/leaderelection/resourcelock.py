@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from api.meta import parse_timestamp
 from pkg.client.errors import ApiError
 from pkg.client.resources import LEASES
 from pkg.client.rest import Client, WatchStream
@@ -52,23 +53,14 @@ class LeaderElectionRecord:
     def from_lease_spec(cls, spec: dict[str, Any]) -> LeaderElectionRecord:
         return cls(holder_identity=spec.get("holderIdentity") or "",
                    lease_duration_seconds=int(spec.get("leaseDurationSeconds") or 0),
-                   acquire_time=parse_micro_time(spec.get("acquireTime")),
-                   renew_time=parse_micro_time(spec.get("renewTime")),
+                   acquire_time=parse_timestamp(spec.get("acquireTime")),
+                   renew_time=parse_timestamp(spec.get("renewTime")),
                    leader_transitions=int(spec.get("leaseTransitions") or 0))
 
 
 def format_micro_time(t: float) -> str:
     """metav1.MicroTime: ``2006-01-02T15:04:05.000000Z``."""
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_micro_time(value: Any) -> float | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 class ResourceLock(Protocol):
@@ -189,5 +181,5 @@ class LeaseLock:
 
 __all__ = [
     "LEASES_LOCK", "LeaderElectionRecord", "LeaseLock", "LeaseWatch", "LockWatch",
-    "ResourceLock", "format_micro_time", "parse_micro_time",
+    "ResourceLock", "format_micro_time",
 ]

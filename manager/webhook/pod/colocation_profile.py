@@ -31,8 +31,8 @@ from api.extension.priority import (
 from api.extension.qos import LABEL_POD_QOS
 from api.extension.resource import RESOURCE_NAME_MAP, translate_resource_quantity
 from api.meta import LabelSelector
-from pkg.client import ApiError, Resource
-from pkg.client.resources import NAMESPACES, PRIORITY_CLASSES
+from pkg.client import ApiError
+from pkg.client.resources import CLUSTER_COLOCATION_PROFILES, NAMESPACES, PRIORITY_CLASSES
 from pkg.util.labels import InvalidSelectorError, parse_selector
 
 from ..cached_reader import Reader
@@ -40,7 +40,6 @@ from .strategic_patch import strategic_merge
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
-PROFILES = Resource.for_model(ClusterColocationProfile)
 
 
 class MutationError(Exception):
@@ -85,7 +84,7 @@ class ProfileMatcher:
 
     def profiles(self) -> list[ClusterColocationProfile]:
         try:
-            items = self.client.list_all(PROFILES).get("items") or []
+            items = self.client.list_all(CLUSTER_COLOCATION_PROFILES).get("items") or []
         except ApiError as e:
             raise MutationError(f"failed to list ClusterColocationProfiles: {e}") from None
         out = []
