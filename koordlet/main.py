@@ -109,16 +109,6 @@ POD_SOURCE_KUBELET = "kubelet"
 log = logging.getLogger(PROG)
 
 
-def _string_slice(value: str) -> list[str]:
-    """A pflag StringSlice (`[]` is the empty default as upstream prints it)."""
-    return [v.strip() for v in value.strip("[]").split(",") if v.strip()]
-
-
-def _bool_flag(p: argparse._ActionsContainer, flag: str, default: bool, text: str) -> None:
-    p.add_argument(flag, nargs="?", const=True, type=flags.go_bool, default=default,
-                   metavar="BOOL", help=f"{text} (default {str(default).lower()})")
-
-
 def _add_runtime_hooks_flags(p: argparse._ActionsContainer, host_mode: bool) -> None:
     """1.2.7; the NRI flags are accepted, NRI mode itself is not implemented."""
     p.add_argument("--runtime-hooks-network", default="unix", choices=("unix",),
@@ -134,9 +124,9 @@ def _add_runtime_hooks_flags(p: argparse._ActionsContainer, host_mode: bool) -> 
     p.add_argument("--runtime-hooks-config-path",
                    default=HOST_MODE_HOOK_CONFIG_DIR if host_mode else DS_MODE_HOOK_CONFIG_DIR,
                    help="config file path for runtime hooks")
-    p.add_argument("--runtime-hooks-disable-stages", type=_string_slice, default=[],
+    p.add_argument("--runtime-hooks-disable-stages", type=flags.string_slice, default=[],
                    help="disable stages for runtime hooks")
-    _bool_flag(p, "--enable-nri-runtime-hook", True, "enable/disable nri runtime hook")
+    flags.add_bool(p, "--enable-nri-runtime-hook", True, "enable/disable nri runtime hook")
     p.add_argument("--runtime-hooks-nri-connect-timeout", type=flags.duration, default=6.0)
     p.add_argument("--runtime-hooks-nri-backoff-duration", type=flags.duration, default=1.0)
     p.add_argument("--runtime-hooks-nri-backoff-cap", type=flags.duration,
@@ -148,7 +138,7 @@ def _add_runtime_hooks_flags(p: argparse._ActionsContainer, host_mode: bool) -> 
     p.add_argument("--runtime-hooks-nri-plugin-index", default="00")
     p.add_argument("--runtime-hooks-reconcile-interval", type=flags.duration, default=10.0,
                    help="reconcile interval for each plugins (default 10s)")
-    _bool_flag(p, "--disable-unset-cpu-quota", False,
+    flags.add_bool(p, "--disable-unset-cpu-quota", False,
                "stop the cpuset hook from unsetting the quota of cpuset pods")
 
 
@@ -160,15 +150,15 @@ def _add_states_informer_flags(p: argparse._ActionsContainer) -> None:
                    help="pod list refresh from kubelet (default 10s); <=0 disables it")
     p.add_argument("--kubelet-sync-timeout", type=flags.duration, default=3.0,
                    help="timeout of each kubelet request (default 3s)")
-    _bool_flag(p, "--kubelet-insecure-tls", False,
+    flags.add_bool(p, "--kubelet-insecure-tls", False,
                "reach kubelet over plain HTTP on --kubelet-read-only-port")
     p.add_argument("--kubelet-read-only-port", type=int, default=10255)
     p.add_argument("--node-topology-sync-interval", type=flags.duration, default=3.0)
-    _bool_flag(p, "--disable-query-kubelet-config", False, "skip kubelet /configz")
+    flags.add_bool(p, "--disable-query-kubelet-config", False, "skip kubelet /configz")
     p.add_argument("--report-interval", type=flags.duration, default=0.0,
                    help="deprecated, ignored")
-    _bool_flag(p, "--enable-node-metric-report", True, "update NodeMetric status")
-    _bool_flag(p, "--enable-pod-taskids", False, "read container task ids")
+    flags.add_bool(p, "--enable-node-metric-report", True, "update NodeMetric status")
+    flags.add_bool(p, "--enable-pod-taskids", False, "read container task ids")
     p.add_argument("--pod-source", default=POD_SOURCE_APISERVER,
                    choices=(POD_SOURCE_APISERVER, POD_SOURCE_KUBELET),
                    help="Not upstream (upstream always asks kubelet): where this node's pods "
@@ -182,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description="koordlet: the node agent (metrics collection, metric cache, "
                                "cgroup executor, runtime hooks server and reconciler).")
     p.add_argument("--addr", default=":9316", help="The address the metric endpoint binds to.")
-    _bool_flag(p, "--enable-pprof", False, "Enable pprof (accepted; nothing is served).")
+    flags.add_bool(p, "--enable-pprof", False, "Enable pprof (accepted; nothing is served).")
     p.add_argument("--pprof-addr", default=":9317", help="The address the pprof binds to.")
     add_client_flags(p, qps=20, burst=30, master=False)
     p.add_argument("--configmap-name", default="koordlet-config")
@@ -191,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     (Config.host_mode() if host_mode else Config()).add_flags(p)
     p.add_argument("--cgroup-kube-path", default="kubepods/",
                    help="Cgroup kube dir, relative to each subsystem root (default kubepods/)")
-    _bool_flag(p, "--simulate-metrics", False,
+    flags.add_bool(p, "--simulate-metrics", False,
                "Not upstream, for simulated nodes: node and pod usage come from the "
                "sim.koordinator.sh/usage annotations, and a fake cgroup tree is laid out "
                "under --cgroup-root-dir when it has none")
@@ -205,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Collect node cpu info interval (default 1m0s)")
     g.add_argument("--collect-node-storage-info-interval", type=flags.duration, default=1.0)
     g.add_argument("--psi-collector-interval", type=flags.duration, default=10.0)
-    _bool_flag(g, "--enable-pagecache-collector", False,
+    flags.add_bool(g, "--enable-pagecache-collector", False,
                "Collect node, pod and container memory usage with page cache")
     g = p.add_argument_group("metriccache")
     g.add_argument("--metric-gc-interval-seconds", type=int, default=300)

@@ -28,7 +28,7 @@ import threading
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from api.configuration import CONFIG_NAMESPACE, SLO_CTRL_CONFIG_MAP
 from api.meta import parse_duration
@@ -77,17 +77,6 @@ CONTROLLERS = (NODEMETRIC, NODERESOURCE, NODESLO, QUOTAPROFILE)
 log = logging.getLogger("koord-manager")
 
 
-def _string_slice(value: str) -> list[str]:
-    """A pflag StringSlice value: comma-separated."""
-    return [v.strip() for v in value.split(",") if v.strip()]
-
-
-def _bool_flag(p: Any, flag: str, default: bool, help: str) -> None:
-    """A Go bool flag: ``--flag``, ``--flag=true`` or ``--flag=false``."""
-    p.add_argument(flag, nargs="?", const=True, type=flags.go_bool, default=default,
-                   metavar="BOOL", help=f"{help} (default {str(default).lower()})")
-
-
 def _add_webhook_flags(parser: argparse.ArgumentParser) -> None:
     """Flags of the webhooks (sections 7.4, 7.5 and the quota admission evaluator)."""
     p = parser.add_argument_group("webhooks (listen port and certificates: WEBHOOK_* env)")
@@ -109,12 +98,12 @@ def _add_webhook_flags(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--quota-update-max-total-jitter", type=flags.duration, default=1.0,
                    metavar="DURATION",
                    help="Bound on the cumulative retry jitter of one batch (default 1s)")
-    _bool_flag(p, "--quota-update-conflict-fresh-get", False,
+    flags.add_bool(p, "--quota-update-conflict-fresh-get", False,
                "Read the quota from the API server, not the cache, after a conflict.")
     p.add_argument("--binding-admission-user-name", default="",
                    help="Comma-separated substrings of the user names allowed to bind pods; "
                         "empty disables the check.")
-    _bool_flag(p, "--binding-admission-dry-run", False,
+    flags.add_bool(p, "--binding-admission-dry-run", False,
                "Only log what binding admission would refuse.")
     p.add_argument("--binding-admission-namespaces", default="",
                    help="Comma-separated namespaces binding admission enforces ('*' = all; "
@@ -134,7 +123,7 @@ def _add_colocation_profile_flags(parser: argparse.ArgumentParser) -> None:
     """Flags of upstream's ``colocationprofile`` controller (off by default behind the gate
     ColocationProfileController, and not implemented here: accepted, not used)."""
     p = parser.add_argument_group("colocationprofile controller (not implemented)")
-    _bool_flag(p, "--colocation-profile-reconcile-by-default", False,
+    flags.add_bool(p, "--colocation-profile-reconcile-by-default", False,
                "Reconcile every ClusterColocationProfile, not only the labelled ones.")
     for flag, default, text in (
             ("--colocation-profile-reconcile-interval", 30.0, "30s"),
@@ -160,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="The address the metric endpoint binds to.")
     p.add_argument("--health-probe-addr", default=":8000",
                    help="The address the healthz/readyz endpoint binds to.")
-    _bool_flag(p, "--enable-leader-election", True,
+    flags.add_bool(p, "--enable-leader-election", True,
                "Whether you need to enable leader election.")
     p.add_argument("--leader-election-namespace", default="koordinator-system",
                    help="This determines the namespace in which the leader election "
@@ -182,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--namespace", default="",
                    help="Namespace if specified restricts the manager's cache to watch "
                         "objects in the desired namespace. Defaults to all namespaces.")
-    _bool_flag(p, "--enable-pprof", True,
+    flags.add_bool(p, "--enable-pprof", True,
                "Enable pprof for controller manager (accepted for compatibility: Python has "
                "no pprof, nothing is served).")
     p.add_argument("--pprof-addr", default=":8090", help="The address the pprof binds to.")
@@ -194,13 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rest-config-burst", type=int, default=50,
                    help="Burst of rest config.")
     all_controllers = sorted(CONTROLLERS + (COLOCATIONPROFILE,))
-    p.add_argument("--controllers", type=_string_slice, default=list(all_controllers),
+    p.add_argument("--controllers", type=flags.string_slice, default=list(all_controllers),
                    metavar="STRINGS",
                    help="A list of controllers to enable. '*' enables all on-by-default "
                         "controllers, 'foo' enables the controller named 'foo', '-foo' "
                         f"disables the controller named 'foo'. All controllers: "
                         f"{', '.join(all_controllers)}")
-    p.add_argument("--noderesource-plugins", type=_string_slice,
+    p.add_argument("--noderesource-plugins", type=flags.string_slice,
                    default=list(ALL_PLUGIN_NAMES), metavar="STRINGS",
                    help="A list of noderesource plugins to enable, with the grammar of "
                         f"--controllers. All plugins: {', '.join(ALL_PLUGIN_NAMES)}")
@@ -211,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--node-strategy-name-need-check", default="false",
                    help='"true" makes the ConfigMap webhook require a unique, non-empty name '
                         "in every node strategy.")
-    _bool_flag(p, "--disable-no-deepcopy", False,
+    flags.add_bool(p, "--disable-no-deepcopy", False,
                "Accepted for compatibility (a client-cache option of the Go manager).")
     _add_webhook_flags(p)
     _add_colocation_profile_flags(p)
