@@ -38,8 +38,7 @@ from collections.abc import Sequence
 from prometheus_client import CollectorRegistry
 
 from api.extension.qos import KubeQoSClass, get_kube_qos_class
-from koordlet.metriccache import metric_types as mt
-from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig, MetricSample
+from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig
 from koordlet.metrics import metrics
 from koordlet.metricsadvisor import framework
 from koordlet.metricsadvisor.cgroupreader import (
@@ -50,7 +49,7 @@ from koordlet.metricsadvisor.cgroupreader import (
     PodCgroup,
 )
 from koordlet.metricsadvisor.nodeinfo import NodeInfoCollector
-from koordlet.metricsadvisor.noderesource import NodeResourceCollector
+from koordlet.metricsadvisor.noderesource import NodeResourceCollector, NodeUsageGauges
 from koordlet.metricsadvisor.pagecache import PageCacheCollector
 from koordlet.metricsadvisor.podresource import PodResourceCollector
 from koordlet.metricsadvisor.simulated import (
@@ -260,26 +259,6 @@ def be_quota_reader(env: CgroupEnv) -> float | None:
     return be_quota_cores(quota, period)
 
 
-class NodeUsageGauges:
-    """Wraps the node collector to export `koordlet_node_used_{cpu_cores,memory_bytes}`
-    (upstream records them in the noderesource collector)."""
-
-    def __init__(self, inner: framework.Collector, node_name: str) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.cpu = metrics.NODE_USED_CPU_CORES.labels(node_name)
-        self.memory = metrics.NODE_USED_MEMORY_BYTES.labels(node_name)
-
-    def collect(self, now: float) -> list[MetricSample]:
-        samples = self.inner.collect(now)
-        for s in samples:
-            if s.kind == mt.NODE_CPU_USAGE:
-                self.cpu.set(s.value)
-            elif s.kind == mt.NODE_MEMORY_USAGE:
-                self.memory.set(s.value)
-        return samples
-
-
 def _metric_gc(cache: MetricCache, stop: threading.Event) -> None:
     """Expired points and gone pods' series leave every --metric-gc-interval-seconds."""
     while not stop.wait(cache.config.metric_gc_interval_seconds):
@@ -370,8 +349,7 @@ class Daemon:
         node_info: framework.Collector
         if args.simulate_metrics:
             usage: list[framework.Collector] = [NodeUsageGauges(SimulatedCollector(
-                view.get_all_pods, view.get_node, lambda: be_quota_reader(env)),
-                self.node_name)]
+                view.get_all_pods, view.get_node, lambda: be_quota_reader(env)))]
             node_info = SimulatedNodeInfoCollector(cache, view.get_node)
         else:
             reader = CgroupReader(env.root, CGROUP_V2 if env.v2 else CGROUP_V1)
@@ -379,8 +357,7 @@ class Daemon:
             def pods() -> list[PodCgroup]:
                 return pod_cgroups(env, view)
 
-            usage = [NodeUsageGauges(NodeResourceCollector(self.system.proc_root_dir),
-                                     self.node_name),
+            usage = [NodeUsageGauges(NodeResourceCollector(self.system.proc_root_dir)),
                      PodResourceCollector(reader, pods, args.collect_res_used_interval)]
             if args.enable_pagecache_collector:
                 usage.append(PageCacheCollector(self.system.proc_root_dir, reader, pods))
