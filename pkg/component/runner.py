@@ -197,16 +197,17 @@ class Runner:
         self._client = Client.from_options(options)
         return self._client
 
-    def serve(self, address: str, *, registry: CollectorRegistry = REGISTRY,
-              health: bool = True, metrics: bool = True) -> Server:
-        """An HTTP server on ``address``, registered like any runnable (register it first to
-        answer probes while the rest starts). With ``health`` it has the runner's checks:
-        healthz ``leaderElection`` under an election, readyz ``informer-sync``."""
+    def serve(self, address: str, *, name: str = "server",
+              registry: CollectorRegistry = REGISTRY, health: bool = True,
+              metrics: bool = True) -> Server:
+        """An HTTP server on ``address``, registered as ``name`` like any runnable (register it
+        first to answer probes while the rest starts). With ``health`` it has the runner's
+        checks: healthz ``leaderElection`` under an election, readyz ``informer-sync``."""
         server = Server(address, registry=registry, health=health, metrics=metrics)
+        self.add(name, server)
         if health:
             server.add_readyz_check("informer-sync", self._informers_synced)
             self._health.append(server)
-        self.add(f"server {address}", server)
         return server
 
     def informers(self, factory: InformerFactory, *, name: str = "informers",
