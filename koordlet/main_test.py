@@ -90,14 +90,6 @@ def test_an_unknown_failure_policy_is_a_startup_error(
         capsys.readouterr().err
 
 
-def test_cgroup_kube_path_names_the_kubepods_root_and_its_parent_prefix() -> None:
-    assert main.kube_path_prefix("kubepods/") == ""
-    assert main.kube_path_prefix("/koordlet-test-1/kubepods/") == "koordlet-test-1"
-    assert main.kube_path_prefix("a/b/kubepods.slice") == "a/b"
-    with pytest.raises(ValueError, match="--cgroup-kube-path"):
-        main.kube_path_prefix("a/b/")
-
-
 def test_bad_cgroup_kube_path_refuses_to_start(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NODE_NAME", "node-a")

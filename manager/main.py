@@ -50,7 +50,8 @@ log = logging.getLogger(PROG)
 
 
 def _add_webhook_flags(parser: argparse.ArgumentParser) -> None:
-    """Flags of the webhooks (sections 7.4, 7.5 and the quota admission evaluator)."""
+    """Flags of the webhooks (the pod enhanced validator, binding admission and the quota
+    admission evaluator)."""
     p = parser.add_argument_group("webhooks (listen port and certificates: WEBHOOK_* env)")
     p.add_argument("--pod-enhanced-validator-config-namespace", default="koordinator-system",
                    help="Namespace of the pod enhanced validator ConfigMap.")
