@@ -173,7 +173,14 @@ def test_pod_that_fits_nowhere_is_diagnosed(srv: ServerHandle, client: Client,
     srv.add_nodes(1, start=2, cpu="8", memory="8Gi",
                   taints=[{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}])
     client.create(PODS, _pod("big", cpu="6"))
-    cond = wait_for(lambda: _scheduled_condition(client, "big"), what="PodScheduled=False")
+
+    def diagnosed_on_all_nodes() -> dict[str, Any] | None:
+        # The scheduler may try before its watch delivered the last node; that node's arrival
+        # requeues the pod.
+        cond = _scheduled_condition(client, "big")
+        return cond if cond is not None and cond["message"].startswith("0/3 ") else None
+
+    cond = wait_for(diagnosed_on_all_nodes, what="PodScheduled=False on all three nodes")
     assert cond["reason"] == "Unschedulable"
     # kube-scheduler's shape, double period included (its PostFilter message ends in one).
     # A request above a node's whole allocatable is unresolvable, so preemption cannot help.
