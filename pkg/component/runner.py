@@ -249,8 +249,7 @@ class Runner:
 
     # -- running ------------------------------------------------------------------------------
 
-    def _run(self) -> int:
-        elector = self._new_elector()
+    def _run(self, elector: LeaderElector | None) -> int:
         election: threading.Thread | None = None
         try:
             self._start(self._main, self._started)
@@ -269,10 +268,11 @@ class Runner:
         return 1 if self._failed or not in_time else 0
 
     def _new_elector(self) -> LeaderElector | None:
+        """The elector, when the build asked for an election (after it connected)."""
         if self._election is None:
             return None
         if self._client is None:
-            raise RuntimeError("leader election needs the client: connect() in the build")
+            raise RuntimeError("leader election needs the client: connect() first")
         elector = new_leader_elector(self._client, self._election,
                                      lambda _leading: self._start_leading(),
                                      self._stopped_leading)
@@ -374,12 +374,13 @@ def run(component: Component, argv: Sequence[str] | None = None,
     with handle_signals(runner.stopping):
         try:
             component.build(args, runner)
+            elector = runner._new_elector()
         except Exception as err:  # noqa: BLE001 - whatever the build raises, it does not start
             runner._log.error("%s: %s", component.setup_error or
                               f"unable to set up {component.name}", err)
             runner._log.debug("build failed", exc_info=err)
             return 1
-        return runner._run()
+        return runner._run(elector)
 
 
 __all__ = [

@@ -17,6 +17,7 @@ import pytest
 from pkg.client.informers.factory import InformerKey
 from pkg.component.runner import Hooks, Runner
 from pkg.component.testing import Running, wait_until
+from pkg.leaderelection.config import LeaderElectionConfiguration
 from pkg.server.server import Server
 
 
@@ -141,8 +142,6 @@ def test_a_name_registered_twice_is_a_build_error(capsys: pytest.CaptureFixture[
 
 
 def test_invalid_leader_election_is_a_build_error(capsys: pytest.CaptureFixture[str]) -> None:
-    from pkg.leaderelection.config import LeaderElectionConfiguration
-
     def build(_: argparse.Namespace, r: Runner) -> None:
         r.leader_election(LeaderElectionConfiguration(
             lease_duration=1, renew_deadline=2, resource_name="x"))
@@ -150,6 +149,15 @@ def test_invalid_leader_election_is_a_build_error(capsys: pytest.CaptureFixture[
     assert Running(build).join() == 1
     assert "leaderElection.leaseDuration: must be greater than renewDeadline" in \
         capsys.readouterr().err
+
+
+def test_leader_election_without_a_client_is_a_build_error(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    def build(_: argparse.Namespace, r: Runner) -> None:
+        r.leader_election(LeaderElectionConfiguration(resource_name="x"))
+
+    assert Running(build).join() == 1
+    assert "leader election needs the client: connect() first" in capsys.readouterr().err
 
 
 KEY = InformerKey("", "v1", "pods", "", "", "", False)
