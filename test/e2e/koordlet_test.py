@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -284,7 +285,8 @@ def test_ready_once_synced_and_sigterm_stops_it_within_the_grace_period(
     k = koordlets(node, "--simulate-metrics", f"--cgroup-root-dir={tmp_path}/cgroup")
     wait_for(lambda: http_ok(k.metrics + "/readyz"), timeout=30,
              what=f"koordlet ready; log:\n{k.proc.log()}")
-    assert "statesinformer of node sim-0 synced" in k.proc.log()
+    with urllib.request.urlopen(k.metrics + "/readyz?verbose", timeout=2) as r:
+        assert "[+]informer-sync ok" in r.read().decode()
     signalled = time.monotonic()
     assert not k.proc.stop()
     exited = time.monotonic() - signalled
