@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import socket
 import tempfile
 import threading
-import time
 import urllib.request
 from pathlib import Path
 
@@ -15,12 +13,7 @@ import pytest
 
 from koordlet import main
 from koordlet.metrics import metrics
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from test.e2e.cluster import free_port, wait_for
 
 
 def unreachable_kubeconfig(tmp_path: Path) -> Path:
@@ -37,6 +30,18 @@ def metric(text: str, name: str) -> float | None:
         if line.startswith(name + "{"):
             return float(line.rsplit(" ", 1)[1])
     return None
+
+
+def node_usage(url: str) -> tuple[str, float, float] | None:
+    """The scraped text with the node's CPU and memory usage, once both series exist."""
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    cpu = metric(text, "koordlet_node_used_cpu_cores")
+    memory = metric(text, "koordlet_node_used_memory_bytes")
+    return None if cpu is None or memory is None else (text, cpu, memory)
 
 
 def test_koordlet_serves_node_usage_and_registers_its_hook_server(
@@ -57,20 +62,11 @@ def test_koordlet_serves_node_usage_and_registers_its_hook_server(
     thread = threading.Thread(target=lambda: result.append(main.main(args, stop)))
     thread.start()
     try:
-        deadline = time.monotonic() + 30
-        cpu = None
-        while cpu is None and time.monotonic() < deadline:
-            time.sleep(0.3)
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics") as r:
-                    text = r.read().decode()
-            except OSError:
-                continue
-            cpu = metric(text, "koordlet_node_used_cpu_cores")
-        assert cpu is not None, "no koordlet_node_used_cpu_cores after 30 s"
+        # The series appear with the first collection, both in the same round.
+        text, cpu, memory = wait_for(lambda: node_usage(f"http://127.0.0.1:{port}/metrics"),
+                                     timeout=30, what="koordlet_node_used_* series")
         assert 0 <= cpu <= psutil.cpu_count()
-        memory = metric(text, "koordlet_node_used_memory_bytes")
-        assert memory is not None and 0 < memory < psutil.virtual_memory().total
+        assert 0 < memory < psutil.virtual_memory().total
         assert metric(text, "koordlet_start_time") is not None
         config = json.loads((tmp_path / "hooks" / "koordlet.json").read_text())
         assert config["remote-endpoint"] == "/var/run/koordlet/koordlet.sock"
@@ -92,14 +88,6 @@ def test_an_unknown_failure_policy_is_a_startup_error(
                       "--runtime-hooks-failure-policy=Maybe"]) == 1
     assert "--runtime-hooks-failure-policy='Maybe': must be Fail or Ignore" in \
         capsys.readouterr().err
-
-
-def test_cgroup_kube_path_names_the_kubepods_root_and_its_parent_prefix() -> None:
-    assert main.kube_path_prefix("kubepods/") == ""
-    assert main.kube_path_prefix("/koordlet-test-1/kubepods/") == "koordlet-test-1"
-    assert main.kube_path_prefix("a/b/kubepods.slice") == "a/b"
-    with pytest.raises(ValueError, match="--cgroup-kube-path"):
-        main.kube_path_prefix("a/b/")
 
 
 def test_bad_cgroup_kube_path_refuses_to_start(tmp_path: Path,

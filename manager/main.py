@@ -1,14 +1,14 @@
-"""Entry point of koord-manager (upstream ``cmd/koord-manager``).
+"""Entry point of koord-manager (upstream ``cmd/koord-manager``): its flags and its build
+function; it starts and stops through the component runner (``pkg.component``).
 
-Built as the py_binary ``//manager:koord-manager``. Startup follows upstream's (section 1.1 of
-``shared/upstream/manager-descheduler.md``): parse the flags, connect with
+Built as the py_binary ``//manager:koord-manager``. As upstream: connect with
 ``--rest-config-qps``/``--rest-config-burst`` as user agent ``koordinator-manager``, serve
 metrics on ``--metrics-addr`` (also ``/internal-metrics``, ``/external-metrics``,
-``/all-metrics``) and ``/healthz``/``/readyz`` on ``--health-probe-addr``, then run leader
-election on the Lease ``<--leader-election-namespace>/koordinator-manager``. Only the leader
-runs the controllers ``--controllers`` enables (``nodemetric``, ``noderesource``, ``nodeslo``,
-``quotaprofile``); losing the lease exits with status 1, as controller-runtime does, so the
-replica restarts as a standby. Every replica serves the admission webhooks.
+``/all-metrics``) and ``/healthz``/``/readyz`` on ``--health-probe-addr``, and run leader
+election on the Lease ``<--leader-election-namespace>/koordinator-manager``. Every replica
+serves the admission webhooks; only the leader runs the controllers ``--controllers`` enables
+(``manager.controllers``). Losing the lease exits with status 1, as controller-runtime does,
+so the replica restarts as a standby.
 
 Flags keep upstream's names and defaults. Ours only: ``--kubeconfig``/``--master`` (which
 controller-runtime registers implicitly) and ``--leader-elect-lease-duration``,
@@ -20,44 +20,24 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import signal
-import ssl
 import sys
-import threading
-import urllib.request
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Sequence
 
 from api.configuration import CONFIG_NAMESPACE, SLO_CTRL_CONFIG_MAP
 from api.meta import parse_duration
-from manager.quota_controller import QuotaProfileController
-from manager.quota_controller.profile import EVENT_SOURCE as QUOTA_PROFILE_EVENT_SOURCE
-from manager.slo_controller.config import SLOConfigCache
-from manager.slo_controller.nodemetric.controller import NodeMetricController
-from manager.slo_controller.noderesource.controller import NodeResourceController
-from manager.slo_controller.noderesource.plugins import (
-    ALL_PLUGIN_NAMES,
-    enabled_plugins,
-    is_enabled,
-)
-from manager.slo_controller.nodeslo.controller import NodeSLOController
+from manager.controllers import ALL_NAMES, Context, Controllers, enabled_controllers
+from manager.slo_controller.noderesource.plugins import ALL_PLUGIN_NAMES
 from manager.webhook import WebhookOptions, WebhookServer, split_list
-from manager.webhook.certs import CA_CERT
+from manager.webhook.checker import webhook_ready_check
 from pkg import log as klog
-from pkg.client.config import ClientOptions, ConfigError
+from pkg.client.config import ClientOptions
 from pkg.client.informers import SharedInformerFactory
-from pkg.client.rest import Client
+from pkg.component import Component, Hooks, Runner, run
 from pkg.events.recorder import EventBroadcaster
 from pkg.features import default_feature_gate
-from pkg.features.features import COLOCATION_PROFILE_CONTROLLER, WEBHOOK_FRAMEWORK
-from pkg.leaderelection.config import (
-    LeaderElectionConfiguration,
-    new_leader_elector,
-)
+from pkg.features.features import WEBHOOK_FRAMEWORK
+from pkg.leaderelection.config import LeaderElectionConfiguration
 from pkg.leaderelection.resourcelock import LEASES_LOCK
-from pkg.server.server import Check, Server, leader_election_check
 from pkg.util import flags
 
 PROG = "koord-manager"
@@ -65,31 +45,13 @@ USER_AGENT = "koordinator-manager"
 LEADER_ELECTION_ID = "koordinator-manager"
 # controller-runtime's cache resync when --sync-period is not given.
 DEFAULT_SYNC_PERIOD = 10 * 3600.0
-CACHE_SYNC_TIMEOUT = 120.0
 
-NODEMETRIC = "nodemetric"
-NODERESOURCE = "noderesource"
-NODESLO = "nodeslo"
-QUOTAPROFILE = "quotaprofile"
-COLOCATIONPROFILE = "colocationprofile"
-CONTROLLERS = (NODEMETRIC, NODERESOURCE, NODESLO, QUOTAPROFILE)
-
-log = logging.getLogger("koord-manager")
-
-
-def _string_slice(value: str) -> list[str]:
-    """A pflag StringSlice value: comma-separated."""
-    return [v.strip() for v in value.split(",") if v.strip()]
-
-
-def _bool_flag(p: Any, flag: str, default: bool, help: str) -> None:
-    """A Go bool flag: ``--flag``, ``--flag=true`` or ``--flag=false``."""
-    p.add_argument(flag, nargs="?", const=True, type=flags.go_bool, default=default,
-                   metavar="BOOL", help=f"{help} (default {str(default).lower()})")
+log = logging.getLogger(PROG)
 
 
 def _add_webhook_flags(parser: argparse.ArgumentParser) -> None:
-    """Flags of the webhooks (sections 7.4, 7.5 and the quota admission evaluator)."""
+    """Flags of the webhooks (the pod enhanced validator, binding admission and the quota
+    admission evaluator)."""
     p = parser.add_argument_group("webhooks (listen port and certificates: WEBHOOK_* env)")
     p.add_argument("--pod-enhanced-validator-config-namespace", default="koordinator-system",
                    help="Namespace of the pod enhanced validator ConfigMap.")
@@ -109,12 +71,12 @@ def _add_webhook_flags(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--quota-update-max-total-jitter", type=flags.duration, default=1.0,
                    metavar="DURATION",
                    help="Bound on the cumulative retry jitter of one batch (default 1s)")
-    _bool_flag(p, "--quota-update-conflict-fresh-get", False,
+    flags.add_bool(p, "--quota-update-conflict-fresh-get", False,
                "Read the quota from the API server, not the cache, after a conflict.")
     p.add_argument("--binding-admission-user-name", default="",
                    help="Comma-separated substrings of the user names allowed to bind pods; "
                         "empty disables the check.")
-    _bool_flag(p, "--binding-admission-dry-run", False,
+    flags.add_bool(p, "--binding-admission-dry-run", False,
                "Only log what binding admission would refuse.")
     p.add_argument("--binding-admission-namespaces", default="",
                    help="Comma-separated namespaces binding admission enforces ('*' = all; "
@@ -134,7 +96,7 @@ def _add_colocation_profile_flags(parser: argparse.ArgumentParser) -> None:
     """Flags of upstream's ``colocationprofile`` controller (off by default behind the gate
     ColocationProfileController, and not implemented here: accepted, not used)."""
     p = parser.add_argument_group("colocationprofile controller (not implemented)")
-    _bool_flag(p, "--colocation-profile-reconcile-by-default", False,
+    flags.add_bool(p, "--colocation-profile-reconcile-by-default", False,
                "Reconcile every ClusterColocationProfile, not only the labelled ones.")
     for flag, default, text in (
             ("--colocation-profile-reconcile-interval", 30.0, "30s"),
@@ -160,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="The address the metric endpoint binds to.")
     p.add_argument("--health-probe-addr", default=":8000",
                    help="The address the healthz/readyz endpoint binds to.")
-    _bool_flag(p, "--enable-leader-election", True,
+    flags.add_bool(p, "--enable-leader-election", True,
                "Whether you need to enable leader election.")
     p.add_argument("--leader-election-namespace", default="koordinator-system",
                    help="This determines the namespace in which the leader election "
@@ -182,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--namespace", default="",
                    help="Namespace if specified restricts the manager's cache to watch "
                         "objects in the desired namespace. Defaults to all namespaces.")
-    _bool_flag(p, "--enable-pprof", True,
+    flags.add_bool(p, "--enable-pprof", True,
                "Enable pprof for controller manager (accepted for compatibility: Python has "
                "no pprof, nothing is served).")
     p.add_argument("--pprof-addr", default=":8090", help="The address the pprof binds to.")
@@ -193,14 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="QPS of rest config.")
     p.add_argument("--rest-config-burst", type=int, default=50,
                    help="Burst of rest config.")
-    all_controllers = sorted(CONTROLLERS + (COLOCATIONPROFILE,))
-    p.add_argument("--controllers", type=_string_slice, default=list(all_controllers),
+    p.add_argument("--controllers", type=flags.string_slice, default=list(ALL_NAMES),
                    metavar="STRINGS",
                    help="A list of controllers to enable. '*' enables all on-by-default "
                         "controllers, 'foo' enables the controller named 'foo', '-foo' "
                         f"disables the controller named 'foo'. All controllers: "
-                        f"{', '.join(all_controllers)}")
-    p.add_argument("--noderesource-plugins", type=_string_slice,
+                        f"{', '.join(ALL_NAMES)}")
+    p.add_argument("--noderesource-plugins", type=flags.string_slice,
                    default=list(ALL_PLUGIN_NAMES), metavar="STRINGS",
                    help="A list of noderesource plugins to enable, with the grammar of "
                         f"--controllers. All plugins: {', '.join(ALL_PLUGIN_NAMES)}")
@@ -211,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--node-strategy-name-need-check", default="false",
                    help='"true" makes the ConfigMap webhook require a unique, non-empty name '
                         "in every node strategy.")
-    _bool_flag(p, "--disable-no-deepcopy", False,
+    flags.add_bool(p, "--disable-no-deepcopy", False,
                "Accepted for compatibility (a client-cache option of the Go manager).")
     _add_webhook_flags(p)
     _add_colocation_profile_flags(p)
@@ -235,85 +196,6 @@ def sync_period(value: str) -> float:
         return DEFAULT_SYNC_PERIOD
 
 
-def enabled_controllers(selection: Sequence[str]) -> list[str]:
-    """The controllers to run, by the ``--controllers`` grammar, in ``CONTROLLERS`` order."""
-    names = [n for n in CONTROLLERS if is_enabled(n, selection)]
-    if default_feature_gate.enabled(COLOCATION_PROFILE_CONTROLLER) and \
-            is_enabled(COLOCATIONPROFILE, selection):
-        log.warning("controller %s (gate %s) is not implemented; not starting it",
-                    COLOCATIONPROFILE, COLOCATION_PROFILE_CONTROLLER)
-    return names
-
-
-class Runnable(Protocol):
-    def start(self, sync_timeout: float | None = None) -> bool: ...
-
-    def stop(self, timeout: float | None = 30.0) -> bool: ...
-
-
-@dataclass
-class Manager:
-    """What the controllers share: one client, one informer cache, one event broadcaster
-    (controller-runtime's ``Manager``)."""
-
-    args: argparse.Namespace
-    client: Client
-    factory: SharedInformerFactory
-    events: EventBroadcaster
-    slo_config: SLOConfigCache | None = None
-    running: list[tuple[str, Runnable]] = field(default_factory=list)
-    # The leader's thread and main's shutdown may both stop the controllers.
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def config_cache(self) -> SLOConfigCache:
-        """The slo-controller-config cache, created on first use."""
-        if self.slo_config is None:
-            self.slo_config = SLOConfigCache(
-                self.factory, self.events.new_recorder("slo-controller"),
-                namespace=self.args.config_namespace, name=self.args.slo_config_name)
-        return self.slo_config
-
-
-CONTROLLER_BUILDERS: dict[str, Callable[[Manager], Runnable]] = {
-    NODEMETRIC: lambda m: NodeMetricController(m.client, m.factory, m.config_cache()),
-    NODERESOURCE: lambda m: NodeResourceController(
-        m.client, m.factory, m.config_cache(),
-        plugins=enabled_plugins(m.args.noderesource_plugins)),
-    NODESLO: lambda m: NodeSLOController(m.client, m.factory, m.config_cache(),
-                                         m.events.new_recorder("nodeslo-controller")),
-    QUOTAPROFILE: lambda m: QuotaProfileController(
-        m.client, m.factory, m.events.new_recorder(QUOTA_PROFILE_EVENT_SOURCE)),
-}
-
-
-def run_controllers(mgr: Manager, leading: threading.Event) -> None:
-    """Build, start and (when leadership ends) stop the enabled controllers."""
-    names = enabled_controllers(mgr.args.controllers)
-    log.info("starting controllers: %s", ", ".join(names) or "(none)")
-    built = [(n, CONTROLLER_BUILDERS[n](mgr)) for n in names]
-    mgr.factory.start()  # starts the informers the controllers just asked for
-    for name, ctrl in built:
-        if leading.is_set():
-            break
-        if not ctrl.start(sync_timeout=CACHE_SYNC_TIMEOUT):
-            log.error("controller %s: caches did not sync in %.0fs", name, CACHE_SYNC_TIMEOUT)
-            continue
-        with mgr.lock:
-            mgr.running.append((name, ctrl))
-    if not leading.is_set():
-        log.info("controllers started: %s", ", ".join(n for n, _ in mgr.running) or "(none)")
-    leading.wait()
-    stop_controllers(mgr)
-
-
-def stop_controllers(mgr: Manager) -> None:
-    with mgr.lock:
-        running, mgr.running = mgr.running, []
-    for name, ctrl in reversed(running):
-        if not ctrl.stop(timeout=10):
-            log.warning("controller %s: reconciles still running at shutdown", name)
-
-
 def webhook_options(args: argparse.Namespace) -> WebhookOptions:
     """The webhook server's settings: WEBHOOK_* and friends from the environment, the rest
     from the flags (raises ValueError for a non-integer WEBHOOK_PORT)."""
@@ -328,105 +210,43 @@ def webhook_options(args: argparse.Namespace) -> WebhookOptions:
         binding_bypass_annotations=split_list(args.binding_admission_bypass_annotations))
 
 
-def webhook_ready_check(server: WebhookServer) -> Check:
-    """Upstream's ``webhook-ready``: ``GET https://localhost:<port>/healthz`` trusting only the
-    generated CA (read from the cert dir on every check, so a rotated CA is picked up)."""
-
-    def check() -> str | None:
-        ctx = ssl.create_default_context(
-            cafile=os.path.join(server.options.cert_dir, CA_CERT))
-        # The serving certificate names the Service (or WEBHOOK_HOST), not localhost.
-        ctx.check_hostname = False
-        url = f"https://127.0.0.1:{server.port}/healthz"
-        with urllib.request.urlopen(url, timeout=2, context=ctx) as resp:
-            return None if resp.status == 200 else f"{url}: HTTP {resp.status}"
-
-    return check
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    klog.setup_from_args(args)
-    le = LeaderElectionConfiguration(
+def build(args: argparse.Namespace, runner: Runner) -> None:
+    runner.leader_election(LeaderElectionConfiguration(
         leader_elect=args.enable_leader_election,
         lease_duration=args.leader_elect_lease_duration,
         renew_deadline=args.leader_elect_renew_deadline,
         retry_period=args.leader_elect_retry_period,
         resource_lock=args.leader_elect_resource_lock,
         resource_name=LEADER_ELECTION_ID,
-        resource_namespace=args.leader_election_namespace)
-    problems = le.validate()
-    if problems:
-        log.error("invalid leader election flags: %s", "; ".join(problems))
-        return 1
-    try:
-        client = Client.from_options(ClientOptions(
-            kubeconfig=args.kubeconfig or None, master=args.master or None,
-            qps=args.rest_config_qps, burst=args.rest_config_burst, user_agent=USER_AGENT))
-        metrics = Server(args.metrics_addr, health=False)
-        probes = Server(args.health_probe_addr, metrics=False)
-    except (ConfigError, ValueError) as err:
-        log.error("unable to set up koord-manager: %s", err)
-        return 1
+        resource_namespace=args.leader_election_namespace))
+    client = runner.connect(ClientOptions(
+        kubeconfig=args.kubeconfig or None, master=args.master or None,
+        qps=args.rest_config_qps, burst=args.rest_config_burst, user_agent=USER_AGENT))
+    metrics = runner.serve(args.metrics_addr, name="metrics-server", health=False)
     for path in ("/internal-metrics", "/external-metrics", "/all-metrics"):
         metrics.add_metrics_path(path, metrics.registry)
-    probes.add_healthz_check("ping", lambda: None)
-    webhook: WebhookServer | None = None
-    try:
-        metrics.start()
-        probes.start()
-        log.info("serving metrics on %s and probes on %s", metrics.url, probes.url)
-        if default_feature_gate.enabled(WEBHOOK_FRAMEWORK):
-            webhook = WebhookServer(client, webhook_options(args), default_feature_gate)
-            webhook.start()
-            probes.add_readyz_check("webhook-ready", webhook_ready_check(webhook))
-    except Exception as err:  # noqa: BLE001 - any setup error ends the process with status 1
-        log.error("unable to set up koord-manager: %s", err)
-        probes.stop()
-        metrics.stop()
-        return 1
-    mgr = Manager(args, client, SharedInformerFactory(
-        client, resync_period=sync_period(args.sync_period), namespace=args.namespace or None),
-        EventBroadcaster(client))
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    try:
-        return _run(mgr, le, probes, stop)
-    finally:
-        if webhook is not None:
-            webhook.stop()
-        stop_controllers(mgr)
-        mgr.factory.shutdown()
-        mgr.events.shutdown(timeout=2)
-        probes.stop()
-        metrics.stop()
+    probes = runner.serve(args.health_probe_addr, name="probe-server", metrics=False)
+    if default_feature_gate.enabled(WEBHOOK_FRAMEWORK):
+        webhook = WebhookServer(client, webhook_options(args), default_feature_gate)
+        runner.add("webhook", webhook)
+        probes.add_readyz_check("webhook-ready", webhook_ready_check(webhook))
+    events = EventBroadcaster(client)
+    runner.add("events", Hooks(on_stop=lambda: events.shutdown(timeout=2)))
+    factory = SharedInformerFactory(
+        client, resync_period=sync_period(args.sync_period), namespace=args.namespace or None)
+    controllers = Controllers(Context(
+        client, factory, events, config_namespace=args.config_namespace,
+        slo_config_name=args.slo_config_name,
+        noderesource_plugins=args.noderesource_plugins), enabled_controllers(args.controllers))
+    runner.informers(factory, leader=True)
+    runner.add("controllers", controllers, leader=True)
 
 
-def _run(mgr: Manager, le: LeaderElectionConfiguration, probes: Server,
-         stop: threading.Event) -> int:
-    """Run the controllers (on the leader) until stopped; the exit status."""
-    if not le.leader_elect:
-        run_controllers(mgr, stop)
-        return 0
-    lost = threading.Event()
+COMPONENT = Component(PROG, build_parser, build)
 
-    def stopped_leading() -> None:
-        if not stop.is_set():
-            lost.set()
-            stop.set()
 
-    elector = new_leader_elector(
-        mgr.client, le, lambda leading: run_controllers(mgr, leading), stopped_leading,
-        lambda leader: log.info("new leader elected: %s", leader))
-    probes.add_healthz_check("leaderElection", leader_election_check(elector))
-    log.info("attempting to acquire leader lease %s/%s (identity %s)",
-             le.resource_namespace, le.resource_name, elector.identity)
-    elector.run(stop)
-    if lost.is_set():
-        log.error("leader election lost")
-        return 1
-    return 0
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(COMPONENT, argv)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from manager import main
+from manager import controllers, main
 from pkg.features import default_feature_gate
 from pkg.features.features import COLOCATION_PROFILE_CONTROLLER
 
@@ -64,13 +64,13 @@ def test_the_shipped_deployments_command_line_parses() -> None:
 ])
 def test_controllers_grammar(flag: str, enabled: list[str]) -> None:
     args = main.parse_args([f"--controllers={flag}"])
-    assert main.enabled_controllers(args.controllers) == enabled
+    assert controllers.enabled_controllers(args.controllers) == enabled
 
 
 def test_colocationprofile_gate_is_reported_not_silently_ignored(
         caplog: pytest.LogCaptureFixture) -> None:
     args = main.parse_args([f"--feature-gates={COLOCATION_PROFILE_CONTROLLER}=true"])
-    assert main.enabled_controllers(args.controllers) == [
+    assert controllers.enabled_controllers(args.controllers) == [
         "nodemetric", "noderesource", "nodeslo", "quotaprofile"]
     assert "controller colocationprofile (gate ColocationProfileController) is not " \
            "implemented" in caplog.text

@@ -5,16 +5,18 @@ framework/types.go), whose message shape ("0/N nodes are available: ...") we kee
 plus what upstream does not keep: for every Filter plugin, how many nodes it rejected and
 why, and the *nearest miss* — the node that failed the fewest filters, with each failing
 plugin's reasons and, where the plugin can say, by how much it missed. The scheduler keeps the
-latest diagnosis per pending pod; it is served at ``/debug/pods/<ns>/<name>`` and printed by
-``hack/koord explain pod NS/NAME``.
+latest diagnosis per pending pod; it is served at ``/debug/pods/<ns>/<name>``
+(``debug_pods_handler``) and printed by ``hack/koord explain pod NS/NAME``.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from pkg.server.server import Handler
 from scheduler.framework.interface import NodeToStatus
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
@@ -117,3 +119,29 @@ def explain_text(pod_key: str, diagnosis: dict[str, Any], message: str = "") -> 
     if diagnosis.get("postFilterMessage"):
         lines.append(f"PostFilter: {diagnosis['postFilterMessage']}")
     return "\n".join(lines)
+
+
+class Diagnoses(Protocol):
+    """The scheduler's latest diagnosis per pending pod."""
+
+    def pending_diagnoses(self) -> list[str]: ...
+
+    def diagnosis_of(self, key: str) -> dict[str, Any] | None: ...
+
+
+def debug_pods_handler(diagnoses: Diagnoses) -> Handler:
+    """``/debug/pods`` (the pending pods' keys) and ``/debug/pods/<ns>/<name>`` (one pod's
+    diagnosis; 404 when it has none)."""
+
+    def handle(query: dict[str, list[str]]) -> tuple[int, str, bytes]:
+        key = query.get("__subpath__", [""])[0]
+        if not key:
+            keys = diagnoses.pending_diagnoses()
+            return 200, "application/json", json.dumps({"pods": keys}).encode()
+        entry = diagnoses.diagnosis_of(key)
+        if entry is None:
+            return 404, "application/json", json.dumps(
+                {"pod": key, "message": "no pending diagnosis"}).encode()
+        return 200, "application/json", json.dumps(entry, indent=2).encode()
+
+    return handle

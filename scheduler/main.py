@@ -1,5 +1,6 @@
 """Entry point of koord-scheduler (upstream ``cmd/koord-scheduler`` and kube-scheduler's
-``cmd/kube-scheduler/app``).
+``cmd/kube-scheduler/app``): its flags and its build function; it starts and stops through the
+component runner (``pkg.component``).
 
 Built as the py_binary ``//scheduler:koord-scheduler``. Reads a KubeSchedulerConfiguration
 (``--config``), connects with ``--kubeconfig`` (or the file's ``clientConnection``), runs
@@ -11,34 +12,28 @@ why-pending diagnosis) are served on ``--bind-address``:``--port`` over plain HT
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import signal
 import sys
 import threading
-from typing import Any
 
-from pkg.client.config import ClientOptions, ConfigError
+from pkg.client.config import ClientOptions
 from pkg.client.informers import SharedInformerFactory, wait_for_cache_sync
-from pkg.client.rest import Client
+from pkg.component import Component, Hooks, Runner, run
 from pkg.events.recorder import EventBroadcaster
 from pkg.features import default_feature_gate
 from pkg.leaderelection.config import (
     LeaderElectionConfiguration,
     add_leader_election_flags,
     config_from_args,
-    new_leader_elector,
 )
 from pkg.log import log as klog
-from pkg.server.server import Server, leader_election_check
 from scheduler.apis.config import KubeSchedulerConfiguration, load_scheduler_config
-from scheduler.apis.config.errors import SchedulerConfigError
+from scheduler.diagnosis import debug_pods_handler
 from scheduler.factory import build_scheduler
-from scheduler.framework.runtime import FrameworkError
 from scheduler.metrics.metrics import SchedulerMetrics
 
 PROG = "koord-scheduler"
-log = logging.getLogger("koord-scheduler")
+log = logging.getLogger(PROG)
 
 _DEFAULT_CONFIG = """
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -51,7 +46,7 @@ profiles:
 """
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG, description="koord-scheduler: the kube-scheduler framework with "
                                "Koordinator's plugins (LoadAwareScheduling, ...).")
@@ -70,7 +65,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="A set of key=value pairs that describe feature gates.")
     p.add_argument("--write-config-to", default="",
                    help="If set, write the effective configuration to this file and exit.")
-    # frameworkext flags (shared/upstream/scheduler.md 2.5): accepted for compatibility.
+    # frameworkext flags: accepted for compatibility.
     p.add_argument("-s", "--debug-scores", type=int, default=0)
     p.add_argument("-f", "--debug-filters", nargs="?", const=True, default=False)
     p.add_argument("-d", "--debug-diagnosis", nargs="?", const=True, default=False)
@@ -78,7 +73,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add_leader_election_flags(p, LeaderElectionConfiguration(
         resource_name="koord-scheduler", resource_namespace="koordinator-system"))
     klog.add_flags(p)
-    return p.parse_args(argv)
+    return p
 
 
 def load_config(args: argparse.Namespace) -> KubeSchedulerConfiguration:
@@ -87,99 +82,54 @@ def load_config(args: argparse.Namespace) -> KubeSchedulerConfiguration:
     return load_scheduler_config(_DEFAULT_CONFIG, source="(default configuration)")
 
 
-def debug_pods_handler(sched: Any) -> Any:
-    def handle(query: dict[str, list[str]]) -> tuple[int, str, bytes]:
-        key = query.get("__subpath__", [""])[0]
-        if not key:
-            keys = sched.pending_diagnoses()
-            return 200, "application/json", json.dumps({"pods": keys}).encode()
-        entry = sched.diagnosis_of(key)
-        if entry is None:
-            return 404, "application/json", json.dumps(
-                {"pod": key, "message": "no pending diagnosis"}).encode()
-        return 200, "application/json", json.dumps(entry, indent=2).encode()
-    return handle
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    klog.setup_from_args(args)
-    try:
-        if args.feature_gates:
-            default_feature_gate.set(args.feature_gates)
-        cfg = load_config(args)
-    except (SchedulerConfigError, ValueError, OSError) as err:
-        log.error("invalid configuration: %s", err)
-        return 1
+def build(args: argparse.Namespace, runner: Runner) -> None:
+    if args.feature_gates:
+        default_feature_gate.set(args.feature_gates)
+    cfg = load_config(args)
     if args.write_config_to:
         with open(args.write_config_to, "w", encoding="utf-8") as f:
             f.write(cfg.model_dump_json(by_alias=True, exclude_none=True, indent=2))
-        return 0
+        sys.exit(0)
     le = cfg.leader_election
-    le_cfg = config_from_args(args, LeaderElectionConfiguration(
+    runner.leader_election(config_from_args(args, LeaderElectionConfiguration(
         leader_elect=le.leader_elect, lease_duration=le.lease_duration,
         renew_deadline=le.renew_deadline, retry_period=le.retry_period,
         resource_lock=le.resource_lock, resource_name=le.resource_name,
-        resource_namespace=le.resource_namespace))
+        resource_namespace=le.resource_namespace)))
     cc = cfg.client_connection
-    try:
-        client = Client.from_options(ClientOptions(
-            kubeconfig=args.kubeconfig or cc.kubeconfig or None, master=args.master or None,
-            qps=cc.qps, burst=cc.burst, user_agent=PROG))
-    except ConfigError as err:
-        log.error("%s", err)
-        return 1
+    client = runner.connect(ClientOptions(
+        kubeconfig=args.kubeconfig or cc.kubeconfig or None, master=args.master or None,
+        qps=cc.qps, burst=cc.burst, user_agent=PROG))
     factory = SharedInformerFactory(client)
-    broadcaster = EventBroadcaster(client)
-    metrics = SchedulerMetrics()
-    try:
-        built = build_scheduler(cfg, client=client, informer_factory=factory,
-                                recorder=broadcaster.new_recorder("koord-scheduler"),
-                                metrics=metrics)
-    except (FrameworkError, SchedulerConfigError) as err:
-        log.error("%s", err)
-        return 1
-    sched = built.scheduler
+    events = EventBroadcaster(client)
+    built = build_scheduler(cfg, client=client, informer_factory=factory,
+                            recorder=events.new_recorder(PROG), metrics=SchedulerMetrics())
     built.handlers.register(factory)
-    server = Server(f"{args.bind_address}:{args.port}")
-    server.add_handler("/debug/pods", debug_pods_handler(sched), subtree=True)
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    server = runner.serve(f"{args.bind_address}:{args.port}")
+    server.add_handler("/debug/pods", debug_pods_handler(built.scheduler), subtree=True)
+    runner.add("events", Hooks(on_stop=lambda: events.shutdown(timeout=2)))
+    sched = built.scheduler
 
-    def run(leading: threading.Event) -> None:
-        factory.start()
-        if not wait_for_cache_sync(*factory.informers().values(), stop=leading):
+    def schedule(stop: threading.Event) -> None:
+        # Never on partial caches: the runner gives up waiting for them after a while.
+        if not wait_for_cache_sync(*factory.informers().values(), stop=stop):
             return
-        sched.queue.run(leading)
+        sched.queue.run(stop)
         log.info("koord-scheduler is scheduling (profiles: %s)", ", ".join(sched.profiles))
-        sched.run(leading)
+        try:
+            sched.run(stop)
+        finally:
+            sched.stop()
 
-    server.start()
-    log.info("serving /healthz, /readyz, /metrics and /debug/pods on %s", server.url)
-    try:
-        if le_cfg.leader_elect:
-            lost = threading.Event()
+    runner.informers(factory, leader=True)
+    runner.task("scheduler", schedule, leader=True)
 
-            def stopped() -> None:
-                if not stop.is_set():
-                    lost.set()
-                    stop.set()
 
-            elector = new_leader_elector(client, le_cfg, run, stopped)
-            server.add_healthz_check("leaderElection", leader_election_check(elector))
-            elector.run(stop)
-            if lost.is_set():
-                log.error("leaderelection lost")
-                return 1
-        else:
-            run(stop)
-    finally:
-        sched.stop()
-        factory.shutdown()
-        broadcaster.shutdown(timeout=2)
-        server.stop()
-    return 0
+COMPONENT = Component(PROG, build_parser, build)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(COMPONENT, argv)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -236,6 +237,12 @@ class MetricCache:
             ts, val = series.ordered()
             mask = (ts >= lo) & (ts <= hi)
             return QueryResult(ts[mask].copy(), val[mask].copy())
+
+    def run_gc(self, stop: threading.Event) -> None:
+        """``gc`` every ``metric_gc_interval_seconds`` until ``stop`` (upstream
+        ``metricCache.Run``)."""
+        while not stop.wait(self.config.metric_gc_interval_seconds):
+            self.gc(time.time())
 
     def gc(self, now: float) -> None:
         """Drops points older than ``metric_expire_seconds`` and series left with none."""

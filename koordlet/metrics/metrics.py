@@ -4,7 +4,9 @@ Subsystem `koordlet`, so series are named `koordlet_<name>` as upstream's; every
 the `node` label. Upstream keeps two registries: internal (`/internal-metrics`) and external
 (`/external-metrics`); `/metrics` serves both. Counters that upstream names without a `_total`
 suffix are Gauges here, because prometheus-client always appends `_total` to a Counter and the
-series name is what dashboards and alerts match on.
+series name is what dashboards and alerts match on. A labelled series is created by its first
+`record_*` call, as upstream's `WithLabelValues(...).Set`, so none is exported before it has a
+value.
 """
 
 from __future__ import annotations
@@ -49,6 +51,14 @@ def register(node_name: str) -> None:
 
 def node_name() -> str:
     return _node_name
+
+
+def record_node_used_cpu_cores(cores: float) -> None:
+    NODE_USED_CPU_CORES.labels(_node_name).set(cores)
+
+
+def record_node_used_memory_bytes(value: float) -> None:
+    NODE_USED_MEMORY_BYTES.labels(_node_name).set(value)
 
 
 def record_be_suppress_cpu_cores(policy_type: str, cores: float) -> None:

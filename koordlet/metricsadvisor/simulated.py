@@ -30,16 +30,19 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from api.core import quantity_value
-from api.extension.qos import QoSClass, get_pod_qos_class_with_default
+from api.extension.qos import KubeQoSClass, QoSClass, get_pod_qos_class_with_default
 from api.extension.resource import BATCH_CPU
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricSample
 from koordlet.metricsadvisor.nodeinfo import CPUTopology, ProcessorInfo
+from koordlet.util.system.cgroup import CgroupError, cgroup_file_read
+from koordlet.util.system.cgroup_env import CgroupEnv
 from pkg.util.podresources import CPU, MEMORY, quantity_int
 
 log = logging.getLogger(__name__)
@@ -249,6 +252,23 @@ def capacity_cores(node: Mapping[str, Any] | None) -> int | None:
     if CPU not in capacity:
         return None
     return max(quantity_int(CPU, capacity[CPU]) // 1000, 1)
+
+
+def node_cpu_cores(node: Mapping[str, Any] | None) -> int:
+    """The simulated node's capacity in whole cores (at least 1), else this machine's."""
+    return capacity_cores(node) or os.cpu_count() or 1
+
+
+def be_quota_reader(env: CgroupEnv) -> float | None:
+    """The BE cgroup's CPU cap in cores, for ``SimulatedCollector`` (None: unlimited)."""
+    be_dir = env.kube_qos_dir(KubeQoSClass.BEST_EFFORT)
+    try:
+        quota = int(cgroup_file_read(env.path("cpu.cfs_quota_us", be_dir)))
+        period = int(cgroup_file_read(env.path("cpu.cfs_period_us", be_dir)))
+    except (CgroupError, ValueError) as e:
+        log.debug("no BE cfs quota: %s", e)
+        return None
+    return be_quota_cores(quota, period)
 
 
 def simulated_topology(cpus: int) -> CPUTopology:

@@ -185,9 +185,7 @@ def add_flags(parser: argparse.ArgumentParser | Any) -> None:
                         help="If non-empty, use this log file")
     for flag, default in (("--logtostderr", True), ("--alsologtostderr", False),
                           ("--skip-headers", False)):
-        parser.add_argument(flag, nargs="?", const=True, type=flags.go_bool, default=default,
-                            metavar="BOOL", help=f"accepted for klog compatibility "
-                                                 f"(default {str(default).lower()})")
+        flags.add_bool(parser, flag, default, "accepted for klog compatibility")
 
 
 def setup_from_args(args: argparse.Namespace) -> logging.Handler:

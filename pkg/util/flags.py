@@ -1,6 +1,8 @@
-"""argparse value types for the components' Go-style flags (upstream parses them with pflag):
-``duration`` for ``time.Duration`` flags ("10s", "1m30s") and ``go_bool`` for Go's
-``strconv.ParseBool``. A bad value is an ``ArgumentTypeError``, so argparse names the flag."""
+"""argparse helpers for the components' Go-style flags (upstream parses them with pflag):
+``duration`` for ``time.Duration`` flags ("10s", "1m30s"), ``go_bool`` for Go's
+``strconv.ParseBool``, ``string_slice`` for pflag's ``StringSlice`` and ``add_bool`` for a Go bool
+flag (``--flag``, ``--flag=true``, ``--flag=false``). A bad value is an ``ArgumentTypeError``, so
+argparse names the flag."""
 
 from __future__ import annotations
 
@@ -24,3 +26,20 @@ def go_bool(value: str) -> bool:
     if value in ("0", "f", "F", "FALSE", "false", "False"):
         return False
     raise argparse.ArgumentTypeError(f"invalid boolean value {value!r}")
+
+
+def string_slice(value: str) -> list[str]:
+    """A pflag ``StringSlice``: comma-separated, blanks dropped. One pair of surrounding
+    brackets is dropped too, so the default as ``--help`` prints it (``[]``, ``[a,b]``) parses
+    back to itself."""
+    value = value.strip()
+    if value.startswith("[") and value.endswith("]"):
+        value = value[1:-1]
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def add_bool(parser: argparse._ActionsContainer, flag: str, default: bool, help: str) -> None:
+    """A Go bool flag: bare ``--flag`` is true, ``--flag=<go bool>`` sets it; the help ends with
+    the default as Go prints it."""
+    parser.add_argument(flag, nargs="?", const=True, type=go_bool, default=default,
+                        metavar="BOOL", help=f"{help} (default {str(default).lower()})")

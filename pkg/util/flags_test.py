@@ -22,3 +22,23 @@ def test_go_bool_accepts_what_strconv_parsebool_does(value: str, want: bool) -> 
 def test_go_bool_rejects_other_spellings() -> None:
     with pytest.raises(argparse.ArgumentTypeError, match="invalid boolean value 'yes'"):
         flags.go_bool("yes")
+
+
+@pytest.mark.parametrize("value,want", [
+    ("a,b", ["a", "b"]), (" a , ,b ", ["a", "b"]), ("", []), ("[]", []), ("[a,b]", ["a", "b"]),
+    ("*,-nodemetric", ["*", "-nodemetric"]),
+])
+def test_string_slice_is_pflags_comma_list(value: str, want: list[str]) -> None:
+    assert flags.string_slice(value) == want
+
+
+def test_bool_flag_takes_the_go_forms_and_prints_its_default() -> None:
+    p = argparse.ArgumentParser()
+    flags.add_bool(p, "--enable-x", False, "Enable x.")
+    assert p.parse_args([]).enable_x is False
+    assert p.parse_args(["--enable-x"]).enable_x is True
+    assert p.parse_args(["--enable-x=false"]).enable_x is False
+    assert p.parse_args(["--enable-x=T"]).enable_x is True
+    assert "Enable x. (default false)" in " ".join(p.format_help().split())
+    with pytest.raises(SystemExit):
+        p.parse_args(["--enable-x=yes"])

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,10 +29,12 @@ from api.core import quantity_value
 from koordlet.util.system.testing import make_real_cgroup_dir, real_cgroup_v1_tree
 from pkg.client.resources import NODE_METRICS, NODE_SLOS, NODES, PODS
 from pkg.client.rest import Client
+from pkg.component import DEFAULT_GRACE_PERIOD
 from test.apiserver import ServerHandle, start
 from test.e2e.cluster import (
     ComponentProcess,
     free_port,
+    http_ok,
     install_crds,
     scrape_gauge,
     wait_for,
@@ -267,6 +270,24 @@ def test_simulated_nodes_report_their_annotated_usage(
                      float(quantity_value(sim_usage["memory"])))
                     if isinstance(sim_usage, dict) else (0.0, 0.0))
             assert by_name[name] == pytest.approx(want, rel=0.02), name
-        # The fake cgroup tree got a dir per running pod.
+        # The fake cgroup tree has the node's cores, and a dir per running pod.
+        assert Path(tmp_path, node, "cgroup/cpuset/cpuset.cpus").read_text() == "0-15\n"
         assert any(Path(tmp_path, node, "cgroup/cpu/kubepods/besteffort").glob("pod*"))
+
+
+def test_ready_once_synced_and_sigterm_stops_it_within_the_grace_period(
+        srv: ServerHandle, client: Client, koordlets: Any, tmp_path: Path) -> None:
+    [node] = srv.add_nodes(1, prefix="sim-", cpu="4", memory="8Gi")
+    k = koordlets(node, "--simulate-metrics", f"--cgroup-root-dir={tmp_path}/cgroup")
+    wait_for(lambda: http_ok(k.metrics + "/readyz"), timeout=30,
+             what=f"koordlet ready; log:\n{k.proc.log()}")
+    with urllib.request.urlopen(k.metrics + "/readyz?verbose", timeout=2) as r:
+        assert "[+]informer-sync ok" in r.read().decode()
+    signalled = time.monotonic()
+    assert not k.proc.stop()
+    exited = time.monotonic() - signalled
+    print(f"koordlet exited {exited:.2f}s after SIGTERM")
+    assert k.proc.proc.returncode == 0
+    assert exited < DEFAULT_GRACE_PERIOD
+    assert "did not stop" not in k.proc.log()
 

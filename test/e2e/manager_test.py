@@ -25,6 +25,7 @@ import pytest
 from pkg.client.errors import ApiError
 from pkg.client.resources import LEASES, NAMESPACES, NODE_METRICS, NODE_SLOS, SECRETS, Resource
 from pkg.client.rest import Client
+from pkg.component import DEFAULT_GRACE_PERIOD
 from test.apiserver import ServerHandle, start
 from test.e2e.cluster import ComponentProcess, free_port, http_ok, install_crds, wait_for
 
@@ -200,9 +201,12 @@ def test_a_stopped_leader_releases_the_lease(srv: ServerHandle, client: Client,
                  what="one replica leads")
         leader, standby = (a, b) if STARTED in a.log() else (b, a)
         wait_for(lambda: http_ok(standby.probes + "/readyz"), timeout=30, what="standby ready")
+        signalled = time.monotonic()
         leader.proc.stop()  # SIGTERM: a graceful stop gives the lease back at once
-        assert leader.proc.proc.returncode == 0
         stopped = time.monotonic()
+        print(f"leader exited {stopped - signalled:.2f}s after SIGTERM")
+        assert leader.proc.proc.returncode == 0
+        assert stopped - signalled < DEFAULT_GRACE_PERIOD
         wait_for(lambda: _holder(client) == standby.identity(), timeout=LEASE_DURATION + 5,
                  interval=0.02, what="standby takes the released lease")
         assert time.monotonic() - stopped < LEASE_DURATION

@@ -20,19 +20,27 @@ from typing import Any
 
 import pytest
 
-from pkg.client.resources import EVENTS, NODE_METRICS, PODS, PRIORITY_CLASSES
+from pkg.client.resources import EVENTS, LEASES, NODE_METRICS, PODS, PRIORITY_CLASSES
 from pkg.client.rest import Client
+from pkg.component import DEFAULT_GRACE_PERIOD
 from test.apiserver import ServerHandle, start
-from test.e2e.cluster import REPO_ROOT, install_crds, start_scheduler, wait_for
+from test.e2e.cluster import (
+    REPO_ROOT,
+    ComponentProcess,
+    install_crds,
+    start_scheduler,
+    wait_for,
+)
 
 SCHEDULER = "koord-scheduler"
+LEASE_DURATION = 3.0
 
 CONFIG = """
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
   leaderElect: %(leader_elect)s
-  leaseDuration: 3s
+  leaseDuration: %(lease)gs
   renewDeadline: 2s
   retryPeriod: 500ms
   resourceName: koord-scheduler
@@ -61,6 +69,10 @@ profiles:
 """
 
 
+def _config(leader_elect: bool) -> str:
+    return CONFIG % {"leader_elect": str(leader_elect).lower(), "lease": LEASE_DURATION}
+
+
 @pytest.fixture
 def srv() -> Iterator[ServerHandle]:
     s = start()
@@ -77,7 +89,7 @@ def client(srv: ServerHandle) -> Client:
 
 @pytest.fixture
 def scheduler(srv: ServerHandle, client: Client, tmp_path: Path) -> Iterator[str]:
-    proc, url = start_scheduler(srv, CONFIG % {"leader_elect": "false"}, tmp_path)
+    proc, url = start_scheduler(srv, _config(leader_elect=False), tmp_path)
     try:
         wait_for(lambda: _healthy(url), what=f"koord-scheduler healthy; log:\n{proc.log()}")
         yield url
@@ -159,7 +171,14 @@ def test_pod_that_fits_nowhere_is_diagnosed(srv: ServerHandle, client: Client,
     srv.add_nodes(1, start=2, cpu="8", memory="8Gi",
                   taints=[{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}])
     client.create(PODS, _pod("big", cpu="6"))
-    cond = wait_for(lambda: _scheduled_condition(client, "big"), what="PodScheduled=False")
+
+    def diagnosed_on_all_nodes() -> dict[str, Any] | None:
+        # The scheduler may try before its watch delivered the last node; that node's arrival
+        # requeues the pod.
+        cond = _scheduled_condition(client, "big")
+        return cond if cond is not None and cond["message"].startswith("0/3 ") else None
+
+    cond = wait_for(diagnosed_on_all_nodes, what="PodScheduled=False on all three nodes")
     assert cond["reason"] == "Unschedulable"
     # kube-scheduler's shape, double period included (its PostFilter message ends in one).
     # A request above a node's whole allocatable is unresolvable, so preemption cannot help.
@@ -254,7 +273,7 @@ def test_higher_priority_pod_preempts_a_lower_one(srv: ServerHandle, client: Cli
 def test_two_replicas_never_both_schedule(srv: ServerHandle, client: Client,
                                           tmp_path: Path) -> None:
     srv.add_nodes(2, cpu="4", memory="8Gi")
-    config = CONFIG % {"leader_elect": "true"}
+    config = _config(leader_elect=True)
     a, _ = start_scheduler(srv, config, tmp_path, name="a")
     wait_for(lambda: "is scheduling" in a.log(), what=f"a leads; log:\n{a.log()}")
     b, _ = start_scheduler(srv, config, tmp_path, name="b")
@@ -270,3 +289,40 @@ def test_two_replicas_never_both_schedule(srv: ServerHandle, client: Client,
     finally:
         a.stop()
         b.stop()
+
+
+def _identity(proc: ComponentProcess) -> str:
+    """The Lease identity the replica announced in its log."""
+    marker = "(identity "
+    line = next(line for line in proc.log().splitlines() if marker in line)
+    return line.split(marker, 1)[1].rstrip(")")
+
+
+def test_a_stopped_leader_releases_the_lease(srv: ServerHandle, client: Client,
+                                             tmp_path: Path) -> None:
+    config = _config(leader_elect=True)
+    a, _ = start_scheduler(srv, config, tmp_path, name="a")
+    b: ComponentProcess | None = None
+    try:
+        wait_for(lambda: "is scheduling" in a.log(), what=f"a leads; log:\n{a.log()}")
+        b, _ = start_scheduler(srv, config, tmp_path, name="b")
+        wait_for(lambda: f"new leader elected: {_identity(a)}" in b.log(),
+                 what=f"b stands by; log:\n{b.log()}")
+        signalled = time.monotonic()
+        a.stop()  # SIGTERM: a graceful stop gives the lease back at once
+        exited = time.monotonic()
+        print(f"leader exited {exited - signalled:.2f}s after SIGTERM")
+        assert a.proc.returncode == 0
+        assert exited - signalled < DEFAULT_GRACE_PERIOD
+        assert "released lease" in a.log()
+        standby = b
+        wait_for(lambda: "is scheduling" in standby.log(), timeout=LEASE_DURATION + 5,
+                 interval=0.02, what="b takes over")
+        print(f"standby scheduling {time.monotonic() - exited:.2f}s after the leader exited")
+        assert time.monotonic() - exited < LEASE_DURATION
+        assert client.get(LEASES, SCHEDULER, "default")["spec"]["holderIdentity"] == \
+            _identity(b)
+    finally:
+        a.stop()
+        if b is not None:
+            b.stop()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from api.extension.qos import KubeQoSClass
 from koordlet.util.system.cgroup import ResourceUnsupportedError
 from koordlet.util.system.cgroup_driver import (
+    KUBE_ROOT,
     CgroupDriver,
     container_relative_dir,
     detect_cgroup_driver,
@@ -23,6 +24,16 @@ from koordlet.util.system.cgroup_driver import (
 )
 from koordlet.util.system.cgroup_resource import CgroupResource, SupportCheck, get_resource
 from koordlet.util.system.config import HOST_MODE_CGROUP_ROOT_DIR
+
+
+def kube_path_prefix(kube_path: str) -> str:
+    """The dirs above the kubepods root in ``--cgroup-kube-path`` ("kubepods/" → ""): the
+    ``prefix`` of a ``CgroupEnv``."""
+    parts = [part for part in kube_path.split("/") if part]
+    if not parts or parts[-1] not in KUBE_ROOT.values():
+        raise ValueError(f"--cgroup-kube-path={kube_path!r}: must end in kubepods/ or "
+                         "kubepods.slice/")
+    return "/".join(parts[:-1])
 
 
 @dataclass(slots=True)

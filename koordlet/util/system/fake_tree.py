@@ -7,7 +7,8 @@ describes; this lays out the same relative dirs as `cgroup_driver`, with the cgr
 `kubepods/besteffort/`, each with the files a fresh cgroup has (`cpu.cfs_quota_us=-1`,
 `cpu.cfs_period_us=100000`, `cpu.shares`, `cpuset.cpus`, `memory.limit_in_bytes`, ...).
 `ensure_pod_dirs(env, pods)` adds the pod (and container) dirs of running pods, so qosmanager and
-runtime hooks write real files there.
+runtime hooks write real files there. `fake_v1_env(root)` is the tree's `CgroupEnv`, for a
+koordlet that builds its modules before it knows the node's cores to lay the tree out with.
 """
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ def _make_dir(root: str, relative_dir: str, cpus: int, shares: int) -> None:
         for name, content in files.items():
             with open(os.path.join(path, name), "w") as f:
                 f.write(content + "\n")
+
+
+def fake_v1_env(root: str, prefix: str = "") -> CgroupEnv:
+    """The `CgroupEnv` of the tree `ensure_fake_v1_tree` lays out, known before it exists."""
+    return CgroupEnv(root=root, v2=False, driver=CgroupDriver.CGROUPFS, prefix=prefix)
 
 
 def ensure_fake_v1_tree(root: str, cpus: int) -> bool:

@@ -3,7 +3,7 @@ from pathlib import Path
 from api.extension.qos import KubeQoSClass
 from koordlet.util.system.cgroup_driver import CgroupDriver
 from koordlet.util.system.cgroup_env import CgroupEnv
-from koordlet.util.system.fake_tree import ensure_fake_v1_tree, ensure_pod_dirs
+from koordlet.util.system.fake_tree import ensure_fake_v1_tree, ensure_pod_dirs, fake_v1_env
 
 
 def pod(uid: str, phase: str, qos: str) -> dict:
@@ -17,6 +17,7 @@ def test_fake_tree_is_a_cgroupfs_v1_layout_with_dirs_for_running_pods(tmp_path: 
     assert not ensure_fake_v1_tree(str(tmp_path), cpus=4)  # an existing tree is kept
     env = CgroupEnv.detect(str(tmp_path))
     assert (env.v2, env.driver) == (False, CgroupDriver.CGROUPFS)
+    assert fake_v1_env(str(tmp_path)) == env
     be = env.kube_qos_dir(KubeQoSClass.BEST_EFFORT)
     assert Path(env.path("cpu.cfs_quota_us", be)).read_text().strip() == "-1"
     assert Path(env.path("cpu.cfs_period_us", be)).read_text().strip() == "100000"

@@ -1,0 +1,280 @@
+"""koordlet's daemon (upstream ``pkg/koordlet/koordlet.go``): ``Daemon`` builds the modules from
+the flags (``NewDaemon``) and registers them with the component runner in start order (``Run``).
+
+The cgroup version and driver are detected once under ``--cgroup-root-dir`` (the kubepods root is
+``--cgroup-kube-path``, whose parent dirs, if any, prefix every layout dir). Start order:
+``/metrics`` (internal and external series), ``/internal-metrics`` and ``/external-metrics`` on
+``--addr`` → statesinformer (this node, its pods from the API server or with
+``--pod-source=kubelet`` from kubelet's ``/pods/``, its NodeSLO and NodeMetric; waited for up to
+``STATES_SYNC_TIMEOUT_SECONDS``) → the RuntimeHookService on ``--runtime-hooks-addr`` and
+``koordlet.json`` for koord-runtime-proxy → the hook rules, updated from NodeSLO and node
+metadata through statesinformer callbacks → metricsadvisor (node usage, pod usage, CPU
+topology) and the metric cache's GC → NodeMetric reporter (every ``reportIntervalSeconds`` of
+the NodeMetric spec) → qosmanager (every strategy of ``STRATEGY_PLUGINS``) → the runtime hooks'
+pod/container reconciler. Each loop is a task of the runner named after its module.
+
+``--simulate-metrics`` (not upstream) is for the simulated nodes of the local cluster: the node
+and pod collectors are replaced by ``koordlet.metricsadvisor.simulated`` (usage from pod and
+node annotations) and, when ``--cgroup-root-dir`` holds no cgroup tree, a fake cgroup v1 tree is
+laid out there once statesinformer knows the node's cores, with a dir per running pod, so
+qosmanager and the hooks write real files. Not wired: the peak predictor's training loop
+(NodeMetric has no prodReclaimable/prodPeak metrics), NRI mode, node topology reporting and
+kubelet ``/configz``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import threading
+import time
+
+import grpc
+from prometheus_client import CollectorRegistry
+
+from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig
+from koordlet.metrics import metrics
+from koordlet.metricsadvisor import framework
+from koordlet.metricsadvisor.framework import PodCgroup
+from koordlet.metricsadvisor.nodeinfo import NodeInfoCollector
+from koordlet.metricsadvisor.noderesource import NodeResourceCollector, NodeUsageGauges
+from koordlet.metricsadvisor.pagecache import PageCacheCollector
+from koordlet.metricsadvisor.podresource import PodResourceCollector, pod_cgroups
+from koordlet.metricsadvisor.simulated import (
+    SimulatedCollector,
+    SimulatedNodeInfoCollector,
+    be_quota_reader,
+    node_cpu_cores,
+)
+from koordlet.qosmanager import framework as qos
+from koordlet.qosmanager.register import STRATEGY_PLUGINS
+from koordlet.reporter.nodemetric_reporter import NodeMetricReporter
+from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
+from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader
+from koordlet.runtimehooks.cgroupapply import CgroupApplier, PodReconciler
+from koordlet.runtimehooks.hooks.hooks import FailurePolicy
+from koordlet.runtimehooks.rule import Rules
+from koordlet.runtimehooks.rule_update import RuleUpdater
+from koordlet.runtimehooks.server import RuntimeHookServer, serve, write_hook_config
+from koordlet.statesinformer.callbacks import RegisterType
+from koordlet.statesinformer.kubelet_pods import KubeletConfig, KubeletStub
+from koordlet.statesinformer.states_informer import StatesInformer
+from koordlet.statesinformer.states_view import StatesView
+from koordlet.util.system.cgroup_env import CgroupEnv, kube_path_prefix
+from koordlet.util.system.config import Config
+from koordlet.util.system.fake_tree import (
+    ensure_fake_v1_tree,
+    ensure_pod_dirs,
+    fake_v1_env,
+    has_cgroup_tree,
+)
+from pkg.client.informers import SharedInformerFactory
+from pkg.client.rest import Client
+from pkg.component import Hooks, Runner
+from pkg.features import koordlet_feature_gate
+
+# Not upstream (it waits forever): how long startup waits for statesinformer before going on
+# with whatever has synced, so a node whose API server is away still collects metrics.
+STATES_SYNC_TIMEOUT_SECONDS = 10.0
+POD_SOURCE_APISERVER = "apiserver"
+POD_SOURCE_KUBELET = "kubelet"
+
+log = logging.getLogger("koordlet")
+
+
+def failure_policy(flag: str, value: str) -> FailurePolicy:
+    try:
+        return FailurePolicy(value)
+    except ValueError:
+        raise ValueError(f"{flag}={value!r}: must be Fail or Ignore") from None
+
+
+class Daemon:
+    """The modules of koordlet, built from the flags (raises ValueError or OSError on bad
+    ones) and registered with the runner by ``register``."""
+
+    def __init__(self, args: argparse.Namespace, node_name: str, client: Client) -> None:
+        self.args = args
+        self.node_name = node_name
+        self.failure_policy = failure_policy("--runtime-hooks-failure-policy",
+                                             args.runtime_hooks_failure_policy)
+        plugin_failure_policy = failure_policy("--runtime-hooks-plugin-failure-policy",
+                                               args.runtime_hooks_plugin_failure_policy)
+        prefix = kube_path_prefix(args.cgroup_kube_path)
+        self.system = Config.from_args(args)
+        metrics.register(node_name)
+        metrics.START_TIME.labels(node_name).set(time.time())
+        self.executor = ResourceUpdateExecutor(
+            force_update_seconds=args.resource_force_update_seconds)
+        self.cache = MetricCache(MetricCacheConfig(
+            metric_gc_interval_seconds=args.metric_gc_interval_seconds,
+            metric_expire_seconds=args.metric_expire_seconds, tsdb_max_bytes=args.tsdb_max_bytes,
+            collect_res_used_interval_seconds=max(args.collect_res_used_interval, 1.0)))
+        kubelet = None
+        if args.pod_source == POD_SOURCE_KUBELET:
+            kubelet = KubeletStub(KubeletConfig(
+                args.kubelet_preferred_address_type, args.kubelet_sync_interval,
+                args.kubelet_sync_timeout, args.kubelet_insecure_tls,
+                args.kubelet_read_only_port), client)
+        self.factory = SharedInformerFactory(client)
+        self.states = StatesInformer(self.factory, node_name, kubelet)
+        self.view = StatesView(self.states)
+        root = self.system.cgroup_root_dir
+        # The simulated tree is laid out after statesinformer synced (it takes the node's
+        # cores), but the modules built now need its env.
+        self.fake_tree = args.simulate_metrics and not has_cgroup_tree(root)
+        self.env = fake_v1_env(root, prefix) if self.fake_tree else CgroupEnv.detect(root, prefix)
+        self.advisors = self._advisors()
+        self.reporter = NodeMetricReporter(client, self.states, self.cache)
+        self.qos_manager = qos.QOSManager(qos.Context(
+            env=self.env, executor=self.executor, metric_cache=self.cache, states=self.view,
+            feature_gate=koordlet_feature_gate,
+            config=qos.Config(**{k: getattr(args, k) for k in qos.Config.__slots__}),
+            collect_res_used_interval_seconds=args.collect_res_used_interval,
+            client=client), STRATEGY_PLUGINS)
+        self.rules = Rules(disable_unset_cpu_quota=args.disable_unset_cpu_quota)
+        applier = CgroupApplier(self.env, self.executor, self.system.proc_root_dir)
+        self.servicer = RuntimeHookServer(self.rules, plugin_failure_policy, applier)
+        self.reconciler = PodReconciler(self.view.get_all_pods, self.rules, applier,
+                                        args.runtime_hooks_reconcile_interval)
+
+    def _advisors(self) -> list[framework.MetricAdvisor]:
+        args, env, view = self.args, self.env, self.view
+        node_info: framework.Collector
+        if args.simulate_metrics:
+            usage: list[framework.Collector] = [NodeUsageGauges(SimulatedCollector(
+                view.get_all_pods, view.get_node, lambda: be_quota_reader(env)))]
+            node_info = SimulatedNodeInfoCollector(self.cache, view.get_node)
+        else:
+            reader = CgroupReader(env.root, CGROUP_V2 if env.v2 else CGROUP_V1)
+
+            def pods() -> list[PodCgroup]:
+                return pod_cgroups(env, view)
+
+            usage = [NodeUsageGauges(NodeResourceCollector(self.system.proc_root_dir)),
+                     PodResourceCollector(reader, pods, args.collect_res_used_interval)]
+            if args.enable_pagecache_collector:
+                usage.append(PageCacheCollector(self.system.proc_root_dir, reader, pods))
+            node_info = NodeInfoCollector(self.cache, self.system.sys_root_dir)
+        return [
+            framework.MetricAdvisor(self.cache, usage, framework.Config(
+                collect_res_used_interval=args.collect_res_used_interval)),
+            framework.MetricAdvisor(self.cache, [node_info], framework.Config(
+                collect_res_used_interval=args.collect_node_cpu_info_interval)),
+        ]
+
+    def register(self, runner: Runner) -> None:
+        args = self.args
+        both = CollectorRegistry()
+        both.register(metrics.INTERNAL)
+        both.register(metrics.EXTERNAL)
+        server = runner.serve(args.addr, registry=both)
+        server.add_metrics_path("/internal-metrics", metrics.INTERNAL)
+        server.add_metrics_path("/external-metrics", metrics.EXTERNAL)
+        runner.informers(self.factory)
+        runner.add("statesinformer", _StatesInformer(self.states, self.node_name,
+                                                     runner.stopping))
+        if args.simulate_metrics:
+            runner.add("simulated-cgroups", Hooks(on_start=self._simulated_cgroups))
+        runner.add("runtimehooks-server", _HookServer(self.servicer, args, self.failure_policy))
+        runner.add("runtimehooks-rules", Hooks(on_start=self._register_rules))
+        for i, advisor in enumerate(self.advisors):
+            runner.task(f"advisor-{i}", advisor.run)
+        runner.task("metriccache-gc", self.cache.run_gc)
+        if args.enable_node_metric_report:
+            runner.task("nodemetric-reporter", self.reporter.run)
+        runner.task("qosmanager", self._run_qos)
+        runner.task("runtimehooks-reconciler", self.reconciler.run)
+        log.info("koordlet on node %s: metrics on %s, runtime hooks on %s, cgroup %s (%s)%s",
+                 self.node_name, args.addr, args.runtime_hooks_addr,
+                 "v2" if self.env.v2 else "v1", self.env.driver,
+                 ", simulated metrics" if args.simulate_metrics else "")
+
+    def _simulated_cgroups(self) -> None:
+        """The fake tree with the node's cores, and a dir per running pod from now on."""
+        cpus = node_cpu_cores(self.view.get_node())
+        if self.fake_tree and ensure_fake_v1_tree(self.env.root, cpus):
+            log.info("laid out a fake cgroup v1 tree for simulated node %s under %s",
+                     self.node_name, self.env.root)
+        # Registered before the reconciler's callback, so a new pod's dirs exist when it runs.
+        self.states.register_callbacks(
+            RegisterType.ALL_PODS, "simulated-pod-cgroups",
+            "lay out fake cgroup dirs of running pods",
+            lambda t, target: ensure_pod_dirs(self.env, self.view.get_all_pods(), cpus))
+        ensure_pod_dirs(self.env, self.view.get_all_pods(), cpus)
+
+    def _register_rules(self) -> None:
+        updater = RuleUpdater(self.rules, self.view.get_node_slo, self.view.get_node,
+                              self.reconciler.reconcile_once)
+        # The initial state: callbacks fire only on changes after registration.
+        updater.update_node_slo()
+        updater.update_node_metadata()
+        self.states.register_callbacks(RegisterType.NODE_SLO_SPEC, "runtimehooks-rules",
+                                       "update hook rules from NodeSLO", updater.callback)
+        self.states.register_callbacks(RegisterType.NODE_METADATA, "runtimehooks-rules",
+                                       "update hook rules from node metadata", updater.callback)
+        self.states.register_callbacks(RegisterType.ALL_PODS, "runtimehooks-reconciler",
+                                       "apply hooks to running pods",
+                                       lambda t, target: self.reconciler.reconcile_once())
+
+    def _run_qos(self, stop: threading.Event) -> None:
+        for thread in self.qos_manager.run(stop):
+            thread.join()
+
+
+class _StatesInformer:
+    """Starts statesinformer and waits for it to sync, up to ``STATES_SYNC_TIMEOUT_SECONDS``
+    (upstream waits before it starts metricsadvisor)."""
+
+    def __init__(self, states: StatesInformer, node_name: str,
+                 stopping: threading.Event) -> None:
+        self.states = states
+        self.node_name = node_name
+        self.stopping = stopping
+        self._stop = threading.Event()
+
+    def start(self) -> None:
+        self.states.start(self._stop)
+        deadline = time.monotonic() + STATES_SYNC_TIMEOUT_SECONDS
+        while not self.states.has_synced() and time.monotonic() < deadline:
+            if self.stopping.wait(0.05):
+                return
+        if self.states.has_synced():
+            log.info("statesinformer of node %s synced", self.node_name)
+        else:
+            log.warning("statesinformer of node %s not synced after %gs, going on",
+                        self.node_name, STATES_SYNC_TIMEOUT_SECONDS)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class _HookServer:
+    """The RuntimeHookService on ``--runtime-hooks-addr``, and ``koordlet.json`` naming it
+    for koord-runtime-proxy."""
+
+    def __init__(self, servicer: RuntimeHookServer, args: argparse.Namespace,
+                 policy: FailurePolicy) -> None:
+        self.servicer = servicer
+        self.addr: str = args.runtime_hooks_addr
+        self.config_path: str = args.runtime_hooks_config_path
+        self.host_endpoint: str = args.runtime_hooks_host_endpoint
+        self.disable_stages: list[str] = args.runtime_hooks_disable_stages
+        self.policy = policy
+        self.server: grpc.Server | None = None
+
+    def start(self) -> None:
+        os.makedirs(os.path.dirname(self.addr) or ".", exist_ok=True)
+        self.server = serve(self.servicer, self.addr)
+        try:
+            write_hook_config(self.config_path, self.host_endpoint, self.policy,
+                              self.disable_stages)
+        except OSError:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop(grace=1).wait()
+            self.server = None
