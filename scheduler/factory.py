@@ -112,7 +112,7 @@ def build_scheduler(cfg: KubeSchedulerConfiguration, *, client: Any = None,
         events_to_register={name: fwk.events_to_register() for name, fwk in profiles.items()},
         clock=clock, pod_initial_backoff=float(cfg.pod_initial_backoff_seconds),
         pod_max_backoff=float(cfg.pod_max_backoff_seconds), metrics=metrics)
-    deps.nominator = queue
+    deps.nominator = queue.nominator
     deps.activate = queue.activate
     if pod_getter is None and informer_factory is not None:
         pod_getter = informer_factory.informer_for(PODS, typed=False).indexer.get_by_key

@@ -104,7 +104,7 @@ def test_profiles_share_the_queue_cache_and_snapshot() -> None:
     a, b = sched.profiles["default-scheduler"], sched.profiles["batch-scheduler"]
     assert isinstance(a, Framework) and isinstance(b, Framework)
     assert a.snapshot is b.snapshot is sched.snapshot
-    assert a.nominator is b.nominator is sched.queue
+    assert a.nominator is b.nominator is sched.queue.nominator
     assert (a.percentage_of_nodes_to_score, b.percentage_of_nodes_to_score) == (None, 30)
     assert built.handlers.responsible_for({"spec": {"schedulerName": "batch-scheduler"}})
     assert built.skipped_plugins.keys() == {"default-scheduler", "batch-scheduler"}

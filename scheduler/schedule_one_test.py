@@ -23,6 +23,7 @@ from scheduler.framework.interface import (
     QueueSortPlugin,
     ScorePlugin,
 )
+from scheduler.framework.nominator import Nominator
 from scheduler.framework.plugins.noderesources import Fit
 from scheduler.framework.queue import SchedulingQueue
 from scheduler.framework.runtime import Framework, FrameworkDeps
@@ -364,11 +365,11 @@ def test_a_nominated_node_outside_the_prefilter_result_is_not_taken() -> None:
     assert result.suggested_host == "n0"
 
 
-def queue_with_nominations(*pods: dict[str, Any]) -> SchedulingQueue:
+def queue_with_nominations(*pods: dict[str, Any]) -> Nominator:
     queue = SchedulingQueue(lambda a, b: False)
     for p in pods:
         queue.add(p)  # status.nominatedNodeName nominates them
-    return queue
+    return queue.nominator
 
 
 def fit_profile(snap: Snapshot, nominator: Any) -> Framework:

@@ -91,7 +91,7 @@ class Scheduler:
         qpi = self.queue.pop(timeout)
         if qpi is None:
             return False
-        pi: PodInfo = qpi.pod_info if isinstance(qpi.pod_info, PodInfo) else PodInfo(qpi.pod)
+        pi = qpi.pod_info
         fwk = self.profiles.get(pi.scheduler_name)
         if fwk is None:
             log.error("Pod %s names scheduler %r, which has no profile here", pi.key,
@@ -252,9 +252,9 @@ class Scheduler:
         # Also ends the pod's in-flight state in the queue (as done()).
         self.queue.add_unschedulable_if_not_present(qpi, cycle)
         if nominated:
-            self.queue.add_nominated_pod(pi, nominated)
+            self.queue.nominator.add_nominated_pod(pi, nominated)
         elif nominated == "":
-            self.queue.delete_nominated_pod_if_exists(pi.pod)
+            self.queue.nominator.delete_nominated_pod_if_exists(pi.pod)
         self._keep_diagnosis(pi, message, reason, diagnosis, nominated)
         if self.recorder is not None:
             self.recorder.event(pi.pod, "Warning", "FailedScheduling", message)

@@ -280,7 +280,8 @@ def test_preemption_deletes_the_victim_and_nominates_the_node() -> None:
         assert client.deleted() == ["victim"]
         kept = cluster.sched.diagnosis_of("default/vip")
         assert kept is not None and kept["nominatedNodeName"] == "n1"
-        assert [p.name for p in cluster.sched.queue.nominated_pods_for_node("n1")] == ["vip"]
+        nominated = cluster.sched.queue.nominator.nominated_pods_for_node("n1")
+        assert [p.name for p in nominated] == ["vip"]
         # The API server deletes the victim; the informer tells the scheduler.
         h.delete_pod_from_cache(victim)
         cluster.after_backoff()

@@ -1,8 +1,9 @@
-"""The scheduling queue: activeQ, backoffQ, unschedulablePods, and the pod nominator.
+"""The scheduling queue: activeQ, backoffQ and unschedulablePods.
 
 Corresponds to kube-scheduler ``pkg/scheduler/backend/queue`` (``PriorityQueue`` with its
-``activeQueue``, ``backoffQueue``, ``unschedulablePods`` and ``nominator``), v1.35; behaviour
-as shared/upstream/scheduler.md section 3.2:
+``activeQueue``, ``backoffQueue`` and ``unschedulablePods``, in ``scheduling_queue.go``),
+v1.35. The queue owns the pod nominator (``nominator.py``) and keeps it current as pods come
+and go. Behaviour:
 
 * **activeQ** is a heap in QueueSort order (``less``); ``pop`` takes its head, blocking while
   it is empty, and counts the attempt and the scheduling cycle.
@@ -61,6 +62,7 @@ from scheduler.framework.events import (
     QueueingHint,
     pod_update_events,
 )
+from scheduler.framework.nominator import Nominator, nominated_node_name
 from scheduler.framework.types import PodInfo, pod_key
 
 if TYPE_CHECKING:
@@ -98,8 +100,7 @@ class QueuedPodInfo:
     first entered activeQ, both on the queue clock's monotonic time. ``attempts`` counts pops.
     The scheduler sets ``unschedulable_plugins`` / ``pending_plugins`` to the plugins that
     rejected the attempt before handing the pod back; both empty means an error.
-    ``pod_info`` is the queue's ``pod_info_factory(pod)`` (a ``PodInfo`` by default), rebuilt
-    when the pod is updated.
+    ``pod_info`` is the parsed ``pod``, rebuilt when the pod is updated.
     """
 
     pod: dict[str, Any]
@@ -112,12 +113,15 @@ class QueuedPodInfo:
     pending_plugins: set[str] = field(default_factory=set)
     gated: bool = False
     gating_plugin: str | None = None
-    pod_info: Any = None
+    pod_info: PodInfo = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pod_info = PodInfo(self.pod)
 
 
 LessFn = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 # Runs the PreEnqueue plugins on a pod's ``pod_info``: (passed, name of the rejecting plugin).
-PreEnqueueFn = Callable[[Any], tuple[bool, str | None]]
+PreEnqueueFn = Callable[[PodInfo], tuple[bool, str | None]]
 # profile → plugin → the events it registered.
 EventsToRegister = Mapping[str, Mapping[str, Iterable[ClusterEventWithHint]]]
 PreCheck = Callable[[dict[str, Any]], bool]
@@ -167,10 +171,6 @@ def _uid(pod: Mapping[str, Any]) -> str:
     return (pod.get("metadata") or {}).get("uid", "")
 
 
-def _nominated_node_name(pod: Mapping[str, Any]) -> str:
-    return (pod.get("status") or {}).get("nominatedNodeName") or ""
-
-
 # Metadata that changes without changing what the pod asks for (upstream isPodUpdated).
 _VOLATILE_META = frozenset({"resourceVersion", "generation", "managedFields", "finalizers"})
 # Status fields that do matter for scheduling (DRA claims).
@@ -205,8 +205,7 @@ class SchedulingQueue:
                  pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
                  pod_max_in_unschedulable_duration: float =
                  DEFAULT_POD_MAX_IN_UNSCHEDULABLE_DURATION,
-                 metrics: SchedulerMetrics | None = None,
-                 pod_info_factory: Callable[[dict[str, Any]], Any] = PodInfo) -> None:
+                 metrics: SchedulerMetrics | None = None) -> None:
         self._entry = _active_entry_type(less)
         self._pre_enqueue = pre_enqueue
         self._clock = clock
@@ -214,7 +213,6 @@ class SchedulingQueue:
         self._max_backoff = pod_max_backoff
         self._max_in_unschedulable = pod_max_in_unschedulable_duration
         self._metrics = metrics
-        self._pod_info_factory = pod_info_factory
         # An RLock: PreEnqueue plugins and hints run under it and may read the nominator.
         # Taken directly (a C call) except to wait or notify through the condition.
         self._lock = threading.RLock()
@@ -234,9 +232,7 @@ class SchedulingQueue:
         self._move_request_cycle = -1
         self._closed = False
         self._stop = threading.Event()
-        # Nominator: node → uid → pod_info, and uid → node.
-        self._nominated: dict[str, dict[str, Any]] = {}
-        self._nominated_node: dict[str, str] = {}
+        self.nominator = Nominator(self._lock, self._holds)
         # profile → registered event → [(plugin, hint)].
         self._hints: dict[str, dict[ClusterEvent, list[tuple[str, HintFn | None]]]] = {}
         for profile, plugins in (events_to_register or {}).items():
@@ -283,18 +279,18 @@ class SchedulingQueue:
                     # Its order may have changed (priority): push afresh, the old entry dies.
                     self._push_active(qpi)
                     self._compact()
-                    self._update_nominated(old, qpi)
+                    self.nominator.update(old, qpi.pod_info)
                     return
                 bentry = self._backoff.get(key)
                 if bentry is not None:
                     qpi = bentry[2]
                     self._set_pod(qpi, new)
-                    self._update_nominated(old, qpi)
+                    self.nominator.update(old, qpi.pod_info)
                     return
             qpi = self._unsched.get(key)
             if qpi is not None:
                 self._set_pod(qpi, new)
-                self._update_nominated(old, qpi)
+                self.nominator.update(old, qpi.pod_info)
                 if old is not None and not is_pod_updated(old, new):
                     return
                 self._unsched_remove(key)
@@ -315,7 +311,7 @@ class SchedulingQueue:
         """The pod is gone (or no longer ours): drop it from every sub-queue and the nominator."""
         key, uid = pod_key(pod), _uid(pod)
         with self._lock:
-            self._delete_nominated(uid)
+            self.nominator.delete(uid)
             qpi: QueuedPodInfo | None = None
             entry = self._active.pop(key, None)
             if entry is not None:
@@ -514,43 +510,14 @@ class SchedulingQueue:
                     UNSCHEDULABLE: len(self._unsched) - self._num_gated,
                     GATED: self._num_gated, "pods": pods}
 
-    # Nominator ---------------------------------------------------------------------------
-
-    def add_nominated_pod(self, pod_info: Any, node_name: str | None = None) -> None:
-        """Reserve room for ``pod_info`` (an object with the pod as ``.pod``) on a node.
-
-        ``node_name`` None takes the pod's ``status.nominatedNodeName``; "" clears the
-        nomination. Ignored for pods this queue no longer holds (deleted) or bound ones.
-        """
-        pod = pod_info.pod
-        key = pod_key(pod)
-        with self._lock:
-            if _uid(pod) in self._in_flight or key in self._unsched or key in self._active \
-                    or key in self._backoff:
-                self._nominate(pod, pod_info, node_name)
-
-    def delete_nominated_pod_if_exists(self, pod: dict[str, Any]) -> None:
-        with self._lock:
-            self._delete_nominated(_uid(pod))
-
-    def nominated_pods_for_node(self, node_name: str) -> list[Any]:
-        """The pod infos nominated to ``node_name`` (a copy of the list)."""
-        with self._lock:
-            return list(self._nominated.get(node_name, {}).values())
-
-    def nodes_with_nominated_pods(self) -> list[str]:
-        with self._lock:
-            return list(self._nominated)
-
     # Internals (the lock is held) --------------------------------------------------------
 
     def _new_queued_pod_info(self, pod: dict[str, Any]) -> QueuedPodInfo:
-        return QueuedPodInfo(pod, pod_key(pod), _uid(pod), self._clock.monotonic(),
-                             pod_info=self._pod_info_factory(pod))
+        return QueuedPodInfo(pod, pod_key(pod), _uid(pod), self._clock.monotonic())
 
     def _set_pod(self, qpi: QueuedPodInfo, pod: dict[str, Any]) -> None:
         qpi.pod = pod
-        qpi.pod_info = self._pod_info_factory(pod)
+        qpi.pod_info = PodInfo(pod)
 
     def _end_in_flight(self, uid: str) -> None:
         self._in_flight.pop(uid, None)
@@ -616,10 +583,10 @@ class SchedulingQueue:
             self._backoff.pop(key, None)
         self._push_active(qpi)
         self._count_in(ACTIVE, event)
-        if event in _NOMINATING_EVENTS and (qpi.uid in self._nominated_node
-                                            or _nominated_node_name(qpi.pod)):
+        if event in _NOMINATING_EVENTS and (self.nominator.is_nominated(qpi.uid)
+                                            or nominated_node_name(qpi.pod)):
             # A pod may arrive already nominated (status.nominatedNodeName).
-            self._nominate(qpi.pod, qpi.pod_info, None)
+            self.nominator.nominate(qpi.pod_info, None)
         return True
 
     def _move_to_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
@@ -714,34 +681,11 @@ class SchedulingQueue:
             strategy = _AFTER_BACKOFF
         return strategy
 
-    def _nominate(self, pod: dict[str, Any], pod_info: Any, node_name: str | None) -> None:
-        uid = _uid(pod)
-        self._delete_nominated(uid)
-        if node_name is None:
-            node_name = _nominated_node_name(pod)
-        if not node_name or (pod.get("spec") or {}).get("nodeName"):
-            return
-        self._nominated_node[uid] = node_name
-        self._nominated.setdefault(node_name, {})[uid] = pod_info
-
-    def _update_nominated(self, old: dict[str, Any] | None, qpi: QueuedPodInfo) -> None:
-        node_name: str | None = None
-        if old is not None and not _nominated_node_name(old) \
-                and not _nominated_node_name(qpi.pod):
-            # Nominated by this scheduler and not yet written to the pod: keep the node.
-            node_name = self._nominated_node.get(_uid(old))
-        if old is not None:
-            self._delete_nominated(_uid(old))
-        self._nominate(qpi.pod, qpi.pod_info, node_name)
-
-    def _delete_nominated(self, uid: str) -> None:
-        node_name = self._nominated_node.pop(uid, None)
-        if node_name is None:
-            return
-        pods = self._nominated[node_name]
-        del pods[uid]
-        if not pods:
-            del self._nominated[node_name]
+    def _holds(self, pod: dict[str, Any]) -> bool:
+        """Whether the pod is queued or being scheduled (the nominator's pod check)."""
+        key = pod_key(pod)
+        return _uid(pod) in self._in_flight or key in self._unsched or key in self._active \
+            or key in self._backoff
 
     def _count_in(self, queue: str, event: str) -> None:
         if self._metrics is None:

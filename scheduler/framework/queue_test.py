@@ -427,9 +427,9 @@ def test_deleted_while_in_flight_is_not_requeued(clock: FakeClock) -> None:
     q.delete(a)
     qpi.unschedulable_plugins = {"Fit"}
     assert not q.add_unschedulable_if_not_present(qpi, q.scheduling_cycle())
-    q.add_nominated_pod(qpi.pod_info, "n1")  # the scheduler nominates after a failure
+    q.nominator.add_nominated_pod(qpi.pod_info, "n1")  # the scheduler nominates after a failure
     q.done(qpi.uid)
-    assert counts(q) == (0, 0, 0, 0) and q.nodes_with_nominated_pods() == []
+    assert counts(q) == (0, 0, 0, 0) and q.nominator.nodes_with_nominated_pods() == []
 
 
 def test_updated_while_in_flight_comes_back_as_the_new_version(clock: FakeClock) -> None:
@@ -556,28 +556,28 @@ def test_nominator(clock: FakeClock) -> None:
     a["status"] = {"nominatedNodeName": "n1"}
     q.add(a)
     q.add(make_pod("b"))
-    assert [pi.key for pi in q.nominated_pods_for_node("n1")] == ["ns/a"]
+    assert [pi.key for pi in q.nominator.nominated_pods_for_node("n1")] == ["ns/a"]
     b = q.pop(timeout=0)
     assert b is not None and b.key == "ns/a"
     b = q.pop(timeout=0)
     assert b is not None and b.key == "ns/b"
     # Preemption nominated b to n2 in this scheduler only.
-    q.add_nominated_pod(b.pod_info, "n2")
+    q.nominator.add_nominated_pod(b.pod_info, "n2")
     q.add_unschedulable_if_not_present(b, q.scheduling_cycle())
-    assert sorted(q.nodes_with_nominated_pods()) == ["n1", "n2"]
+    assert sorted(q.nominator.nodes_with_nominated_pods()) == ["n1", "n2"]
     # An update that does not carry the nomination keeps the in-memory one...
     b_new = copy.deepcopy(b.pod)
     b_new["metadata"]["labels"] = {"k": "v"}
     q.update(b.pod, b_new)
-    assert [pi.pod for pi in q.nominated_pods_for_node("n2")] == [b_new]
+    assert [pi.pod for pi in q.nominator.nominated_pods_for_node("n2")] == [b_new]
     # ... an empty node name clears it, a delete drops the pod.
-    q.add_nominated_pod(q.nominated_pods_for_node("n2")[0], "")
-    assert q.nominated_pods_for_node("n2") == []
-    q.delete_nominated_pod_if_exists(a)
-    assert q.nodes_with_nominated_pods() == []
+    q.nominator.add_nominated_pod(q.nominator.nominated_pods_for_node("n2")[0], "")
+    assert q.nominator.nominated_pods_for_node("n2") == []
+    q.nominator.delete_nominated_pod_if_exists(a)
+    assert q.nominator.nodes_with_nominated_pods() == []
     unknown = PodInfo(make_pod("zzz"))
-    q.add_nominated_pod(unknown, "n3")
-    assert q.nominated_pods_for_node("n3") == []
+    q.nominator.add_nominated_pod(unknown, "n3")
+    assert q.nominator.nominated_pods_for_node("n3") == []
 
 
 def test_metrics(clock: FakeClock) -> None:

@@ -1,8 +1,8 @@
 """PrioritySort: activeQ pops higher-priority pods first, then those queued earlier.
 
 Corresponds to kubernetes ``pkg/scheduler/framework/plugins/queuesort`` (``PrioritySort``).
-``less`` takes the queue's QueuedPodInfo (duck-typed: ``pod_info``, ``pod``, ``timestamp``);
-a pod's priority is ``spec.priority`` (0 when unset, as ``corev1helpers.PodPriority``).
+``less`` takes the queue's QueuedPodInfo; a pod's priority is ``spec.priority`` (0 when unset,
+as ``corev1helpers.PodPriority``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scheduler.framework.interface import QueueSortPlugin
-from scheduler.framework.types import PodInfo
 
 if TYPE_CHECKING:
     from scheduler.framework.queue import QueuedPodInfo
@@ -18,15 +17,9 @@ if TYPE_CHECKING:
 NAME = "PrioritySort"
 
 
-def pod_priority(queued: QueuedPodInfo) -> int:
-    if isinstance(queued.pod_info, PodInfo):
-        return queued.pod_info.priority
-    return (queued.pod.get("spec") or {}).get("priority") or 0
-
-
 class PrioritySort(QueueSortPlugin):
     name = NAME
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        pa, pb = pod_priority(a), pod_priority(b)
+        pa, pb = a.pod_info.priority, b.pod_info.priority
         return pa > pb or (pa == pb and a.timestamp < b.timestamp)

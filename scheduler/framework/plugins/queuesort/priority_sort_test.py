@@ -5,17 +5,14 @@ from typing import Any
 
 from scheduler.framework.plugins.queuesort.priority_sort import PrioritySort
 from scheduler.framework.queue import QueuedPodInfo
-from scheduler.framework.types import PodInfo
 
 
-def queued(name: str, priority: int | None, timestamp: float,
-           with_pod_info: bool = True) -> QueuedPodInfo:
+def queued(name: str, priority: int | None, timestamp: float) -> QueuedPodInfo:
     spec: dict[str, Any] = {"containers": [{"name": "c"}]}
     if priority is not None:
         spec["priority"] = priority
     pod = {"metadata": {"name": name, "namespace": "default", "uid": name}, "spec": spec}
-    return QueuedPodInfo(pod=pod, key=f"default/{name}", uid=name, timestamp=timestamp,
-                         pod_info=PodInfo(pod) if with_pod_info else None)
+    return QueuedPodInfo(pod=pod, key=f"default/{name}", uid=name, timestamp=timestamp)
 
 
 def order(*pods: QueuedPodInfo) -> list[str]:
@@ -31,11 +28,6 @@ def test_higher_priority_first_then_earlier() -> None:
     assert order(queued("low-early", 1, 1.0), queued("high-late", 10, 3.0),
                  queued("high-early", 10, 2.0), queued("unset", None, 0.5)) == [
         "high-early", "high-late", "low-early", "unset"]
-
-
-def test_priority_is_read_from_the_pod_without_a_pod_info() -> None:
-    assert order(queued("a", 1, 1.0, with_pod_info=False),
-                 queued("b", 5, 2.0, with_pod_info=False)) == ["b", "a"]
 
 
 def test_equal_pods_are_not_less_either_way() -> None:
