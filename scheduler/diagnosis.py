@@ -12,7 +12,8 @@ latest diagnosis per pending pod; it is served at ``/debug/pods/<ns>/<name>``
 from __future__ import annotations
 
 import json
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -20,6 +21,8 @@ from pkg.server.server import Handler
 from scheduler.framework.interface import NodeToStatus
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+# Diagnoses kept for pending pods (oldest dropped first).
+MAX_DIAGNOSES = 10_000
 
 
 @dataclass
@@ -93,6 +96,37 @@ class FitError(Exception):
         if d.post_filter_msg:
             msg += f" {d.post_filter_msg}."
         return msg
+
+
+class PendingDiagnoses:
+    """The latest failed attempt of each pending pod (the ``/debug/pods`` entries), by pod key.
+
+    Written by the scheduling and binding threads, read by the debug server's.
+    """
+
+    def __init__(self, limit: int = MAX_DIAGNOSES) -> None:
+        self._limit = limit
+        self._entries: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def keep(self, key: str, entry: dict[str, Any]) -> None:
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._limit:
+                self._entries.popitem(last=False)
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            self._entries.pop(key, None)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self._entries.get(key)
+
+    def keys(self) -> list[str]:
+        with self._lock:
+            return list(self._entries)
 
 
 def explain_text(pod_key: str, diagnosis: dict[str, Any], message: str = "") -> str:

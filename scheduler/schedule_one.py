@@ -1,26 +1,58 @@
-"""One scheduling decision: feasible nodes, scores, the chosen host, or a FitError.
+"""One pod's way through the scheduler: the scheduling cycle, the binding cycle, failures.
 
-Corresponds to kube-scheduler ``pkg/scheduler/schedule_one.go`` (``schedulePod``,
-``findNodesThatFitPod``, ``numFeasibleNodesToFind``, ``prioritizeNodes``, ``selectHost``).
-Filter plugins run over the whole snapshot as masks (``Framework.filter_masks``); the
-feasible nodes taken are the first ``numFeasibleNodesToFind`` in rotating order from
-``next_start_node_index``, which advances by the nodes examined, as upstream. Nodes with
-nominated pods of equal or higher priority are re-checked with those pods counted.
+Corresponds to kube-scheduler ``pkg/scheduler/schedule_one.go``:
+
+* ``ScheduleOne`` (mixed into ``scheduler.Scheduler``, as upstream's methods on
+  ``*Scheduler``): ``schedule_one`` pops a pod and runs ``_scheduling_cycle`` (snapshot, find
+  a host, PostFilter when none fits, assume, Reserve, Permit); the pod's ``_binding_cycle``
+  (WaitOnPermit, PreBind, Bind, PostBind) then runs on the binding pool.
+  ``_handle_scheduling_failure`` requeues a pod whose attempt failed and records its
+  nomination, ``PodScheduled=False`` condition (``_update_pod``), ``FailedScheduling`` event
+  and diagnosis.
+* ``GenericScheduler.schedule`` is ``schedulePod`` (``findNodesThatFitPod``,
+  ``numFeasibleNodesToFind``, ``prioritizeNodes``, ``selectHost``). Filter plugins run over
+  the whole snapshot as masks (``Framework.filter_masks``); the feasible nodes taken are the
+  first ``numFeasibleNodesToFind`` in rotating order from ``next_start_node_index``, which
+  advances by the nodes examined, as upstream. Nodes with nominated pods of equal or higher
+  priority are re-checked with those pods counted.
 """
 
 from __future__ import annotations
 
+import logging
 import random
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from scheduler.diagnosis import Diagnosis, FitError, NearestMiss, PluginRejections
+from pkg.client.resources import PODS
+from pkg.util.clock import Clock
+from scheduler.diagnosis import (
+    Diagnosis,
+    FitError,
+    NearestMiss,
+    PendingDiagnoses,
+    PluginRejections,
+)
+from scheduler.framework import events as ev
+from scheduler.framework.cache import Cache, CacheError
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interface import NodeToStatus
+from scheduler.framework.queue import QueuedPodInfo, SchedulingQueue
 from scheduler.framework.runtime import Framework
+from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import PodInfo
 
+log = logging.getLogger(__name__)
+
+# Upstream samples plugin durations in 10% of cycles (pluginMetricsSamplePercent).
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
@@ -229,3 +261,245 @@ class GenericScheduler:
                 miss.details[plugin.name] = detail
         diagnosis.nearest_miss = miss
 
+
+class ScheduleOne:
+    """The cycles of ``scheduler.Scheduler``, which sets these attributes."""
+
+    profiles: dict[str, Framework]
+    queue: SchedulingQueue
+    cache: Cache
+    snapshot: Snapshot
+    client: Any
+    recorder: Any
+    metrics: Any
+    clock: Clock
+    # The informer's view of a pod by key; failures consult it before requeueing.
+    pod_getter: Callable[[str], dict[str, Any] | None] | None
+    rng: random.Random
+    algorithm: GenericScheduler
+    default_percentage_of_nodes_to_score: int
+    binder_pool: ThreadPoolExecutor
+    diagnoses: PendingDiagnoses
+    # Binding cycles in flight, under inflight_cond (Scheduler.wait_for_bindings).
+    inflight: int
+    inflight_cond: threading.Condition
+
+    def schedule_one(self, timeout: float | None = None) -> bool:
+        """Pop one pod and run its scheduling cycle; False when nothing was popped."""
+        qpi = self.queue.pop(timeout)
+        if qpi is None:
+            return False
+        pi = qpi.pod_info
+        fwk = self.profiles.get(pi.scheduler_name)
+        if fwk is None:
+            log.error("Pod %s names scheduler %r, which has no profile here", pi.key,
+                      pi.scheduler_name)
+            self.queue.done(pi.uid)
+            return True
+        if (pi.pod.get("metadata") or {}).get("deletionTimestamp") or \
+                self.cache.is_assumed(pi.key):
+            self.queue.done(pi.uid)
+            return True
+        start = time.perf_counter()
+        state = CycleState()
+        state.record_plugin_metrics = self.rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+        placed = self._scheduling_cycle(fwk, state, qpi, start)
+        if placed is None:
+            return True
+        assumed, host = placed
+        # The queue keeps tracking the pod until it passed Permit (see _binding_cycle).
+        with self.inflight_cond:
+            self.inflight += 1
+        self.binder_pool.submit(self._binding_cycle, fwk, state, qpi, assumed, host, start)
+        return True
+
+    # Scheduling cycle --------------------------------------------------------------------
+
+    def _scheduling_cycle(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                          start: float) -> tuple[PodInfo, str] | None:
+        """The assumed pod and its host; None when the attempt failed (and was handled)."""
+        pi = qpi.pod_info
+        cycle = self.queue.scheduling_cycle()
+        self.cache.update_snapshot(self.snapshot)
+        pct = fwk.percentage_of_nodes_to_score
+        self.algorithm.percentage_of_nodes_to_score = (
+            self.default_percentage_of_nodes_to_score if pct is None else pct)
+        try:
+            result = self.algorithm.schedule(fwk, state, pi)
+        except FitError as err:
+            nominated = self._post_filter(fwk, state, pi, err.diagnosis)
+            self._handle_scheduling_failure(fwk, qpi, pi, Status(Code.UNSCHEDULABLE,
+                                                                 err.message()),
+                                            err.diagnosis, nominated, cycle, start)
+            return None
+        except SchedulingError as err:
+            self._handle_scheduling_failure(fwk, qpi, pi, err.status, None, None, cycle, start)
+            return None
+
+        host = result.suggested_host
+        assumed = pi.with_node(host)
+        try:
+            self.cache.assume_pod(assumed)
+        except CacheError as err:
+            # The pod was bound meanwhile (by another scheduler): an error, as upstream; the
+            # queue drops it if the informer reported it gone from the pending pods.
+            self._handle_scheduling_failure(fwk, qpi, pi, Status.as_error(err), None, "",
+                                            cycle, start)
+            return None
+        status = fwk.run_reserve(state, assumed, host)
+        if is_success(status):
+            status = fwk.run_permit(state, assumed, host)
+            if status is not None and status.code == Code.WAIT:
+                status = None
+        if status is not None and not status.is_success():
+            fwk.run_unreserve(state, assumed, host)
+            self._forget(fwk, assumed)
+            diagnosis = None
+            if status.is_rejected():
+                # Upstream reports a rejection after host selection as a FitError on that host.
+                diagnosis = Diagnosis(node_to_status=NodeToStatus({host: status}))
+                if status.plugin:
+                    diagnosis.unschedulable_plugins.add(status.plugin)
+                status = Status(status.code, FitError(pi.key, 1, diagnosis).message(),
+                                plugin=status.plugin)
+            self._handle_scheduling_failure(fwk, qpi, pi, status, diagnosis, "", cycle, start)
+            return None
+        return assumed, host
+
+    def _post_filter(self, fwk: Framework, state: CycleState, pi: PodInfo,
+                     diagnosis: Diagnosis) -> str | None:
+        """The node to nominate; "" to clear the nomination; None to leave it."""
+        if not fwk.post_filter:
+            return None
+        result, status = fwk.run_post_filter(state, pi, diagnosis.node_to_status)
+        # Upstream appends the message of any outcome, an error's included.
+        diagnosis.post_filter_msg = status.message()
+        if status.code == Code.ERROR:
+            log.error("Status after running PostFilter plugins for pod %s: %s", pi.key,
+                      status.message())
+        return result.nominated_node_name if result is not None else None
+
+    # Binding cycle -----------------------------------------------------------------------
+
+    def _binding_cycle(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                       assumed: PodInfo, host: str, start: float) -> None:
+        try:
+            status = fwk.wait_on_permit(assumed)
+            if is_success(status):
+                # Past Permit the pod counts as scheduled (upstream bindingCycle); until then a
+                # deletion or update is recorded, so a pod deleted while waiting is not
+                # requeued when its rejection comes back here.
+                self.queue.done(qpi.uid)
+                status = fwk.run_pre_bind(state, assumed, host)
+            if is_success(status):
+                status = fwk.run_bind(state, assumed, host)
+            if status is not None and not status.is_success():
+                fwk.run_unreserve(state, assumed, host)
+                self._forget(fwk, assumed)
+                self._handle_scheduling_failure(fwk, qpi, assumed.with_node(""), status, None,
+                                                "", self.queue.scheduling_cycle(), start)
+                self._handle_binding_cycle_error(assumed)
+                return
+            self.cache.finish_binding(assumed)
+            if self.metrics is not None:
+                self.metrics.observe_attempt("scheduled", fwk.profile_name,
+                                             time.perf_counter() - start, qpi)
+            self.diagnoses.forget(assumed.key)
+            if self.recorder is not None:
+                self.recorder.eventf(assumed.pod, "Normal", "Scheduled",
+                                     "Successfully assigned %s to %s", assumed.key, host)
+            fwk.run_post_bind(state, assumed, host)
+        except Exception:  # noqa: BLE001 - a crashed binding must not lose the pod
+            log.exception("binding cycle of pod %s failed", assumed.key)
+            self._forget(fwk, assumed)
+            self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
+            self._handle_binding_cycle_error(assumed)
+        finally:
+            with self.inflight_cond:
+                self.inflight -= 1
+                self.inflight_cond.notify_all()
+
+    def _forget(self, fwk: Framework, assumed: PodInfo) -> None:
+        self.cache.forget_pod(assumed)
+        fwk.forget_pod(assumed)
+
+    def _handle_binding_cycle_error(self, assumed: PodInfo) -> None:
+        """A pod forgotten in its binding cycle had held room on its node: to the others it is
+        an assigned pod deleted."""
+        uid = assumed.uid
+        self.queue.move_all_to_active_or_backoff(
+            ev.ASSIGNED_POD_DELETE, assumed.pod, None,
+            precheck=lambda pod: (pod.get("metadata") or {}).get("uid") != uid)
+
+    # Failures ----------------------------------------------------------------------------
+
+    def _handle_scheduling_failure(self, fwk: Framework, qpi: QueuedPodInfo, pi: PodInfo,
+                                   status: Status, diagnosis: Diagnosis | None,
+                                   nominated: str | None, cycle: int, start: float) -> None:
+        """Requeue the pod and say why it failed. ``nominated``: the node to nominate, "" to
+        clear the nomination, None to leave it."""
+        rejected = status.is_rejected()
+        reason = "Unschedulable" if rejected else "SchedulerError"
+        message = status.message()
+        if diagnosis is not None:
+            qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(diagnosis.pending_plugins)
+        elif rejected and status.plugin:
+            qpi.unschedulable_plugins = {status.plugin}
+        else:
+            qpi.unschedulable_plugins = set()
+        if not rejected:
+            log.error("Error scheduling pod %s: %s", pi.key, message)
+        else:
+            log.info("Unable to schedule pod %s: %s", pi.key, message)
+        if self.metrics is not None:
+            self.metrics.observe_attempt("unschedulable" if rejected else "error",
+                                         fwk.profile_name, time.perf_counter() - start, qpi)
+        if self.pod_getter is not None:
+            current = self.pod_getter(pi.key)
+            if current is None or (current.get("spec") or {}).get("nodeName"):
+                # Deleted or bound while we tried (e.g. during a failed bind): not requeued.
+                log.info("Pod %s was deleted or bound meanwhile; not requeued", pi.key)
+                self.queue.done(pi.uid)
+                return
+        # Also ends the pod's in-flight state in the queue (as done()).
+        self.queue.add_unschedulable_if_not_present(qpi, cycle)
+        if nominated:
+            self.queue.nominator.add_nominated_pod(pi, nominated)
+        elif nominated == "":
+            self.queue.nominator.delete_nominated_pod_if_exists(pi.pod)
+        self.diagnoses.keep(pi.key, {
+            "pod": pi.key, "reason": reason, "message": message,
+            "nominatedNodeName": nominated or None, "time": self._timestamp(),
+            "diagnosis": diagnosis.to_dict() if diagnosis is not None else None})
+        if self.recorder is not None:
+            self.recorder.event(pi.pod, "Warning", "FailedScheduling", message)
+        if self.client is not None:
+            self.binder_pool.submit(self._update_pod, pi, reason, message, nominated)
+
+    def _update_pod(self, pi: PodInfo, reason: str, message: str,
+                    nominated: str | None) -> None:
+        """Patch ``PodScheduled=False`` and the nomination, unless nothing changed."""
+        current = next((c for c in (pi.pod.get("status") or {}).get("conditions") or ()
+                        if c.get("type") == "PodScheduled"), None)
+        old_nominated = (pi.pod.get("status") or {}).get("nominatedNodeName") or ""
+        if (current is not None and current.get("status") == "False"
+                and current.get("reason") == reason and current.get("message") == message
+                and (nominated is None or nominated == old_nominated)):
+            return
+        condition = {"type": "PodScheduled", "status": "False", "reason": reason,
+                     "message": message, "lastProbeTime": None,
+                     "lastTransitionTime": self._timestamp()}
+        status: dict[str, Any] = {"conditions": [condition]}
+        if nominated:
+            status["nominatedNodeName"] = nominated
+        elif nominated == "" and old_nominated:
+            status["nominatedNodeName"] = None
+        try:
+            self.client.patch(PODS, pi.name, {"status": status}, pi.namespace,
+                              patch_type="strategic", subresource="status")
+        except Exception as err:  # noqa: BLE001 - the pod may be gone; the next try retries
+            log.warning("Updating the PodScheduled condition of %s failed: %s", pi.key, err)
+
+    def _timestamp(self) -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.clock.now()))

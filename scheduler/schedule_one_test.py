@@ -1,6 +1,6 @@
-"""Tests of one scheduling decision (``scheduler/schedule_one.py``): how many nodes are
-examined and from where, when scoring is skipped, tie-breaking, PreFilter results and
-rejections, the nominated-node fast path and room kept for nominated pods."""
+"""Tests of one scheduling decision (``GenericScheduler`` in ``scheduler/schedule_one.py``):
+how many nodes are examined and from where, when scoring is skipped, tie-breaking, PreFilter
+results and rejections, the nominated-node fast path and room kept for nominated pods."""
 
 from __future__ import annotations
 

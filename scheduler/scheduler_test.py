@@ -1,7 +1,8 @@
-"""Tests of the scheduling loop (``scheduler/scheduler.py``) driven as the informers would,
-through ``EventHandlers``, with bindings kept in memory: placement, unschedulable pods and
-their diagnosis, requeueing by cluster events, failures after the pod was assumed, preemption
-and profiles chosen by ``schedulerName``."""
+"""Tests of the scheduling loop (``scheduler/scheduler.py`` and the cycles of
+``scheduler/schedule_one.py``) driven as the informers would, through ``EventHandlers``, with
+bindings kept in memory: placement, unschedulable pods and their diagnosis, requeueing by
+cluster events, failures after the pod was assumed, preemption and profiles chosen by
+``schedulerName``."""
 
 from __future__ import annotations
 
