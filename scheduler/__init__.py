@@ -1,6 +1,3 @@
-"""koord-scheduler: the Python counterpart of upstream `cmd/koord-scheduler`
-and `pkg/scheduler`.
-
-The kube-scheduler framework with Koordinator's plugins.
-Not implemented yet: `main.py` only parses `--help`.
-"""
+"""koord-scheduler: the Python counterpart of upstream ``cmd/koord-scheduler`` and
+``pkg/scheduler``: kube-scheduler's framework (``framework/``) with Koordinator's extensions
+(``frameworkext/``) and plugins (``plugins/``)."""

@@ -15,6 +15,7 @@ from pkg.client.informers import EventHandlerFuncs, FilteringEventHandler, delet
 from pkg.client.resources import NODE_METRICS, NODES, PODS
 from scheduler.framework import events as ev
 from scheduler.framework.types import pod_key
+from scheduler.frameworkext.interface import InformerFactory
 from scheduler.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -108,7 +109,7 @@ class EventHandlers:
 
     # Wiring --------------------------------------------------------------------------------
 
-    def register(self, informer_factory: Any) -> list[Any]:
+    def register(self, informer_factory: InformerFactory) -> list[object]:
         """Attach to the pod and node informers; returns the registrations."""
         pods = informer_factory.informer_for(PODS, typed=False)
         nodes = informer_factory.informer_for(NODES, typed=False)

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from pkg.client.informers import Indexer
+from pkg.client.informers.listers import Lister
+from pkg.client.resources import Resource
 from pkg.util.clock import FakeClock
 from scheduler.apis.config import load_scheduler_config
 from scheduler.factory import build_scheduler
@@ -26,16 +28,12 @@ from scheduler.scheduler import Scheduler
 
 
 class FakeInformer:
-    """Keeps its store and calls its handlers as an informer would; ``lister`` answers no
-    objects."""
+    """Keeps its store and calls its handlers as an informer would."""
 
     def __init__(self) -> None:
         self.handlers: list[Any] = []
-        self.lister = self
         self.indexer = Indexer()
-
-    def list(self) -> list[Any]:
-        return []
+        self.lister: Lister[Any] = Lister(self.indexer)
 
     def add_event_handler(self, handler: Any) -> Any:
         self.handlers.append(handler)
@@ -61,7 +59,7 @@ class FakeInformerFactory:
     def __init__(self) -> None:
         self.informers: dict[str, FakeInformer] = {}
 
-    def informer_for(self, resource: Any, typed: bool = True) -> FakeInformer:
+    def informer_for(self, resource: Resource, *, typed: bool | None = None) -> FakeInformer:
         return self.informers.setdefault(resource.plural, FakeInformer())
 
 

@@ -14,7 +14,6 @@ import logging
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from pkg.client.resources import PODS
 from pkg.util.clock import REAL_CLOCK, Clock
@@ -22,12 +21,17 @@ from scheduler.apis.config import KubeSchedulerConfiguration
 from scheduler.apis.config.multipoint import expand_profile_plugins
 from scheduler.apis.config.types import KubeSchedulerProfile
 from scheduler.eventhandlers import EventHandlers
+from scheduler.framework.binder import ApiBinder, Binder
 from scheduler.framework.cache import Cache
 from scheduler.framework.interface import Plugin, implements
 from scheduler.framework.queue import SchedulingQueue
 from scheduler.framework.runtime import Framework, FrameworkDeps, FrameworkError
 from scheduler.framework.snapshot import Snapshot
+from scheduler.framework.types import PodInfo
+from scheduler.frameworkext.interface import ClientSet, EventRecorder, InformerFactory
+from scheduler.metrics.metrics import SchedulerMetrics
 from scheduler.plugins.registry import NOT_YET_IMPLEMENTED, new_registry
+from scheduler.schedule_one import PodGetter
 from scheduler.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -79,16 +83,16 @@ def build_profile(profile: KubeSchedulerProfile, registry: Mapping[str, type[Plu
     return fwk, skipped
 
 
-def build_scheduler(cfg: KubeSchedulerConfiguration, *, client: Any = None,
-                    informer_factory: Any = None, binder: Any = None, recorder: Any = None,
-                    metrics: Any = None, clock: Clock = REAL_CLOCK,
+def build_scheduler(cfg: KubeSchedulerConfiguration, *, client: ClientSet | None = None,
+                    informer_factory: InformerFactory | None = None,
+                    binder: Binder | None = None, recorder: EventRecorder | None = None,
+                    metrics: SchedulerMetrics | None = None, clock: Clock = REAL_CLOCK,
                     registry: Mapping[str, type[Plugin]] | None = None,
                     rng: random.Random | None = None, bind_workers: int = 16,
-                    pod_getter: Any = None) -> Built:
+                    pod_getter: PodGetter | None = None) -> Built:
     """A Scheduler with one Framework per profile, sharing one queue, cache and snapshot."""
     registry = registry if registry is not None else new_registry()
     if binder is None and client is not None:
-        from scheduler.framework.binder import ApiBinder
         binder = ApiBinder(client)
     snapshot = Snapshot()
     deps = FrameworkDeps(snapshot=snapshot, clock=clock, client=client,
@@ -103,7 +107,7 @@ def build_scheduler(cfg: KubeSchedulerConfiguration, *, client: Any = None,
             skipped[fwk.profile_name] = skipped_here
     first = next(iter(profiles.values()))
 
-    def pre_enqueue(pod_info: Any) -> tuple[bool, str | None]:
+    def pre_enqueue(pod_info: PodInfo) -> tuple[bool, str | None]:
         fwk = profiles.get(pod_info.scheduler_name)
         return (True, None) if fwk is None else fwk.run_pre_enqueue(pod_info)
 

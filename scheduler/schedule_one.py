@@ -42,14 +42,18 @@ from scheduler.diagnosis import (
 from scheduler.framework import events as ev
 from scheduler.framework.cache import Cache, CacheError
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import NodeToStatus
+from scheduler.framework.interface import FilterPlugin, NodeToStatus
 from scheduler.framework.queue import QueuedPodInfo, SchedulingQueue
 from scheduler.framework.runtime import Framework
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import PodInfo
+from scheduler.frameworkext.interface import ClientSet, EventRecorder
+from scheduler.metrics.metrics import SchedulerMetrics
 
 log = logging.getLogger(__name__)
+
+PodGetter = Callable[[str], dict[str, Any] | None]
 
 # Upstream samples plugin durations in 10% of cycles (pluginMetricsSamplePercent).
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
@@ -199,8 +203,8 @@ class GenericScheduler:
                 feasible[i] = False
 
     def _diagnose(self, fwk: Framework, state: CycleState, pod: PodInfo,
-                  masks: list, allowed: np.ndarray | None, restricting: set[str],
-                  diagnosis: Diagnosis) -> None:
+                  masks: list[tuple[FilterPlugin, np.ndarray]], allowed: np.ndarray | None,
+                  restricting: set[str], diagnosis: Diagnosis) -> None:
         """Fill the diagnosis of a pod no node fits: statuses, per-plugin counts, nearest miss."""
         snap = fwk.snapshot
         n = len(snap)
@@ -269,12 +273,12 @@ class ScheduleOne:
     queue: SchedulingQueue
     cache: Cache
     snapshot: Snapshot
-    client: Any
-    recorder: Any
-    metrics: Any
+    client: ClientSet | None
+    recorder: EventRecorder | None
+    metrics: SchedulerMetrics | None
     clock: Clock
     # The informer's view of a pod by key; failures consult it before requeueing.
-    pod_getter: Callable[[str], dict[str, Any] | None] | None
+    pod_getter: PodGetter | None
     rng: random.Random
     algorithm: GenericScheduler
     default_percentage_of_nodes_to_score: int
@@ -495,6 +499,7 @@ class ScheduleOne:
             status["nominatedNodeName"] = nominated
         elif nominated == "" and old_nominated:
             status["nominatedNodeName"] = None
+        assert self.client is not None  # only submitted with a client
         try:
             self.client.patch(PODS, pi.name, {"status": status}, pi.namespace,
                               patch_type="strategic", subresource="status")

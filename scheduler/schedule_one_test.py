@@ -30,6 +30,7 @@ from scheduler.framework.runtime import Framework, FrameworkDeps
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, unschedulable
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.interface import ExtendedHandle
 from scheduler.schedule_one import (
     GenericScheduler,
     NoNodesAvailable,
@@ -67,8 +68,8 @@ class LabelScore(ScorePlugin):
 
     name = "LabelScore"
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
-        super().__init__(args, handle)
+    def __init__(self, args: object, handle: ExtendedHandle) -> None:
+        super().__init__(None, handle)
         self.scored = 0
 
     def score(self, state: CycleState, pod: PodInfo,

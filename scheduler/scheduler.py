@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -21,16 +20,18 @@ from scheduler.framework.cache import Cache
 from scheduler.framework.queue import SchedulingQueue
 from scheduler.framework.runtime import Framework
 from scheduler.framework.snapshot import Snapshot
-from scheduler.schedule_one import GenericScheduler, ScheduleOne
+from scheduler.frameworkext.interface import ClientSet, EventRecorder
+from scheduler.metrics.metrics import SchedulerMetrics
+from scheduler.schedule_one import GenericScheduler, PodGetter, ScheduleOne
 
 
 class Scheduler(ScheduleOne):
     def __init__(self, profiles: dict[str, Framework], queue: SchedulingQueue, cache: Cache,
                  snapshot: Snapshot, *, percentage_of_nodes_to_score: int = 0,
-                 client: Any = None, recorder: Any = None, metrics: Any = None,
-                 clock: Clock = REAL_CLOCK, bind_workers: int = 16,
-                 rng: random.Random | None = None,
-                 pod_getter: Callable[[str], dict[str, Any] | None] | None = None) -> None:
+                 client: ClientSet | None = None, recorder: EventRecorder | None = None,
+                 metrics: SchedulerMetrics | None = None, clock: Clock = REAL_CLOCK,
+                 bind_workers: int = 16, rng: random.Random | None = None,
+                 pod_getter: PodGetter | None = None) -> None:
         self.profiles = profiles
         self.queue = queue
         self.cache = cache
@@ -39,7 +40,6 @@ class Scheduler(ScheduleOne):
         self.recorder = recorder
         self.metrics = metrics
         self.clock = clock
-        # The informer's view of a pod by key; failures consult it before requeueing.
         self.pod_getter = pod_getter
         self.rng = rng or random.Random()
         self.algorithm = GenericScheduler(percentage_of_nodes_to_score, self.rng)

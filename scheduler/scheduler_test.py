@@ -31,6 +31,7 @@ from scheduler.framework.plugins.defaultpreemption.testing import FakeClient
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, unschedulable
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.interface import ExtendedHandle
 from scheduler.plugins.registry import new_registry
 
 HEADER = """apiVersion: kubescheduler.config.k8s.io/v1
@@ -56,8 +57,8 @@ class Hook(PreFilterPlugin):
 
     name = "Hook"
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
-        super().__init__(args, handle)
+    def __init__(self, args: object, handle: ExtendedHandle) -> None:
+        super().__init__(None, handle)
         self.during: Callable[[], None] | None = None
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
@@ -248,10 +249,9 @@ RESERVE = """profiles:
 def test_a_reserve_rejection_forgets_the_pod_everywhere_and_requeues_it() -> None:
     cluster = Cluster(RESERVE)
     try:
-        plugin: Any = cluster.sched.profiles["default-scheduler"].plugin("LoadAwareScheduling")
         forgotten: list[str] = []
-        original = plugin.forget_pod
-        plugin.forget_pod = lambda pod: (forgotten.append(pod.key), original(pod))
+        cluster.sched.profiles["default-scheduler"].register_forget_pod_handler(
+            lambda pod: forgotten.append(pod.key))
         cluster.handlers.add_node(make_node("n1"))
         cluster.handlers.add_pod_to_queue(make_pod("p", cpu="3", labels={"fail-reserve": ""}))
         cluster.schedule()

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pkg.client.resources import PODS
 from scheduler.framework.types import PodInfo
+
+if TYPE_CHECKING:
+    from scheduler.frameworkext.interface import ClientSet
 
 
 class Binder(Protocol):
@@ -33,7 +36,7 @@ def binding_for(pod: PodInfo, node_name: str) -> dict[str, Any]:
 
 
 class ApiBinder:
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: ClientSet) -> None:
         self.client = client
 
     def bind(self, pod: PodInfo, node_name: str) -> None:

@@ -1,9 +1,10 @@
 """The plugin interfaces: one base class per kube-scheduler extension point.
 
 Corresponds to kube-scheduler ``pkg/scheduler/framework/interface.go``. A plugin is a class
-that subclasses the bases of the points it implements and is constructed as
-``Plugin(args, handle)`` (``args`` is its typed args model from the configuration, or None;
-``handle`` is the profile's ``Framework``). Plugins are registered in
+that subclasses the bases of the points it implements (that is how it declares them) and is
+constructed as ``Plugin(args, handle)``: ``args`` is its typed args model from the
+configuration (the pluginConfig dict for a plugin without one, or None), ``handle`` the
+profile's ``frameworkext.ExtendedHandle``. Plugins are registered in
 ``scheduler/plugins/registry.py``.
 
 Two additions over upstream, both for speed in Python and both optional:
@@ -11,8 +12,8 @@ Two additions over upstream, both for speed in Python and both optional:
 * ``FilterPlugin.filter_nodes`` filters every node of the snapshot at once and returns a
   boolean mask (True = passes). The default loops over ``filter``; the hot plugins override it
   with numpy over ``Snapshot``'s arrays. ``filter`` stays the reference: preemption, nominated
-  pods and the why-pending diagnosis call it on single (possibly modified) NodeInfos, and a
-  test per plugin checks that both agree.
+  pods and the why-pending diagnosis call it on single (possibly modified) NodeInfos, and a test
+  per plugin checks that both agree.
 * ``ScorePlugin.score_nodes`` scores the feasible nodes (indices into the snapshot) at once.
 
 ``explain`` lets a Filter plugin say by how much a node missed, for the diagnosis.
@@ -20,7 +21,7 @@ Two additions over upstream, both for speed in Python and both optional:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -32,8 +33,10 @@ from scheduler.framework.status import Status, is_success, state_not_found
 from scheduler.framework.types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
+    from scheduler.apis.config.base import PluginArgs
     from scheduler.framework.events import ClusterEventWithHint
     from scheduler.framework.queue import QueuedPodInfo
+    from scheduler.frameworkext.interface import ExtendedHandle
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -79,9 +82,21 @@ class Plugin:
 
     name: ClassVar[str] = ""
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.args = args
+    def __init__(self, args: PluginArgs | dict[str, Any] | None,
+                 handle: ExtendedHandle) -> None:
         self.handle = handle
+
+
+class PodNominator(Protocol):
+    """Pods nominated to nodes (upstream ``PodNominator``; ``nominator.Nominator``)."""
+
+    def add_nominated_pod(self, pod_info: PodInfo, node_name: str | None = None) -> None: ...
+
+    def delete_nominated_pod_if_exists(self, pod: Mapping[str, Any]) -> None: ...
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+    def nodes_with_nominated_pods(self) -> list[str]: ...
 
 
 class EnqueueExtensions:

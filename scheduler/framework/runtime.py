@@ -1,12 +1,13 @@
 """The framework of one scheduling profile: its plugins, in order, run at each extension point.
 
 Corresponds to kube-scheduler ``pkg/scheduler/framework/runtime/framework.go``
-(``frameworkImpl``) and ``waiting_pods_map.go``. One ``Framework`` per profile; it is also the
-``handle`` every plugin receives (snapshot, clock, client, informers, nominator, binder, event
-recorder, and the simulation helpers preemption needs).
+(``frameworkImpl``) and ``waiting_pods_map.go``, with Koordinator's framework extender
+(koordinator ``pkg/scheduler/frameworkext/framework_extender.go``) folded in: one
+``Framework`` per profile, which is also the ``frameworkext.ExtendedHandle`` every plugin is
+built with (snapshot, clock, client, informers, nominator, binder, event recorder, metrics,
+forget-pod handlers, and the simulation helpers preemption needs).
 
-Extension-point semantics follow shared/upstream/scheduler.md sections 3.4-3.10. Filter and
-Score run vectorised over the snapshot (see ``interface.py``); the scalar
+Filter and Score run vectorised over the snapshot (see ``interface.py``); the scalar
 ``run_filter_plugins`` is the reference used for single nodes.
 """
 
@@ -17,12 +18,13 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from api.meta import format_duration
-from pkg.util.clock import REAL_CLOCK
+from pkg.util.clock import REAL_CLOCK, Clock
+from scheduler.framework.binder import Binder
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import WILDCARD, ClusterEventWithHint
 from scheduler.framework.interface import (
@@ -34,6 +36,7 @@ from scheduler.framework.interface import (
     NodeToStatus,
     PermitPlugin,
     Plugin,
+    PodNominator,
     PostBindPlugin,
     PostFilterPlugin,
     PostFilterResult,
@@ -49,6 +52,16 @@ from scheduler.framework.interface import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.interface import (
+    ClientSet,
+    EventRecorder,
+    ForgetPodHandler,
+    InformerFactory,
+)
+
+if TYPE_CHECKING:
+    from scheduler.apis.config.base import PluginArgs
+    from scheduler.metrics.metrics import SchedulerMetrics
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +75,13 @@ class FrameworkDeps:
     """What the scheduler hands every profile (and through it, every plugin)."""
 
     snapshot: Snapshot = field(default_factory=Snapshot)
-    clock: Any = None
-    client: Any = None
-    informer_factory: Any = None
-    nominator: Any = None
-    binder: Any = None
-    recorder: Any = None
-    metrics: Any = None
+    clock: Clock = REAL_CLOCK
+    client: ClientSet | None = None
+    informer_factory: InformerFactory | None = None
+    nominator: PodNominator | None = None
+    binder: Binder | None = None
+    recorder: EventRecorder | None = None
+    metrics: SchedulerMetrics | None = None
     parallelism: int = 16
     # Called by plugins to move pods back to activeQ (upstream PodActivator).
     activate: Callable[[Sequence[dict[str, Any]]], None] | None = None
@@ -132,12 +145,15 @@ class Framework:
     """The plugins of one profile and the code that runs them at each extension point."""
 
     def __init__(self, profile_name: str, plugins: Mapping[str, Sequence[tuple[str, int]]],
-                 registry: Mapping[str, type[Plugin]], args: Mapping[str, Any],
+                 registry: Mapping[str, type[Plugin]],
+                 args: Mapping[str, PluginArgs | dict[str, Any] | None],
                  deps: FrameworkDeps | None = None, *,
                  percentage_of_nodes_to_score: int | None = None) -> None:
         self.profile_name = profile_name
         self.deps = deps or FrameworkDeps()
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        # Plugins register theirs while they are built.
+        self._forget_pod_handlers: list[ForgetPodHandler] = []
         self.instances: dict[str, Plugin] = {}
         for point, entries in plugins.items():
             for name, _ in entries:
@@ -154,7 +170,7 @@ class Framework:
                                          f"{name!r}: {err}") from err
         self.weights: dict[str, int] = {}
 
-        def at(point: str, base: type) -> list[Any]:
+        def at(point: str, base: type[Plugin]) -> list[Any]:
             out = []
             for name, weight in plugins.get(point, ()):
                 p = self.instances[name]
@@ -194,28 +210,35 @@ class Framework:
         return self.deps.snapshot
 
     @property
-    def clock(self) -> Any:
+    def clock(self) -> Clock:
         return self.deps.clock
 
     @property
-    def client(self) -> Any:
+    def client(self) -> ClientSet | None:
         return self.deps.client
 
     @property
-    def informer_factory(self) -> Any:
+    def informer_factory(self) -> InformerFactory | None:
         return self.deps.informer_factory
 
     @property
-    def nominator(self) -> Any:
+    def nominator(self) -> PodNominator | None:
         return self.deps.nominator
 
     @property
-    def binder(self) -> Any:
+    def binder(self) -> Binder | None:
         return self.deps.binder
 
     @property
-    def recorder(self) -> Any:
+    def recorder(self) -> EventRecorder | None:
         return self.deps.recorder
+
+    @property
+    def metrics(self) -> SchedulerMetrics | None:
+        return self.deps.metrics
+
+    def register_forget_pod_handler(self, handler: ForgetPodHandler) -> None:
+        self._forget_pod_handlers.append(handler)
 
     def plugin(self, name: str) -> Plugin | None:
         return self.instances.get(name)
@@ -426,12 +449,12 @@ class Framework:
                 continue
             start = time.perf_counter() if rec else 0.0
             scores, status = p.score_nodes(state, pod, snap, idx)
-            if not is_success(status):
+            if status is not None and not status.is_success():
                 return total, Status(Code.ERROR, f"running Score plugin {p.name!r}: "
                                      f"{status.message()}", plugin=p.name)
             if p.has_normalize:
                 status = p.normalize_score(state, pod, scores)
-                if not is_success(status):
+                if status is not None and not status.is_success():
                     return total, Status(Code.ERROR, f"running Normalize on Score plugin "
                                          f"{p.name!r}: {status.message()}", plugin=p.name)
             if rec:
@@ -482,7 +505,7 @@ class Framework:
             return Status(Code.ERROR, f"running Permit plugin {p.name!r}: "
                           f"{status.message()}", plugin=p.name, error=status.error)
         if timeouts:
-            clock = self.deps.clock or REAL_CLOCK
+            clock = self.deps.clock
             with self._waiting_lock:
                 self._waiting[pod.uid] = WaitingPod(pod, timeouts, clock.monotonic, clock.wait)
             return Status(Code.WAIT, f"one or more plugins asked to wait: {sorted(timeouts)}")
@@ -509,12 +532,10 @@ class Framework:
             return list(self._waiting.values())
 
     def forget_pod(self, pod: PodInfo) -> None:
-        """Tell plugins that keep their own view of assigned pods (Koordinator's ForgetPod
-        handlers, e.g. LoadAwareScheduling) that an assumed pod was forgotten."""
-        for p in self.instances.values():
-            forget = getattr(p, "forget_pod", None)
-            if forget is not None:
-                forget(pod)
+        """Tell plugins that keep their own view of assigned pods (the registered ForgetPod
+        handlers, e.g. LoadAwareScheduling's) that an assumed pod was forgotten."""
+        for handler in self._forget_pod_handlers:
+            handler(pod)
 
     # Binding -----------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from scheduler.framework.runtime import Framework, FrameworkDeps, FrameworkError
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, unresolvable, unschedulable
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.interface import ExtendedHandle
 
 # A configurable fake: each instance answers what its args say, and records calls ----------------
 
@@ -46,6 +47,10 @@ class Fake(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlugin, Reserve
            PermitPlugin, BindPlugin):
     """Answers each extension point from ``args`` (point → answer); logs every call in
     ``args["log"]`` as (plugin, point)."""
+
+    def __init__(self, args: dict[str, Any], handle: ExtendedHandle) -> None:
+        super().__init__(args, handle)
+        self.args = args
 
     def _answer(self, point: str, default: Any = None) -> Any:
         self.args["log"].append((self.name, point))
@@ -180,7 +185,7 @@ def test_a_plugin_failing_to_start_is_named() -> None:
     class Broken(FilterPlugin):
         name = "Broken"
 
-        def __init__(self, args: Any = None, handle: Any = None) -> None:
+        def __init__(self, args: object, handle: ExtendedHandle) -> None:
             raise ValueError("bad args")
 
     with pytest.raises(FrameworkError, match="initializing plugin 'Broken': bad args"):
@@ -491,8 +496,9 @@ def test_forget_pod_reaches_the_plugins_that_keep_assigned_pods() -> None:
     class Keeper(FilterPlugin):
         name = "Keeper"
 
-        def forget_pod(self, pod: PodInfo) -> None:
-            forgotten.append(pod.key)
+        def __init__(self, args: object, handle: ExtendedHandle) -> None:
+            super().__init__(None, handle)
+            handle.register_forget_pod_handler(lambda pod: forgotten.append(pod.key))
 
     fwk = Framework("p", {"queueSort": [(Sort.name, 0)], "bind": [("C", 0)],
                           "filter": [("Keeper", 0), ("FilterOnly", 0)]},

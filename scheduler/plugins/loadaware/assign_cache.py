@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from api.extension.load_aware import (
     get_estimated_seconds_after_initialized,
@@ -24,6 +24,9 @@ from scheduler.plugins.loadaware.estimator import DefaultEstimator, is_prod_pod
 from scheduler.plugins.loadaware.metric import MetricSummary, summarize, timestamp
 from scheduler.plugins.loadaware.nodeload import AssignedPod, NodeLoad, UsageSource
 from scheduler.plugins.loadaware.vector import ResourceVectorizer, Vector
+
+if TYPE_CHECKING:
+    from scheduler.apis.config import LoadAwareSchedulingArgs
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +52,8 @@ def _true_condition_time(pod: Mapping[str, Any], kind: str) -> float | None:
 
 
 class PodAssignCache:
-    def __init__(self, vectorizer: ResourceVectorizer, estimator: DefaultEstimator, args: Any,
-                 clock: Clock) -> None:
+    def __init__(self, vectorizer: ResourceVectorizer, estimator: DefaultEstimator,
+                 args: LoadAwareSchedulingArgs, clock: Clock) -> None:
         self.vectorizer = vectorizer
         self.estimator = estimator
         self.args = args

@@ -9,7 +9,7 @@ the configured factor and capped at the limit; empty cpu/memory count as 250m / 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from api.errors import MalformedValueError
 from api.extension.amplification import parse_raw_allocatable
@@ -22,6 +22,9 @@ from api.extension.resource import (
 )
 from pkg.util.podresources import CPU, MEMORY, pod_limits, pod_requests, resource_list
 from scheduler.plugins.loadaware.vector import round_half_away
+
+if TYPE_CHECKING:
+    from scheduler.apis.config import LoadAwareSchedulingArgs
 
 DEFAULT_ESTIMATOR_NAME = "defaultEstimator"
 DEFAULT_MILLI_CPU_REQUEST = 250  # 0.25 core
@@ -85,7 +88,7 @@ def is_prod_pod(pod: Mapping[str, Any]) -> bool:
         return False
 
 
-def new_estimator(args: Any) -> DefaultEstimator:
+def new_estimator(args: LoadAwareSchedulingArgs) -> DefaultEstimator:
     """The estimator ``args.estimator`` names; as upstream, an unknown name gets the default
     (the only one there is)."""
     return DefaultEstimator(args.estimated_scaling_factors, args.allow_customize_estimation)

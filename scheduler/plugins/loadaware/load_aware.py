@@ -9,7 +9,8 @@ arithmetic, no normalisation).
 
 Inputs, through the handle: ``informer_factory`` (pods and ``nodemetrics.v1alpha1.slo`` dicts
 feed the assign cache), ``clock`` (metric expiry and scheduling timestamps) and the snapshot
-passed to each call. The framework calls ``forget_pod`` when an assumed pod is forgotten.
+passed to each call. ``forget_pod`` is the plugin's ForgetPod handler: the framework calls it
+when an assumed pod is forgotten.
 
 ``filter``/``score`` read the cache node by node and are the reference; ``filter_nodes`` and
 ``score_nodes`` do the same over ``NodeColumns`` arrays. Nodes with their own thresholds
@@ -27,7 +28,6 @@ import numpy as np
 from api.extension.amplification import ANNOTATION_NODE_RAW_ALLOCATABLE
 from api.extension.load_aware import ANNOTATION_CUSTOM_USAGE_THRESHOLDS
 from pkg.client.resources import NODE_METRICS, PODS
-from pkg.util.clock import REAL_CLOCK
 from scheduler.apis.config import LoadAwareSchedulingArgs
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import (
@@ -49,6 +49,7 @@ from scheduler.framework.interface import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.interface import ExtendedHandle
 from scheduler.plugins.loadaware.assign_cache import PodAssignCache
 from scheduler.plugins.loadaware.columns import NodeColumns
 from scheduler.plugins.loadaware.estimator import is_prod_pod, new_estimator
@@ -100,13 +101,14 @@ class LoadAwareScheduling(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlu
                           EnqueueExtensions):
     name = NAME
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: LoadAwareSchedulingArgs | None, handle: ExtendedHandle) -> None:
         args = args if args is not None else LoadAwareSchedulingArgs()
         errors = args.validate_args()
         if errors:
             raise ValueError("; ".join(str(e) for e in errors))
         super().__init__(args, handle)
-        self.clock = getattr(handle, "clock", None) or REAL_CLOCK
+        self.args = args
+        self.clock = handle.clock
         self.vectorizer = ResourceVectorizer.from_args(args)
         self.estimator = new_estimator(args)
         self.cache = PodAssignCache(self.vectorizer, self.estimator, args, self.clock)
@@ -121,7 +123,8 @@ class LoadAwareScheduling(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlu
         self._score_usage = (aggregated_usage(agg.score_aggregation_type,
                                               agg.score_aggregated_duration)
                              if agg is not None and agg.score_aggregation_type else NODE_USAGE)
-        factory = getattr(handle, "informer_factory", None)
+        handle.register_forget_pod_handler(self.forget_pod)
+        factory = handle.informer_factory
         if factory is not None:
             factory.informer_for(PODS, typed=False).add_event_handler(self.cache.pod_handler())
             factory.informer_for(NODE_METRICS, typed=False).add_event_handler(
@@ -359,12 +362,9 @@ class LoadAwareScheduling(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlu
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         self.cache.unassign(pod.pod, pod.uid or pod.key)
 
-    def forget_pod(self, pod: PodInfo | Mapping[str, Any]) -> None:
+    def forget_pod(self, pod: PodInfo) -> None:
         """The framework forgot an assumed pod: stop counting it."""
-        if isinstance(pod, PodInfo):
-            self.cache.unassign(pod.pod, pod.uid or pod.key)
-        else:
-            self.cache.unassign(pod)
+        self.cache.unassign(pod.pod, pod.uid or pod.key)
 
 
 def _age(metric: MetricSummary, now: float, limit: int) -> str:

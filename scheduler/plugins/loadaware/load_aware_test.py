@@ -10,15 +10,17 @@ from api.extension.load_aware import ANNOTATION_CUSTOM_USAGE_THRESHOLDS
 from pkg.client.informers.fake import FakeListerWatcher
 from pkg.client.informers.informer import SharedInformer
 from pkg.client.resources import PODS, Resource
+from pkg.util.clock import FakeClock
 from scheduler.apis.config.koord_args import LoadAwareSchedulingAggregatedArgs
 from scheduler.framework import events as ev
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import PodInfo
+from scheduler.frameworkext.interface import ExtendedHandle
+from scheduler.frameworkext.testing import new_handle
 from scheduler.plugins.loadaware.load_aware import NODE_METRICS, LoadAwareScheduling
 from scheduler.plugins.loadaware.testing import (
     NOW,
-    FakeHandle,
     make_metric,
     make_node,
     make_pod,
@@ -37,7 +39,7 @@ def usage_of(cpu_milli: int, mem_gi: float = 10) -> dict[str, str]:
     return {"cpu": f"{cpu_milli}m", "memory": str(int(mem_gi * GI))}
 
 
-def run_filter(plugin: LoadAwareScheduling, handle: FakeHandle, pod: dict[str, Any],
+def run_filter(plugin: LoadAwareScheduling, handle: ExtendedHandle, pod: dict[str, Any],
                node: str = "n1") -> Status | None:
     """Filter through both paths; they must agree."""
     pi = PodInfo(pod)
@@ -50,7 +52,7 @@ def run_filter(plugin: LoadAwareScheduling, handle: FakeHandle, pod: dict[str, A
     return status
 
 
-def run_score(plugin: LoadAwareScheduling, handle: FakeHandle, pod: dict[str, Any],
+def run_score(plugin: LoadAwareScheduling, handle: ExtendedHandle, pod: dict[str, Any],
               node: str = "n1") -> int:
     pi = PodInfo(pod)
     state = CycleState()
@@ -148,18 +150,21 @@ def test_expired_metrics(filter_expired, schedule_anyway, age, cpu_milli, want):
 
 @pytest.mark.parametrize("filter_expired", [True, False])
 def test_expired_metric_scores_zero(filter_expired):
+    clock = FakeClock(NOW)
     plugin, handle = new_plugin([NODE], [make_metric("n1", update_time=NOW,
                                                      usage=usage_of(10_000))],
-                                filter_expired_node_metrics=filter_expired)
+                                clock=clock, filter_expired_node_metrics=filter_expired)
     assert run_score(plugin, handle, make_pod("p")) > 0
-    handle.clock.step(180)
+    clock.step(180)
     assert run_score(plugin, handle, make_pod("p")) == 0
 
 
 def test_expiry_follows_the_clock():
-    plugin, handle = new_plugin([NODE], [make_metric("n1", usage=usage_of(10_000))])
+    clock = FakeClock(NOW)
+    plugin, handle = new_plugin([NODE], [make_metric("n1", usage=usage_of(10_000))],
+                                clock=clock)
     assert run_filter(plugin, handle, make_pod("p")) is None
-    handle.clock.step(200)
+    clock.step(200)
     assert run_filter(plugin, handle, make_pod("p")) == unschedulable(EXPIRED)
 
 
@@ -357,7 +362,8 @@ class _Factory:
 
 def test_inputs_come_from_the_informers():
     factory = _Factory()
-    handle = FakeHandle(snapshot=snapshot_of([NODE]), informer_factory=factory)
+    handle = new_handle(snapshot=snapshot_of([NODE]), clock=FakeClock(NOW),
+                        informer_factory=factory)
     plugin = LoadAwareScheduling(None, handle)
     metrics, pods = factory.sources[str(NODE_METRICS)], factory.sources[str(PODS)]
     for inf in factory.informers.values():

@@ -1,4 +1,4 @@
-"""Test helpers for LoadAwareScheduling: nodes, pods, NodeMetrics, args and a handle stand-in.
+"""Test helpers for LoadAwareScheduling: nodes, pods, NodeMetrics, args and the plugin.
 
 Objects are the parsed JSON dicts informers deliver. Times are epoch seconds on a FakeClock
 starting at ``NOW``.
@@ -7,15 +7,16 @@ starting at ``NOW``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from api.meta import format_duration
 from pkg.util.clock import FakeClock
 from scheduler.apis.config import LoadAwareSchedulingArgs
+from scheduler.framework.runtime import Framework
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import NodeInfo
+from scheduler.frameworkext.testing import new_handle
 from scheduler.plugins.loadaware.load_aware import LoadAwareScheduling
 
 NOW = 1_700_000_000.0
@@ -106,21 +107,14 @@ def snapshot_of(nodes: Iterable[dict[str, Any]]) -> Snapshot:
     return snap
 
 
-@dataclass
-class FakeHandle:
-    """What the plugin reads from the framework handle."""
-
-    snapshot: Snapshot = field(default_factory=Snapshot)
-    clock: FakeClock = field(default_factory=lambda: FakeClock(NOW))
-    informer_factory: Any = None
-
-
 def new_plugin(nodes: Iterable[dict[str, Any]] = (), metrics: Iterable[dict[str, Any]] = (),
-               assigned: Iterable[dict[str, Any]] = (), **args: Any
-               ) -> tuple[LoadAwareScheduling, FakeHandle]:
+               assigned: Iterable[dict[str, Any]] = (), *, clock: FakeClock | None = None,
+               **args: Any) -> tuple[LoadAwareScheduling, Framework]:
     """A plugin over a snapshot of ``nodes`` with ``metrics`` and ``assigned`` pods fed through
-    its event handlers; ``args`` are LoadAwareSchedulingArgs fields."""
-    handle = FakeHandle(snapshot=snapshot_of(nodes))
+    its event handlers, on ``clock`` (a FakeClock at ``NOW`` by default); ``args`` are
+    LoadAwareSchedulingArgs fields."""
+    handle = new_handle(snapshot=snapshot_of(nodes),
+                        clock=clock if clock is not None else FakeClock(NOW))
     plugin = LoadAwareScheduling(LoadAwareSchedulingArgs(**args), handle)
     for m in metrics:
         plugin.cache.set_node_metric(m)

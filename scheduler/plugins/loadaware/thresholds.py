@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 from api.errors import MalformedValueError
 from api.extension.load_aware import (
@@ -27,6 +27,9 @@ from scheduler.plugins.loadaware.nodeload import (
     aggregated_usage,
 )
 from scheduler.plugins.loadaware.vector import ResourceVectorizer, Vector
+
+if TYPE_CHECKING:
+    from scheduler.apis.config import LoadAwareSchedulingArgs
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +54,7 @@ class FilterProfile:
         return self.usage, NODE_USAGE, False
 
 
-def args_profile(args: Any, vectorizer: ResourceVectorizer) -> FilterProfile:
+def args_profile(args: LoadAwareSchedulingArgs, vectorizer: ResourceVectorizer) -> FilterProfile:
     agg = args.aggregated
     aggregated = None
     if agg is not None and agg.usage_thresholds and agg.usage_aggregation_type:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pkg.util.podresources import CPU, MEMORY, quantity_int
+
+if TYPE_CHECKING:
+    from scheduler.apis.config import LoadAwareSchedulingArgs
 
 Vector = np.ndarray  # int64, one entry per vector resource
 
@@ -26,7 +29,7 @@ class ResourceVectorizer:
         self.positions: dict[str, int] = {n: i for i, n in enumerate(self.names)}
 
     @classmethod
-    def from_args(cls, args: Any) -> ResourceVectorizer:
+    def from_args(cls, args: LoadAwareSchedulingArgs) -> ResourceVectorizer:
         """cpu and memory (what koordlet reports) plus every resource the args name."""
         names = {CPU, MEMORY}
         names.update(args.usage_thresholds, args.prod_usage_thresholds, args.resource_weights,

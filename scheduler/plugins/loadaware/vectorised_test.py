@@ -11,14 +11,15 @@ import pytest
 
 from api.extension.amplification import ANNOTATION_NODE_RAW_ALLOCATABLE
 from api.extension.load_aware import ANNOTATION_CUSTOM_USAGE_THRESHOLDS
+from pkg.util.clock import FakeClock
 from scheduler.apis.config.koord_args import LoadAwareSchedulingAggregatedArgs
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.status import is_success
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.interface import ExtendedHandle
 from scheduler.plugins.loadaware.load_aware import LoadAwareScheduling
 from scheduler.plugins.loadaware.testing import (
     NOW,
-    FakeHandle,
     make_metric,
     make_node,
     make_pod,
@@ -107,7 +108,7 @@ def _world(rng: random.Random, n: int) -> tuple[list, list, list]:
     return nodes, metrics, pods
 
 
-def _check(plugin: LoadAwareScheduling, handle: FakeHandle, pods: list[PodInfo]) -> None:
+def _check(plugin: LoadAwareScheduling, handle: ExtendedHandle, pods: list[PodInfo]) -> None:
     snap = handle.snapshot
     every = np.arange(len(snap))
     for pod in pods:
@@ -128,7 +129,8 @@ def _check(plugin: LoadAwareScheduling, handle: FakeHandle, pods: list[PodInfo])
 def test_vectorised_paths_agree_with_scalar(config, seed):
     rng = random.Random(seed * 100 + config)
     nodes, metrics, assigned = _world(rng, 40)
-    plugin, handle = new_plugin(nodes, metrics, assigned, **CONFIGS[config])
+    clock = FakeClock(NOW)
+    plugin, handle = new_plugin(nodes, metrics, assigned, clock=clock, **CONFIGS[config])
     incoming = [PodInfo(_pod(rng, f"in{k}")) for k in range(8)]
     _check(plugin, handle, incoming)
 
@@ -146,7 +148,7 @@ def test_vectorised_paths_agree_with_scalar(config, seed):
     plugin.cache.delete_node_metric(metrics[0]["metadata"]["name"])
     for p in rng.sample(assigned, min(5, len(assigned))):
         plugin.cache.on_pod_delete(p)
-    handle.clock.step(rng.uniform(0, 200))
+    clock.step(rng.uniform(0, 200))
     _check(plugin, handle, incoming)
 
     # The node list changes: columns realign.

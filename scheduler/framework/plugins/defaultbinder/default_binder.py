@@ -11,7 +11,7 @@ import logging
 
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import BindPlugin
-from scheduler.framework.status import Status
+from scheduler.framework.status import Code, Status
 from scheduler.framework.types import PodInfo
 
 log = logging.getLogger(__name__)
@@ -24,8 +24,11 @@ class DefaultBinder(BindPlugin):
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         log.debug("Attempting to bind pod to node pod=%s node=%s", pod.key, node_name)
+        binder = self.handle.binder
+        if binder is None:
+            return Status(Code.ERROR, "the scheduler has no binder")
         try:
-            self.handle.binder.bind(pod, node_name)
+            binder.bind(pod, node_name)
         except Exception as err:  # noqa: BLE001 - any failure fails this binding cycle
             return Status.as_error(err)
         return None

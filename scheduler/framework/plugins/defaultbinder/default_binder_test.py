@@ -1,18 +1,12 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pkg.client.errors import ApiError
 from scheduler.framework.binder import InMemoryBinder
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.plugins.defaultbinder.default_binder import DefaultBinder
 from scheduler.framework.status import Code
 from scheduler.framework.types import PodInfo
-
-
-@dataclass
-class Handle:
-    binder: object
+from scheduler.frameworkext.testing import new_handle
 
 
 class Refusing:
@@ -27,12 +21,13 @@ def pod() -> PodInfo:
 
 def test_binds_through_the_handles_binder() -> None:
     binder = InMemoryBinder()
-    assert DefaultBinder(None, Handle(binder)).bind(CycleState(), pod(), "n1") is None
+    plugin = DefaultBinder(None, new_handle(binder=binder))
+    assert plugin.bind(CycleState(), pod(), "n1") is None
     assert binder.bindings == {"default/p": "n1"}
 
 
 def test_a_refused_binding_is_an_error() -> None:
-    status = DefaultBinder(None, Handle(Refusing())).bind(CycleState(), pod(), "n1")
+    status = DefaultBinder(None, new_handle(binder=Refusing())).bind(CycleState(), pod(), "n1")
     assert status is not None and status.code == Code.ERROR
     assert isinstance(status.error, ApiError)
     assert status.message() == '409 Conflict: pod p is already assigned to node "n0"'

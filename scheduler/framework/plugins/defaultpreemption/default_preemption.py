@@ -19,9 +19,7 @@ Its messages carry upstream's ``preemption: `` prefix.
 from __future__ import annotations
 
 import random
-from typing import Any
 
-from pkg.util.clock import REAL_CLOCK
 from scheduler.apis.config import DefaultPreemptionArgs
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ClusterEventWithHint
@@ -47,6 +45,7 @@ from scheduler.framework.plugins.defaultpreemption.pdb import (
 )
 from scheduler.framework.status import Code, Status, code_of, is_success, unresolvable
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.interface import ExtendedHandle
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
@@ -64,13 +63,14 @@ class _SimulationError(Exception):
 class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
     name = "DefaultPreemption"
 
-    def __init__(self, args: DefaultPreemptionArgs | None = None, handle: Any = None, *,
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: ExtendedHandle, *,
                  rng: random.Random | None = None) -> None:
         args = args if args is not None else DefaultPreemptionArgs()
         errors = args.validate_args()
         if errors:
             raise ValueError("; ".join(str(e) for e in errors))
         super().__init__(args, handle)
+        self.args = args
         self.rng = rng or random.Random()
         self.evaluator = Evaluator(self.name, handle, self)
 
@@ -81,7 +81,7 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         try:
             result, status = self.evaluator.preempt(state, pod, statuses)
         finally:
-            metrics = self.handle.deps.metrics
+            metrics = self.handle.metrics
             if metrics is not None:
                 metrics.preemption_attempts.inc()
         if status is not None and status.message():
@@ -143,7 +143,7 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
                      if self.is_preemption_allowed(node_info, p, pod)]
         if not potential:
             return [], 0, unresolvable(NO_VICTIMS)
-        now = (fwk.clock if fwk.clock is not None else REAL_CLOCK).now()
+        now = fwk.clock.now()
         try:
             for p in potential:
                 self._remove(state, pod, p, node_info)
@@ -176,12 +176,12 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
                 node_info: NodeInfo) -> None:
         node_info.remove_pod(victim.key)
         status = self.handle.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
-        if not is_success(status):
-            raise _SimulationError(status)  # type: ignore[arg-type]
+        if status is not None and not status.is_success():
+            raise _SimulationError(status)
 
     def _add(self, state: CycleState, pod: PodInfo, victim: PodInfo,
              node_info: NodeInfo) -> None:
         node_info.add_pod(victim)
         status = self.handle.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
-        if not is_success(status):
-            raise _SimulationError(status)  # type: ignore[arg-type]
+        if status is not None and not status.is_success():
+            raise _SimulationError(status)

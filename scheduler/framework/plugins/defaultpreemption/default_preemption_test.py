@@ -26,6 +26,7 @@ from scheduler.framework.plugins.defaultpreemption.testing import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, unschedulable
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 T0 = "2024-01-01T00:00:00Z"
 T1 = "2024-01-01T01:00:00Z"
@@ -198,7 +199,7 @@ def test_number_of_candidates(nodes: int, pct: int, absolute: int, want: int) ->
 def test_invalid_args_are_refused() -> None:
     with pytest.raises(ValueError, match="minCandidateNodesPercentage"):
         DefaultPreemption(DefaultPreemptionArgs(min_candidate_nodes_percentage=0,
-                                                min_candidate_nodes_absolute=0), None)
+                                                min_candidate_nodes_absolute=0), new_handle())
 
 
 # Who may preempt, and where preemption cannot help ---------------------------------------

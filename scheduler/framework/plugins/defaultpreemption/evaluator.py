@@ -25,7 +25,6 @@ from api.meta import format_time
 from pkg.client.errors import is_not_found
 from pkg.client.resources import PODS
 from pkg.events.recorder import NORMAL
-from pkg.util.clock import REAL_CLOCK
 from scheduler.diagnosis import Diagnosis, FitError
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import NodeToStatus, PostFilterResult
@@ -43,6 +42,7 @@ from scheduler.framework.plugins.defaultpreemption.pdb import (
 )
 from scheduler.framework.status import Code, Status, is_success, unresolvable
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.interface import ExtendedHandle
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,8 @@ def terminating_by_preemption(pod: dict[str, Any]) -> bool:
 
 
 class Evaluator:
-    def __init__(self, plugin_name: str, handle: Any, policy: PreemptionPolicy) -> None:
+    def __init__(self, plugin_name: str, handle: ExtendedHandle,
+                 policy: PreemptionPolicy) -> None:
         self.plugin_name = plugin_name
         self.handle = handle
         self.policy = policy
@@ -97,8 +98,7 @@ class Evaluator:
         self.pdb_lister = pdb_lister(handle.informer_factory)
 
     def _now(self) -> float:
-        clock = self.handle.clock
-        return (clock if clock is not None else REAL_CLOCK).now()
+        return self.handle.clock.now()
 
     def preempt(self, state: CycleState, pod: PodInfo,
                 statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
@@ -204,7 +204,7 @@ class Evaluator:
             except Exception as err:  # noqa: BLE001 - reported as the cycle's error
                 log.error("Preempting pod %s for %s failed: %s", victim.key, pod.key, err)
                 return Status.as_error(err, self.plugin_name)
-        metrics = self.handle.deps.metrics
+        metrics = self.handle.metrics
         if metrics is not None:
             metrics.preemption_victims.observe(len(c.victims.pods))
         self.clear_lower_priority_nominations(c.name, pod)

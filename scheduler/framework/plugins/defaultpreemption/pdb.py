@@ -13,9 +13,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pkg.client.informers.listers import Lister
 from pkg.client.resources import POD_DISRUPTION_BUDGETS
 from pkg.util.labels import InvalidSelectorError, Selector, parse_selector
 from scheduler.framework.types import PodInfo
+from scheduler.frameworkext.interface import InformerFactory
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +29,7 @@ class DisruptionBudget:
     disrupted_pods: frozenset[str]
 
 
-def pdb_lister(informer_factory: Any) -> Any:
+def pdb_lister(informer_factory: InformerFactory | None) -> Lister[Any] | None:
     """The PDB lister of ``informer_factory`` (registering the informer), or None."""
     if informer_factory is None:
         return None

@@ -18,7 +18,6 @@ from scheduler.framework.plugins.interpodaffinity.testing import (
     REGION,
     ZONE,
     FakeInformers,
-    Handle,
     node,
     pod,
     random_cluster,
@@ -28,6 +27,7 @@ from scheduler.framework.plugins.interpodaffinity.testing import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, is_success
 from scheduler.framework.types import PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 AFFINITY = "node(s) didn't match pod affinity rules"
 ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
@@ -45,7 +45,8 @@ def affinity(required: list[dict[str, Any]] | None = None,
 
 
 def plugin(snap: Snapshot, informers: Any = None) -> InterPodAffinity:
-    return InterPodAffinity(InterPodAffinityArgs(), Handle(snap, informers))
+    return InterPodAffinity(InterPodAffinityArgs(),
+                            new_handle(snapshot=snap, informer_factory=informers))
 
 
 def run(snap: Snapshot, incoming: dict[str, Any], informers: Any = None

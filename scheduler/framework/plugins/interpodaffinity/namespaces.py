@@ -8,14 +8,13 @@ shared informer factory's Namespace cache. Without a factory no namespace has la
 
 from __future__ import annotations
 
-from typing import Any
-
 from pkg.client.resources import NAMESPACES
 from scheduler.framework.plugins.interpodaffinity.terms import AffinityTerm
+from scheduler.frameworkext.interface import InformerFactory
 
 
 class Namespaces:
-    def __init__(self, informer_factory: Any) -> None:
+    def __init__(self, informer_factory: InformerFactory | None) -> None:
         self._lister = (None if informer_factory is None
                         else informer_factory.informer_for(NAMESPACES, typed=False).lister)
 

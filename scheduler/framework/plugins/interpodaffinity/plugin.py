@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from pkg.util.topologycounts import PodCounter
+from scheduler.apis.config import InterPodAffinityArgs
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import (
     NODE,
@@ -55,9 +56,7 @@ from scheduler.framework.plugins.interpodaffinity.terms import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, state_not_found, unresolvable
 from scheduler.framework.types import NodeInfo, PodInfo
-
-DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
-
+from scheduler.frameworkext.interface import ExtendedHandle
 
 
 class InterPodAffinity(PodUpdatingPreFilterExtensions, PreFilterPlugin, FilterPlugin,
@@ -66,13 +65,12 @@ class InterPodAffinity(PodUpdatingPreFilterExtensions, PreFilterPlugin, FilterPl
     pre_filter_state_key = PRE_FILTER_STATE_KEY
     has_normalize = True
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: InterPodAffinityArgs | None, handle: ExtendedHandle) -> None:
         super().__init__(args, handle)
-        self.hard_pod_affinity_weight: int = getattr(
-            args, "hard_pod_affinity_weight", DEFAULT_HARD_POD_AFFINITY_WEIGHT)
-        self.ignore_preferred_terms_of_existing_pods: bool = getattr(
-            args, "ignore_preferred_terms_of_existing_pods", False)
-        self.namespaces = Namespaces(getattr(handle, "informer_factory", None))
+        args = args if args is not None else InterPodAffinityArgs()
+        self.hard_pod_affinity_weight: int = args.hard_pod_affinity_weight
+        self.ignore_preferred_terms_of_existing_pods = args.ignore_preferred_terms_of_existing_pods
+        self.namespaces = Namespaces(handle.informer_factory)
         self._counter = PodCounter()
 
     # PreFilter / Filter --------------------------------------------------------------------

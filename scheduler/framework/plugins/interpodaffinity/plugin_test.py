@@ -22,13 +22,13 @@ from scheduler.framework.plugins.interpodaffinity.plugin import (
 )
 from scheduler.framework.plugins.interpodaffinity.testing import (
     ZONE,
-    Handle,
     node,
     pod,
     snapshot_of,
     term,
 )
 from scheduler.framework.types import PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
@@ -40,7 +40,7 @@ TARGET = pod("target", affinity={
 
 
 def test_registers_assigned_pod_and_node_label_events() -> None:
-    events = [e.event for e in InterPodAffinity(None, Handle()).events_to_register()]
+    events = [e.event for e in InterPodAffinity(None, new_handle()).events_to_register()]
 
     def registered(event: ClusterEvent) -> bool:
         return any(e.match(event) for e in events)
@@ -100,12 +100,12 @@ def test_node_changes_of_topology_labels() -> None:
 
 
 def test_args_and_explain() -> None:
-    pl = InterPodAffinity(InterPodAffinityArgs(hard_pod_affinity_weight=7), Handle())
+    pl = InterPodAffinity(InterPodAffinityArgs(hard_pod_affinity_weight=7), new_handle())
     assert pl.hard_pod_affinity_weight == 7
     guard = pod("guard", node_name="n1", affinity={"podAntiAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": [term(ZONE, {"app": "web"})]}})
     snap = snapshot_of([node("n1", {ZONE: "z1"}), node("n2")], [guard])
-    pl = InterPodAffinity(None, Handle(snap))
+    pl = InterPodAffinity(None, new_handle(snapshot=snap))
     state, pi = CycleState(), PodInfo(pod("p", {"app": "web"}))
     assert pl.pre_filter(state, pi, snap) == (None, None)
     assert pl.explain(state, pi, snap.get("n1")) == (

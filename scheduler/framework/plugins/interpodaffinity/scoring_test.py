@@ -18,7 +18,6 @@ from scheduler.framework.plugins.interpodaffinity.testing import (
     HOSTNAME,
     REGION,
     ZONE,
-    Handle,
     node,
     pod,
     random_cluster,
@@ -28,6 +27,7 @@ from scheduler.framework.plugins.interpodaffinity.testing import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code
 from scheduler.framework.types import PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 
 def preferred(affinity: list[tuple[int, dict[str, Any]]] | None = None,
@@ -53,7 +53,7 @@ def preferred(affinity: list[tuple[int, dict[str, Any]]] | None = None,
 def scores(snap: Snapshot, incoming: dict[str, Any],
            args: InterPodAffinityArgs | None = None) -> tuple[Any, dict[str, int] | None]:
     """(PreScore status, normalized score per node name) over every node of the snapshot."""
-    pl = InterPodAffinity(args or InterPodAffinityArgs(), Handle(snap))
+    pl = InterPodAffinity(args or InterPodAffinityArgs(), new_handle(snapshot=snap))
     state, pi = CycleState(), PodInfo(incoming)
     status = pl.pre_score(state, pi, snap.node_infos)
     if status is not None:
@@ -130,7 +130,7 @@ def test_equal_scores_normalize_to_zero() -> None:
 
 def test_pre_score_without_nodes_skips() -> None:
     snap = snapshot_of(NODES)
-    pl = InterPodAffinity(InterPodAffinityArgs(), Handle(snap))
+    pl = InterPodAffinity(InterPodAffinityArgs(), new_handle(snapshot=snap))
     status = pl.pre_score(CycleState(), PodInfo(pod("p")), [])
     assert status is not None and status.code == Code.SKIP
 
@@ -185,7 +185,7 @@ def test_score_nodes_agrees_with_score(seed: int) -> None:
     snap = snapshot_of(nodes, pods)
     hard_weight = rng.randrange(3)
     pl = InterPodAffinity(InterPodAffinityArgs(hard_pod_affinity_weight=hard_weight),
-                          Handle(snap))
+                          new_handle(snapshot=snap))
     checked = 0
     for k in range(6):
         incoming = PodInfo(pod(f"in{k}", {"app": rng.choice(names)},

@@ -1,14 +1,13 @@
-"""Test helpers for the topology plugins: nodes, pods, snapshots, a handle and listers.
+"""Test helpers for the topology plugins: nodes, pods, snapshots and listers.
 
 Shared by the InterPodAffinity and PodTopologySpread tests. Objects are the parsed JSON the
-informers deliver; the handle carries just what the plugins read (snapshot, informers).
+informers deliver.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
@@ -83,12 +82,6 @@ class FakeInformers:
         for obj in self.objects.get(resource.plural, ()):
             indexer.add(obj)
         return SimpleNamespace(lister=Lister(indexer, resource.namespaced))
-
-
-@dataclass
-class Handle:
-    snapshot: Snapshot = field(default_factory=Snapshot)
-    informer_factory: Any = None
 
 
 def random_cluster(rng: random.Random, n_nodes: int, n_pods: int,

@@ -25,6 +25,7 @@ from scheduler.framework.plugins.nodeaffinity.columns import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import is_success
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 KEYS = ("zone", "pool", "gpu", "cores")
 VALUES = ("a", "b", "c", "1", "8", "16", "-3", "x9")
@@ -127,7 +128,7 @@ def test_plugin_vectorised_agrees_with_scalar(seed: int) -> None:
     if rng.random() < 0.5:
         added["preferredDuringSchedulingIgnoredDuringExecution"] = [{"weight": 7, "preference": {
             "matchExpressions": [{"key": "pool", "operator": "In", "values": ["a", "b"]}]}}]
-    plugin = NodeAffinity(NodeAffinityArgs.model_validate({"addedAffinity": added}))
+    plugin = NodeAffinity(NodeAffinityArgs.model_validate({"addedAffinity": added}), new_handle())
     for _ in range(10):
         pod = random_pod(rng, infos)
         state = CycleState()

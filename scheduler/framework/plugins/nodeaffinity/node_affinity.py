@@ -35,6 +35,7 @@ from pkg.util.nodeaffinity import (
     RequiredNodeAffinity,
     preferred_node_affinity,
 )
+from scheduler.apis.config import NodeAffinityArgs
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from scheduler.framework.events import QueueingHint as Hint
@@ -57,6 +58,7 @@ from scheduler.framework.plugins.nodeaffinity.explain import explain_required, e
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, unresolvable
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.interface import ExtendedHandle
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -122,19 +124,15 @@ def _parse_added(field: str, parse: Callable[[Any], T], value: Any) -> T:
         raise InvalidSelectorError(f"parsing addedAffinity.{field}: {err}") from None
 
 
-def _model_dict(value: Any) -> Any:
-    # The args model (pydantic) or already parsed JSON.
-    return value.to_dict() if hasattr(value, "to_dict") else value
-
-
 class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin,
                    EnqueueExtensions):
     name = NAME
     has_normalize = True
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: NodeAffinityArgs | None, handle: ExtendedHandle) -> None:
         super().__init__(args, handle)
-        added = _model_dict(getattr(args, "added_affinity", None)) or {}
+        added_affinity = args.added_affinity if args is not None else None
+        added = added_affinity.to_dict() if added_affinity is not None else {}
         required = added.get(_REQUIRED)
         self.added_node_selector: NodeSelector | None = None if required is None else (
             _parse_added(_REQUIRED, NodeSelector.parse, required))

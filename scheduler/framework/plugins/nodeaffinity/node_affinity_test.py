@@ -20,6 +20,7 @@ from scheduler.framework.plugins.nodeaffinity.node_affinity import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 
 def make_node(name: str = "node1", **labels: str) -> NodeInfo:
@@ -160,7 +161,7 @@ FILTER_CASES: list[tuple[str, PodInfo, NodeInfo, Any, Status | None, set[str] | 
 def test_pre_filter_and_filter(pod: PodInfo, ni: NodeInfo, added: dict[str, Any] | None,
                                pre_status: Status | None, pre_names: set[str] | None,
                                reason: str) -> None:
-    plugin = NodeAffinity(added_args(**added) if added else NodeAffinityArgs())
+    plugin = NodeAffinity(added_args(**added) if added else NodeAffinityArgs(), new_handle())
     state = CycleState()
     result, status = plugin.pre_filter(state, pod, snapshot_of(ni))
     assert status == pre_status
@@ -179,21 +180,15 @@ def test_bad_added_affinity_is_refused() -> None:
     with pytest.raises(InvalidSelectorError,
                        match=r"^parsing addedAffinity\.requiredDuringSchedulingIgnored"):
         NodeAffinity(added_args(requiredDuringSchedulingIgnoredDuringExecution={
-            "nodeSelectorTerms": [labels_term(expr("zone", "Gt", "x"))]}))
+            "nodeSelectorTerms": [labels_term(expr("zone", "Gt", "x"))]}), new_handle())
 
 
-def test_args_may_be_duck_typed() -> None:
-    class Args:
-        added_affinity = ADDED_ZONE_FOO
-
-    plugin = NodeAffinity(Args())
-    assert plugin.filter(CycleState(), make_pod(), make_node(zone="bar")) == Status(
-        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED)
-    assert NodeAffinity(None).added_node_selector is None
+def test_without_args_nothing_is_added() -> None:
+    assert NodeAffinity(None, new_handle()).added_node_selector is None
 
 
 def test_explain_names_the_missed_requirements() -> None:
-    plugin = NodeAffinity(added_args(**ADDED_ZONE_FOO))
+    plugin = NodeAffinity(added_args(**ADDED_ZONE_FOO), new_handle())
     pod = make_pod({"disk": "ssd"}, required(
         labels_term(expr("zone", "In", "b", "a"), expr("gpu", "Exists")),
         {**name_in("node9"), **labels_term(expr("cores", "Gt", "8"))}))
@@ -205,7 +200,8 @@ def test_explain_names_the_missed_requirements() -> None:
         "no required term matched: [0] zone In [a, b] (node has zone=c), gpu Exists "
         "(node has no label gpu); [1] cores Gt 8 (node has cores=4), metadata.name In [node9] "
         "(node is node1)")
-    assert NodeAffinity().explain(CycleState(), pod, make_node("n", zone="a", gpu="")) == \
+    no_args = NodeAffinity(None, new_handle())
+    assert no_args.explain(CycleState(), pod, make_node("n", zone="a", gpu="")) == \
         "nodeSelector disk=ssd (node has no label disk)"
     # Nothing to say about a node that passes.
     assert plugin.explain(CycleState(), make_pod({"disk": "ssd"}),
@@ -266,7 +262,7 @@ def run_score(plugin: NodeAffinity, pod: PodInfo,
 def test_score(affinity: dict[str, Any], labels: list[dict[str, str]],
                added: dict[str, Any] | None, want_status: Status | None,
                want: list[int]) -> None:
-    plugin = NodeAffinity(added_args(**added) if added else NodeAffinityArgs())
+    plugin = NodeAffinity(added_args(**added) if added else NodeAffinityArgs(), new_handle())
     infos = [make_node(f"node{i}", **ls) for i, ls in enumerate(labels)]
     status, scores = run_score(plugin, make_pod(affinity=affinity), infos)
     assert status == want_status
@@ -277,7 +273,7 @@ def test_bad_preferred_term_is_a_pre_score_error() -> None:
     pod = make_pod(affinity={"nodeAffinity": {
         "preferredDuringSchedulingIgnoredDuringExecution": preferred(
             (1, labels_term(expr("foo", "Foo"))))}})
-    status = NodeAffinity().pre_score(CycleState(), pod, [make_node()])
+    status = NodeAffinity(None, new_handle()).pre_score(CycleState(), pod, [make_node()])
     assert status is not None and status.code == Code.ERROR
     assert "Unsupported value: \"Foo\"" in status.message()
 
@@ -289,7 +285,7 @@ def node_obj(name: str = "n", **labels: str) -> dict[str, Any]:
 
 
 def test_events_to_register() -> None:
-    (reg,) = NodeAffinity().events_to_register()
+    (reg,) = NodeAffinity(None, new_handle()).events_to_register()
     assert reg.event == ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
 
 
@@ -312,7 +308,7 @@ def test_events_to_register() -> None:
 ])
 def test_node_change_hint(pod: PodInfo, old: dict[str, Any] | None, new: dict[str, Any],
                           added: dict[str, Any] | None, want: QueueingHint) -> None:
-    plugin = NodeAffinity(added_args(**added) if added else NodeAffinityArgs())
+    plugin = NodeAffinity(added_args(**added) if added else NodeAffinityArgs(), new_handle())
     (reg,) = plugin.events_to_register()
     assert reg.hint_fn is not None
     assert reg.hint_fn(pod.pod, old, new) == want

@@ -11,6 +11,7 @@ from scheduler.framework.plugins.nodename.node_name import ERR_REASON, NodeName
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 
 def make_pod(node_name: str = "") -> dict[str, Any]:
@@ -29,7 +30,7 @@ def snapshot(count: int) -> Snapshot:
 
 
 def test_a_named_node_is_the_only_fit() -> None:
-    plugin = NodeName()
+    plugin = NodeName(None, new_handle())
     pod = PodInfo(make_pod("n1"))
     assert plugin.filter(CycleState(), pod, NodeInfo(make_node("n1"))) is None
     assert plugin.filter(CycleState(), pod, NodeInfo(make_node("n2"))) == Status(
@@ -39,7 +40,7 @@ def test_a_named_node_is_the_only_fit() -> None:
 
 def test_filter_nodes_agrees_with_filter() -> None:
     rng = random.Random(1)
-    plugin = NodeName()
+    plugin = NodeName(None, new_handle())
     for count in (1, 2, 30):
         snap = snapshot(count)
         for wanted in ("", "n0", f"n{count - 1}", f"n{rng.randrange(count)}", "elsewhere"):
@@ -51,7 +52,7 @@ def test_filter_nodes_agrees_with_filter() -> None:
 
 
 def test_only_the_named_node_being_added_requeues() -> None:
-    [event] = NodeName().events_to_register()
+    [event] = NodeName(None, new_handle()).events_to_register()
     assert (event.event.resource, event.event.action_type) == (NODE, ActionType.ADD)
     assert event.hint_fn is not None
     assert event.hint_fn(make_pod("n1"), None, make_node("n1")) == QueueingHint.QUEUE

@@ -12,6 +12,7 @@ from scheduler.framework.plugins.nodeports.node_ports import ERR_REASON, NodePor
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 
 def port(host_port: int, ip: str = "", protocol: str = "") -> dict[str, Any]:
@@ -36,7 +37,7 @@ def node_with(name: str, *pods: dict[str, Any]) -> NodeInfo:
 
 
 def run(pod: dict[str, Any], ni: NodeInfo) -> Status | None:
-    plugin, state, pi = NodePorts(), CycleState(), PodInfo(pod)
+    plugin, state, pi = NodePorts(None, new_handle()), CycleState(), PodInfo(pod)
     snap = Snapshot()
     snap.rebuild([ni])
     _, status = plugin.pre_filter(state, pi, snap)
@@ -46,7 +47,7 @@ def run(pod: dict[str, Any], ni: NodeInfo) -> Status | None:
 
 def test_a_pod_without_host_ports_skips_the_filter() -> None:
     pod = PodInfo(make_pod("p", {"containerPort": 80}))
-    _, status = NodePorts().pre_filter(CycleState(), pod, Snapshot())
+    _, status = NodePorts(None, new_handle()).pre_filter(CycleState(), pod, Snapshot())
     assert status is not None and status.code == Code.SKIP
 
 
@@ -69,7 +70,7 @@ def test_conflicts(wanted: dict[str, Any], used: dict[str, Any], fits: bool) -> 
 
 def test_filter_nodes_agrees_with_filter() -> None:
     rng = random.Random(3)
-    plugin = NodePorts()
+    plugin = NodePorts(None, new_handle())
     outcomes = set()
 
     def random_port() -> dict[str, Any]:
@@ -97,7 +98,7 @@ def test_filter_nodes_agrees_with_filter() -> None:
 
 
 def test_events_and_the_pod_deleted_hint() -> None:
-    events = NodePorts().events_to_register()
+    events = NodePorts(None, new_handle()).events_to_register()
     assert [(e.event.resource, e.event.action_type) for e in events] == [
         (POD, ActionType.DELETE), (NODE, ActionType.ADD)]
     hint = events[0].hint_fn

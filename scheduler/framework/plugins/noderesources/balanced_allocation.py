@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -27,6 +26,7 @@ from scheduler.framework.plugins.noderesources.resource_allocation import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.interface import ExtendedHandle
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -85,7 +85,8 @@ class BalancedScorer:
 class BalancedAllocation(PreScorePlugin, ScorePlugin):
     name = NAME
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None,
+                 handle: ExtendedHandle) -> None:
         args = args if args is not None else NodeResourcesBalancedAllocationArgs()
         super().__init__(args, handle)
         self.scorer = ResourceAllocationScorer([r.name for r in args.resources],

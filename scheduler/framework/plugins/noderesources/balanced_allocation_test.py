@@ -20,7 +20,11 @@ from scheduler.framework.plugins.noderesources.testing import (
 )
 from scheduler.framework.status import Code
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.testing import new_handle
 
+
+def balanced(args: NodeResourcesBalancedAllocationArgs | None = None) -> BalancedAllocation:
+    return BalancedAllocation(args, new_handle())
 
 def args(*resources: str) -> NodeResourcesBalancedAllocationArgs:
     return NodeResourcesBalancedAllocationArgs.model_validate(
@@ -38,7 +42,7 @@ def test_balanced_nodes_score_higher() -> None:
     a = node_info(make_node("a", cpu="4000m", memory=10000))
     b = node_info(make_node("b", cpu="6000m", memory=10000))
     # a: 0.75 and 0.5, std 0.125; b: 0.5 and 0.5.
-    assert scores(BalancedAllocation(), make_pod("p", {"cpu": "3000m", "memory": 5000}),
+    assert scores(balanced(), make_pod("p", {"cpu": "3000m", "memory": 5000}),
                   a, b) == [87, 100]
 
 
@@ -46,12 +50,12 @@ def test_actual_requests_are_used_not_the_non_zero_defaults() -> None:
     ni = node_info(make_node("n", cpu="1000m", memory=1000),
                    make_pod("a", None, "n"), make_pod("b", {"memory": 500}, "n"))
     # cpu 0 requested (best-effort pods count 0), memory 0.5 + 0.25: std 0.375.
-    assert scores(BalancedAllocation(), make_pod("p", {"memory": 250}), ni) == [62]
+    assert scores(balanced(), make_pod("p", {"memory": 250}), ni) == [62]
 
 
 def test_fractions_are_capped_at_one() -> None:
     ni = node_info(make_node("n", cpu="1000m", memory=1000))
-    assert scores(BalancedAllocation(), make_pod("p", {"cpu": "3000m", "memory": 500}),
+    assert scores(balanced(), make_pod("p", {"cpu": "3000m", "memory": 500}),
                   ni) == [75]
 
 
@@ -60,7 +64,7 @@ def test_more_than_two_resources_use_the_standard_deviation() -> None:
                    make_pod("a", {GPU: 2}, "n"))
     pod = make_pod("p", {"cpu": "1000m", "memory": 3000, GPU: 2})
     std = statistics.pstdev([0.25, 0.75, 1.0])
-    assert scores(BalancedAllocation(args("cpu", "memory", GPU)), pod, ni) == [
+    assert scores(balanced(args("cpu", "memory", GPU)), pod, ni) == [
         int((1 - std) * 100)]
 
 
@@ -68,11 +72,11 @@ def test_a_scalar_resource_the_pod_does_not_request_is_left_out() -> None:
     ni = node_info(make_node("n", cpu="4000m", memory=4000, **{GPU: 4}),
                    make_pod("a", {GPU: 4}, "n"))
     pod = make_pod("p", {"cpu": "2000m", "memory": 2000})
-    assert scores(BalancedAllocation(args("cpu", "memory", GPU)), pod, ni) == [100]
+    assert scores(balanced(args("cpu", "memory", GPU)), pod, ni) == [100]
 
 
 def test_best_effort_pods_skip_scoring() -> None:
-    plugin = BalancedAllocation()
+    plugin = balanced()
     state = CycleState()
     pod = PodInfo(make_pod("p"))
     status = plugin.pre_score(state, pod, [])
@@ -85,7 +89,7 @@ def test_score_nodes_agrees_with_score() -> None:
     seen = set()
     for resources in (("cpu", "memory"), ("cpu", "memory", "ephemeral-storage", GPU, BATCH_CPU),
                       ("cpu",), ("memory", GPU)):
-        plugin = BalancedAllocation(args(*resources))
+        plugin = balanced(args(*resources))
         for _ in range(25):
             snap = random_snapshot(rng)
             pod = PodInfo(make_pod("incoming", random_requests(rng)))

@@ -11,7 +11,6 @@ UpdateNodeAllocatable, with the hints of ``fit_hints``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -44,6 +43,7 @@ from scheduler.framework.plugins.noderesources.strategies import strategy_scorer
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.interface import ExtendedHandle
 
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -53,9 +53,10 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     name = NAME
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: NodeResourcesFitArgs | None, handle: ExtendedHandle) -> None:
         args = args if args is not None else NodeResourcesFitArgs()
         super().__init__(args, handle)
+        self.args = args
         self.ignored_resources = frozenset(args.ignored_resources)
         self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
         strategy = args.scoring_strategy

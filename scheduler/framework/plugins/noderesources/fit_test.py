@@ -27,6 +27,11 @@ from scheduler.framework.plugins.noderesources.testing import (
 )
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.testing import new_handle
+
+
+def fit(args: NodeResourcesFitArgs | None = None) -> Fit:
+    return Fit(args, new_handle())
 
 
 def fit_args(**kw: Any) -> NodeResourcesFitArgs:
@@ -43,25 +48,25 @@ def run_filter(plugin: Fit, pod: dict[str, Any], ni: NodeInfo) -> Status | None:
 def test_a_node_short_of_cpu_and_memory_gives_both_reasons() -> None:
     ni = node_info(make_node("n", cpu=4, memory="8Gi"),
                    make_pod("a", {"cpu": 3, "memory": "7Gi"}, "n"))
-    status = run_filter(Fit(), make_pod("p", {"cpu": 2, "memory": "2Gi"}), ni)
+    status = run_filter(fit(), make_pod("p", {"cpu": 2, "memory": "2Gi"}), ni)
     assert status == Status(Code.UNSCHEDULABLE, "Insufficient cpu", "Insufficient memory")
 
 
 def test_fitting_exactly_passes() -> None:
     ni = node_info(make_node("n", cpu=4, memory="8Gi"),
                    make_pod("a", {"cpu": 3, "memory": "6Gi"}, "n"))
-    assert run_filter(Fit(), make_pod("p", {"cpu": 1, "memory": "2Gi"}), ni) is None
+    assert run_filter(fit(), make_pod("p", {"cpu": 1, "memory": "2Gi"}), ni) is None
 
 
 def test_too_many_pods_even_for_a_pod_without_requests() -> None:
     ni = node_info(make_node("n", cpu=4, pods=1), make_pod("a", {"cpu": 1}, "n"))
-    status = run_filter(Fit(), make_pod("p"), ni)
+    status = run_filter(fit(), make_pod("p"), ni)
     assert status == Status(Code.UNSCHEDULABLE, "Too many pods")
 
 
 def test_a_request_bigger_than_the_whole_node_is_unresolvable() -> None:
     ni = node_info(make_node("n", cpu=4, memory="8Gi"))
-    status = run_filter(Fit(), make_pod("p", {"cpu": 8, "memory": "1Gi"}), ni)
+    status = run_filter(fit(), make_pod("p", {"cpu": 8, "memory": "1Gi"}), ni)
     assert status == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "Insufficient cpu")
 
 
@@ -69,7 +74,7 @@ def test_extended_and_batch_resources_are_checked() -> None:
     ni = node_info(make_node("n", cpu=8, **{GPU: 1, BATCH_CPU: 2000}),
                    make_pod("a", {BATCH_CPU: 1500}, "n"))
     pod = make_pod("p", {"cpu": 1, GPU: 2, BATCH_CPU: 1000, "ephemeral-storage": "1Gi"})
-    status = run_filter(Fit(), pod, ni)
+    status = run_filter(fit(), pod, ni)
     assert status is not None
     assert status.reasons == ("Insufficient ephemeral-storage", f"Insufficient {GPU}",
                               f"Insufficient {BATCH_CPU}")
@@ -80,10 +85,10 @@ def test_extended_and_batch_resources_are_checked() -> None:
 def test_ignored_resources_and_groups_skip_extended_resources_only() -> None:
     ni = node_info(make_node("n", cpu=8))
     pod = make_pod("p", {GPU: 1, "other.io/fpga": 1, BATCH_CPU: 1000})
-    assert run_filter(Fit(fit_args(ignoredResources=[GPU])), pod, ni).reasons == (
+    assert run_filter(fit(fit_args(ignoredResources=[GPU])), pod, ni).reasons == (
         "Insufficient other.io/fpga", f"Insufficient {BATCH_CPU}")
     # kubernetes.io/ resources are native, never ignored.
-    plugin = Fit(fit_args(ignoredResourceGroups=["example.com", "other.io", "kubernetes.io"]))
+    plugin = fit(fit_args(ignoredResourceGroups=["example.com", "other.io", "kubernetes.io"]))
     assert run_filter(plugin, pod, ni).reasons == (f"Insufficient {BATCH_CPU}",)
 
 
@@ -91,7 +96,7 @@ def test_explain_says_by_how_much() -> None:
     ni = node_info(make_node("n", cpu=4, memory="8Gi", pods=2),
                    make_pod("a", {"cpu": "500m", "memory": "6Gi"}, "n"),
                    make_pod("b", {"cpu": "0"}, "n"))
-    plugin = Fit()
+    plugin = fit()
     state = CycleState()
     pod = PodInfo(make_pod("p", {"cpu": 4, "memory": "1Gi"}))
     plugin.pre_filter(state, pod, snapshot_of(ni))
@@ -101,7 +106,7 @@ def test_explain_says_by_how_much() -> None:
 
 def test_filter_nodes_agrees_with_filter() -> None:
     rng = random.Random(7)
-    plugin = Fit(fit_args(ignoredResourceGroups=["example.com"]))
+    plugin = fit(fit_args(ignoredResourceGroups=["example.com"]))
     outcomes = set()
     for _ in range(40):
         snap = random_snapshot(rng)
@@ -120,7 +125,7 @@ def test_a_resource_no_node_has_fails_everywhere() -> None:
     snap = snapshot_of(node_info(make_node("a", cpu=4)), node_info(make_node("b", cpu=4)))
     pod = PodInfo(make_pod("p", {"example.com/fpga": 1}))
     state = CycleState()
-    plugin = Fit()
+    plugin = fit()
     plugin.pre_filter(state, pod, snap)
     mask = plugin.filter_nodes(state, pod, snap)
     assert mask is not None and not mask.any()
@@ -129,7 +134,7 @@ def test_a_resource_no_node_has_fails_everywhere() -> None:
 
 
 def test_filter_without_pre_filter_is_an_error() -> None:
-    status = Fit().filter(CycleState(), PodInfo(make_pod("p")), node_info(make_node("n")))
+    status = fit().filter(CycleState(), PodInfo(make_pod("p")), node_info(make_node("n")))
     assert status is not None and status.code == Code.ERROR
 
 
@@ -154,13 +159,13 @@ def sized_nodes() -> tuple[NodeInfo, NodeInfo]:
 
 def test_least_allocated_prefers_the_emptier_node() -> None:
     pod = make_pod("p", {"cpu": "3000m", "memory": 5000})
-    assert scores(Fit(), pod, *sized_nodes()) == [37, 50]
+    assert scores(fit(), pod, *sized_nodes()) == [37, 50]
 
 
 def test_most_allocated_prefers_the_fuller_node() -> None:
     args = fit_args(scoringStrategy={"type": "MostAllocated"})
     pod = make_pod("p", {"cpu": "3000m", "memory": 5000})
-    assert scores(Fit(args), pod, *sized_nodes()) == [62, 50]
+    assert scores(fit(args), pod, *sized_nodes()) == [62, 50]
 
 
 def test_weights_weigh_resources() -> None:
@@ -168,7 +173,7 @@ def test_weights_weigh_resources() -> None:
         {"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}]})
     pod = make_pod("p", {"cpu": "3000m", "memory": 5000})
     # (25×3 + 50) / 4 and (50×3 + 50) / 4.
-    assert scores(Fit(args), pod, *sized_nodes()) == [31, 50]
+    assert scores(fit(args), pod, *sized_nodes()) == [31, 50]
 
 
 def test_requested_to_capacity_ratio_rounds_half_up() -> None:
@@ -178,7 +183,7 @@ def test_requested_to_capacity_ratio_rounds_half_up() -> None:
                                          {"utilization": 100, "score": 10}]}})
     pod = make_pod("p", {"cpu": "3000m", "memory": 5000})
     # cpu 75, memory 50: 62.5 rounds to 63.
-    assert scores(Fit(args), pod, *sized_nodes()) == [63, 50]
+    assert scores(fit(args), pod, *sized_nodes()) == [63, 50]
 
 
 def test_requested_to_capacity_ratio_truncates_a_falling_shape_towards_zero() -> None:
@@ -189,14 +194,14 @@ def test_requested_to_capacity_ratio_truncates_a_falling_shape_towards_zero() ->
                                          {"utilization": 30, "score": 0}]}})
     ni = node_info(make_node("n", cpu="1000m"))
     # Utilization 10: 100 − 33.3 is 67 in Go (66 with floor division); past 30 scores 0.
-    assert scores(Fit(args), make_pod("p", {"cpu": "100m"}), ni) == [67]
-    assert scores(Fit(args), make_pod("p", {"cpu": "500m"}), ni) == [0]
+    assert scores(fit(args), make_pod("p", {"cpu": "100m"}), ni) == [67]
+    assert scores(fit(args), make_pod("p", {"cpu": "500m"}), ni) == [0]
 
 
 def test_pods_without_requests_count_the_non_zero_defaults() -> None:
     ni = node_info(make_node("n", cpu="1000m", memory=1000 * 2**20))
     # 100m of 1000m and 200Mi of 1000Mi: (90 + 80) / 2.
-    assert scores(Fit(), make_pod("p"), ni) == [85]
+    assert scores(fit(), make_pod("p"), ni) == [85]
 
 
 def test_resources_the_node_lacks_or_the_pod_does_not_request_are_left_out() -> None:
@@ -204,9 +209,9 @@ def test_resources_the_node_lacks_or_the_pod_does_not_request_are_left_out() -> 
         {"name": "cpu", "weight": 1}, {"name": GPU, "weight": 5}]})
     with_gpus = node_info(make_node("a", cpu="4000m", **{GPU: 4}))
     without = node_info(make_node("b", cpu="4000m"))
-    assert scores(Fit(args), make_pod("p", {"cpu": "2000m", GPU: 4}), with_gpus, without) == [
+    assert scores(fit(args), make_pod("p", {"cpu": "2000m", GPU: 4}), with_gpus, without) == [
         (50 + 100 * 5) // 6, 50]
-    assert scores(Fit(args), make_pod("p", {"cpu": "2000m"}), with_gpus) == [50]
+    assert scores(fit(args), make_pod("p", {"cpu": "2000m"}), with_gpus) == [50]
 
 
 @pytest.mark.parametrize("strategy", [
@@ -227,7 +232,7 @@ def test_resources_the_node_lacks_or_the_pod_does_not_request_are_left_out() -> 
 ])
 def test_score_nodes_agrees_with_score(strategy: dict[str, Any]) -> None:
     rng = random.Random(11)
-    plugin = Fit(fit_args(scoringStrategy=strategy))
+    plugin = fit(fit_args(scoringStrategy=strategy))
     seen = set()
     for _ in range(30):
         snap = random_snapshot(rng)
@@ -247,19 +252,19 @@ def test_an_unsupported_strategy_is_refused() -> None:
     args = fit_args()
     args.scoring_strategy.type = "BalancedAllocation"
     with pytest.raises(ValueError, match="not supported"):
-        Fit(args)
+        fit(args)
 
 
 # Queueing -------------------------------------------------------------------------------------
 
 def test_events_to_register() -> None:
-    events = [(e.event.resource, e.event.action_type) for e in Fit().events_to_register()]
+    events = [(e.event.resource, e.event.action_type) for e in fit().events_to_register()]
     assert events == [(POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
                       (NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)]
 
 
 def hints() -> tuple[Any, Any]:
-    pod_hint, node_hint = (e.hint_fn for e in Fit().events_to_register())
+    pod_hint, node_hint = (e.hint_fn for e in fit().events_to_register())
     return pod_hint, node_hint
 
 

@@ -15,6 +15,7 @@ from scheduler.framework.plugins.nodeunschedulable.node_unschedulable import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 TOLERATE = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
             "effect": "NoSchedule"}
@@ -30,7 +31,7 @@ def make_node(name: str, unschedulable: bool = False) -> dict[str, Any]:
 
 
 def test_a_cordoned_node_rejects_pods_for_good() -> None:
-    status = NodeUnschedulable().filter(CycleState(), PodInfo(make_pod()),
+    status = NodeUnschedulable(None, new_handle()).filter(CycleState(), PodInfo(make_pod()),
                                         NodeInfo(make_node("n", True)))
     assert status == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
 
@@ -41,20 +42,20 @@ def test_a_cordoned_node_rejects_pods_for_good() -> None:
     {"operator": "Exists"},
 ])
 def test_pods_tolerating_the_unschedulable_taint_pass(toleration: dict[str, str]) -> None:
-    assert NodeUnschedulable().filter(CycleState(), PodInfo(make_pod(toleration)),
+    assert NodeUnschedulable(None, new_handle()).filter(CycleState(), PodInfo(make_pod(toleration)),
                                       NodeInfo(make_node("n", True))) is None
 
 
 def test_a_toleration_for_another_effect_does_not_help() -> None:
     pod = make_pod({"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
                     "effect": "NoExecute"})
-    assert NodeUnschedulable().filter(CycleState(), PodInfo(pod),
+    assert NodeUnschedulable(None, new_handle()).filter(CycleState(), PodInfo(pod),
                                       NodeInfo(make_node("n", True))) is not None
 
 
 def test_filter_nodes_agrees_with_filter() -> None:
     rng = random.Random(2)
-    plugin = NodeUnschedulable()
+    plugin = NodeUnschedulable(None, new_handle())
     for _ in range(20):
         snap = Snapshot()
         snap.rebuild([NodeInfo(make_node(f"n{i}", rng.random() < 0.2)) for i in range(30)])
@@ -66,7 +67,7 @@ def test_filter_nodes_agrees_with_filter() -> None:
 
 
 def test_uncordoning_a_node_is_seen_by_the_vectorised_filter() -> None:
-    plugin = NodeUnschedulable()
+    plugin = NodeUnschedulable(None, new_handle())
     snap = Snapshot()
     snap.rebuild([NodeInfo(make_node("a", True)), NodeInfo(make_node("b"))])
     pod = PodInfo(make_pod())
@@ -78,7 +79,7 @@ def test_uncordoning_a_node_is_seen_by_the_vectorised_filter() -> None:
 
 
 def test_events_and_hints() -> None:
-    node_event, pod_event = NodeUnschedulable().events_to_register()
+    node_event, pod_event = NodeUnschedulable(None, new_handle()).events_to_register()
     assert (node_event.event.resource, node_event.event.action_type) == (
         NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)
     assert (pod_event.event.resource, pod_event.event.action_type) == (

@@ -12,14 +12,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pkg.client.informers.listers import Lister
 from pkg.client.resources import (
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
     SERVICES,
     STATEFUL_SETS,
+    Resource,
 )
 from pkg.util.labels import InvalidSelectorError, Selector, parse_selector
 from scheduler.framework.plugins.podtopologyspread.common import selector_from_set
+from scheduler.frameworkext.interface import InformerFactory
 
 _RC = ("", "v1", "ReplicationController")
 _LABEL_SELECTOR_KINDS = {("apps", "v1", "ReplicaSet"), ("apps", "v1", "StatefulSet")}
@@ -28,8 +31,8 @@ _LABEL_SELECTOR_KINDS = {("apps", "v1", "ReplicaSet"), ("apps", "v1", "StatefulS
 class Listers:
     """Service, ReplicationController, ReplicaSet and StatefulSet caches of one factory."""
 
-    def __init__(self, informer_factory: Any) -> None:
-        def lister(resource: Any) -> Any:
+    def __init__(self, informer_factory: InformerFactory) -> None:
+        def lister(resource: Resource) -> Lister[Any]:
             return informer_factory.informer_for(resource, typed=False).lister
 
         self.services = lister(SERVICES)

@@ -16,7 +16,6 @@ from scheduler.framework.plugins.interpodaffinity.testing import (
     HOSTNAME,
     REGION,
     ZONE,
-    Handle,
     node,
     pod,
     random_cluster,
@@ -26,6 +25,7 @@ from scheduler.framework.plugins.podtopologyspread import PodTopologySpread
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, is_success
 from scheduler.framework.types import PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)"
@@ -42,7 +42,7 @@ FOO = {"foo": ""}
 
 
 def plugin(snap: Snapshot) -> PodTopologySpread:
-    return PodTopologySpread(PodTopologySpreadArgs(), Handle(snap))
+    return PodTopologySpread(PodTopologySpreadArgs(), new_handle(snapshot=snap))
 
 
 def run(snap: Snapshot, incoming: dict[str, Any]
@@ -298,7 +298,7 @@ def test_placing_pods_one_by_one_keeps_zones_within_max_skew() -> None:
     for j in range(4):
         cache.add_pod(pod(f"old{j}", {"app": "web"}, node_name="n0"))
     snap = Snapshot()
-    pl = PodTopologySpread(PodTopologySpreadArgs(), Handle(snap))
+    pl = PodTopologySpread(PodTopologySpreadArgs(), new_handle(snapshot=snap))
     constraint = [spread(ZONE, 1, {"app": "web"})]
     for j in range(20):
         cache.update_snapshot(snap)
@@ -307,7 +307,7 @@ def test_placing_pods_one_by_one_keeps_zones_within_max_skew() -> None:
         assert pl.pre_filter(state, incoming, snap)[1] is None
         mask = pl.filter_nodes(state, incoming, snap)
         # The counts kept across cycles give what a fresh plugin computes.
-        fresh = PodTopologySpread(PodTopologySpreadArgs(), Handle(snap))
+        fresh = PodTopologySpread(PodTopologySpreadArgs(), new_handle(snapshot=snap))
         fresh_state = CycleState()
         fresh.pre_filter(fresh_state, incoming, snap)
         fresh_mask = fresh.filter_nodes(fresh_state, incoming, snap)

@@ -22,6 +22,8 @@ import numpy as np
 
 from pkg.util.labels import InvalidSelectorError
 from pkg.util.topologycounts import PodCounter
+from scheduler.apis.config import PodTopologySpreadArgs
+from scheduler.apis.config.kube_args import SYSTEM_DEFAULTING
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import (
     NODE,
@@ -59,8 +61,7 @@ from scheduler.framework.plugins.podtopologyspread.scoring import PRE_SCORE_STAT
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, state_not_found
 from scheduler.framework.types import NodeInfo, PodInfo
-
-SYSTEM_DEFAULTING = "System"
+from scheduler.frameworkext.interface import ExtendedHandle
 
 _KIND = {DO_NOT_SCHEDULE: "hard", SCHEDULE_ANYWAY: "soft"}
 _NO_OWN_CONSTRAINTS: Mapping[str, tuple[Constraint, ...]] = {a: () for a in _KIND}
@@ -105,17 +106,17 @@ class PodTopologySpread(PodUpdatingPreFilterExtensions, PreFilterPlugin, FilterP
     pre_filter_state_key = PRE_FILTER_STATE_KEY
     has_normalize = True
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: PodTopologySpreadArgs | None, handle: ExtendedHandle) -> None:
         super().__init__(args, handle)
-        defaulting = getattr(args, "defaulting_type", SYSTEM_DEFAULTING) or SYSTEM_DEFAULTING
-        self.system_defaulted = defaulting == SYSTEM_DEFAULTING
+        args = args if args is not None else PodTopologySpreadArgs()
+        self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
         defaults: Sequence[Mapping[str, Any]] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted
-            else [c.model_dump(by_alias=True, exclude_none=True) if hasattr(c, "model_dump")
-                  else c for c in getattr(args, "default_constraints", None) or ()])
+            else [c.model_dump(by_alias=True, exclude_none=True)
+                  for c in args.default_constraints])
         # Selectors come from the pod's Services and controller, never from the args.
         self.default_constraints = {a: filter_constraints(defaults, {}, a) for a in _KIND}
-        factory = getattr(handle, "informer_factory", None)
+        factory = handle.informer_factory
         self.listers = Listers(factory) if defaults and factory is not None else None
         self._counter = PodCounter()
 

@@ -14,12 +14,13 @@ from scheduler.framework.events import (
     node_update_events,
     pod_update_events,
 )
-from scheduler.framework.plugins.interpodaffinity.testing import ZONE, Handle, node, pod
+from scheduler.framework.plugins.interpodaffinity.testing import ZONE, node, pod
 from scheduler.framework.plugins.podtopologyspread import PodTopologySpread
+from scheduler.frameworkext.testing import new_handle
 
 QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
-PL = PodTopologySpread(PodTopologySpreadArgs(), Handle())
+PL = PodTopologySpread(PodTopologySpreadArgs(), new_handle())
 TARGET = pod("target", {"app": "web"}, spread=[{
     "maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
     "labelSelector": {"matchLabels": {"app": "web"}}, "nodeTaintsPolicy": "Honor"}])

@@ -19,7 +19,6 @@ from scheduler.framework.plugins.interpodaffinity.testing import (
     REGION,
     ZONE,
     FakeInformers,
-    Handle,
     node,
     pod,
     random_cluster,
@@ -30,6 +29,7 @@ from scheduler.framework.plugins.podtopologyspread.scoring import PRE_SCORE_STAT
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code
 from scheduler.framework.types import PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 FOO = {"foo": ""}
 
@@ -44,7 +44,8 @@ def scores(snap: Snapshot, incoming: dict[str, Any], args: Any = None,
            informers: Any = None, names: list[str] | None = None
            ) -> tuple[Any, dict[str, int] | None]:
     """(PreScore status, normalized score per node) over ``names`` (default: every node)."""
-    pl = PodTopologySpread(args or PodTopologySpreadArgs(), Handle(snap, informers))
+    pl = PodTopologySpread(args or PodTopologySpreadArgs(),
+                           new_handle(snapshot=snap, informer_factory=informers))
     state, pi = CycleState(), PodInfo(incoming)
     idx = np.array([snap.index[n] for n in names or snap.names])
     status = pl.pre_score(state, pi, [snap.node_infos[i] for i in idx])
@@ -158,7 +159,7 @@ def test_list_defaults_spread_by_the_controlling_replica_set() -> None:
 
 def test_normalize_after_scalar_scores_uses_the_pre_score_nodes() -> None:
     snap = snapshot_of(FOUR + [node("n", {})], foo_pods("a"))
-    pl = PodTopologySpread(PodTopologySpreadArgs(), Handle(snap))
+    pl = PodTopologySpread(PodTopologySpreadArgs(), new_handle(snapshot=snap))
     state, pi = CycleState(), PodInfo(pod("p", FOO, spread=[soft()]))
     assert pl.pre_score(state, pi, snap.node_infos) is None
     raw = np.array([pl.score(state, pi, ni)[0] for ni in snap.node_infos])
@@ -227,7 +228,7 @@ def test_score_nodes_agrees_with_score_and_a_walk_over_all_pods(seed: int) -> No
     args = PodTopologySpreadArgs() if system else PodTopologySpreadArgs(
         defaulting_type="List", default_constraints=[TopologySpreadConstraint(
             max_skew=2, topology_key=REGION, when_unsatisfiable="ScheduleAnyway")])
-    pl = PodTopologySpread(args, Handle(snap, services))
+    pl = PodTopologySpread(args, new_handle(snapshot=snap, informer_factory=services))
     for k in range(8):
         own = [soft(rng.choice([ZONE, REGION, HOSTNAME]), rng.randrange(1, 4),
                     {"app": rng.choice("ab")},

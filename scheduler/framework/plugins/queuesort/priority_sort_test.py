@@ -5,6 +5,7 @@ from typing import Any
 
 from scheduler.framework.plugins.queuesort.priority_sort import PrioritySort
 from scheduler.framework.queue import QueuedPodInfo
+from scheduler.frameworkext.testing import new_handle
 
 
 def queued(name: str, priority: int | None, timestamp: float) -> QueuedPodInfo:
@@ -16,7 +17,7 @@ def queued(name: str, priority: int | None, timestamp: float) -> QueuedPodInfo:
 
 
 def order(*pods: QueuedPodInfo) -> list[str]:
-    less = PrioritySort().less
+    less = PrioritySort(None, new_handle()).less
 
     def cmp(a: QueuedPodInfo, b: QueuedPodInfo) -> int:
         return -1 if less(a, b) else (1 if less(b, a) else 0)
@@ -32,5 +33,5 @@ def test_higher_priority_first_then_earlier() -> None:
 
 def test_equal_pods_are_not_less_either_way() -> None:
     a, b = queued("a", 3, 1.0), queued("b", 3, 1.0)
-    less = PrioritySort().less
+    less = PrioritySort(None, new_handle()).less
     assert not less(a, b) and not less(b, a)

@@ -6,6 +6,7 @@ from scheduler.framework.events import POD, ActionType, QueueingHint
 from scheduler.framework.plugins.schedulinggates.scheduling_gates import SchedulingGates
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 
 def make_pod(*gates: str, uid: str = "uid-p") -> dict[str, Any]:
@@ -16,17 +17,18 @@ def make_pod(*gates: str, uid: str = "uid-p") -> dict[str, Any]:
 
 
 def test_a_gated_pod_waits_and_names_its_gates() -> None:
-    status = SchedulingGates().pre_enqueue(PodInfo(make_pod("example.com/a", "b")))
+    plugin = SchedulingGates(None, new_handle())
+    status = plugin.pre_enqueue(PodInfo(make_pod("example.com/a", "b")))
     assert status == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                             "waiting for scheduling gates: [example.com/a b]")
 
 
 def test_a_pod_without_gates_enters() -> None:
-    assert SchedulingGates().pre_enqueue(PodInfo(make_pod())) is None
+    assert SchedulingGates(None, new_handle()).pre_enqueue(PodInfo(make_pod())) is None
 
 
 def test_only_the_pod_losing_its_gates_is_requeued() -> None:
-    [event] = SchedulingGates().events_to_register()
+    [event] = SchedulingGates(None, new_handle()).events_to_register()
     assert (event.event.resource, event.event.action_type) == (
         POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
     assert event.hint_fn is not None

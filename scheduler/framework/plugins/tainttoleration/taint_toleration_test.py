@@ -14,6 +14,7 @@ from scheduler.framework.plugins.tainttoleration import TaintToleration
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, is_success
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.testing import new_handle
 
 
 def taint(key: str, value: str = "", effect: str = "NoSchedule") -> dict[str, str]:
@@ -78,7 +79,7 @@ def snapshot_of(*infos: NodeInfo) -> Snapshot:
 ])
 def test_filter(tolerations: tuple[dict[str, Any], ...], taints: tuple[dict[str, str], ...],
                 reason: str | None) -> None:
-    plugin = TaintToleration()
+    plugin = TaintToleration(None, new_handle())
     ni = make_node("n1", *taints)
     status = plugin.filter(CycleState(), make_pod(*tolerations), ni)
     if reason is None:
@@ -93,13 +94,13 @@ def test_filter(tolerations: tuple[dict[str, Any], ...], taints: tuple[dict[str,
 
 def test_filter_nodes_is_none_without_blocking_taints() -> None:
     snap = snapshot_of(make_node("a"), make_node("b", taint("x", effect="PreferNoSchedule")))
-    assert TaintToleration().filter_nodes(CycleState(), make_pod(), snap) is None
+    assert TaintToleration(None, new_handle()).filter_nodes(CycleState(), make_pod(), snap) is None
 
 
 def test_filter_nodes_masks_only_untolerated_nodes() -> None:
     snap = snapshot_of(make_node("a"), make_node("b", taint("gpu")), make_node("c", taint("x")),
                        make_node("d", taint("gpu")))
-    mask = TaintToleration().filter_nodes(
+    mask = TaintToleration(None, new_handle()).filter_nodes(
         CycleState(), make_pod(tol("gpu", operator="Exists")), snap)
     assert mask is not None
     assert mask.tolist() == [True, True, False, True]
@@ -112,9 +113,9 @@ def test_explain_lists_every_untolerated_taint() -> None:
     ni = make_node("n", taint("a", "1"), taint("b", effect="NoExecute"),
                    taint("c", effect="PreferNoSchedule"), taint("d", "4"))
     pod = make_pod(tol("d", "4"))
-    assert TaintToleration().explain(CycleState(), pod, ni) == \
+    assert TaintToleration(None, new_handle()).explain(CycleState(), pod, ni) == \
         "untolerated taints: a=1:NoSchedule, b:NoExecute"
-    assert TaintToleration().explain(CycleState(), pod, make_node("m")) is None
+    assert TaintToleration(None, new_handle()).explain(CycleState(), pod, make_node("m")) is None
 
 
 # Score --------------------------------------------------------------------------------------
@@ -168,11 +169,11 @@ def run_score(plugin: TaintToleration, pod: PodInfo, infos: list[NodeInfo]) -> l
 ])
 def test_score(tolerations: tuple[dict[str, Any], ...], nodes: list[NodeInfo],
                want: list[int]) -> None:
-    assert run_score(TaintToleration(), make_pod(*tolerations), nodes) == want
+    assert run_score(TaintToleration(None, new_handle()), make_pod(*tolerations), nodes) == want
 
 
 def test_score_without_pre_score_is_an_error() -> None:
-    plugin = TaintToleration()
+    plugin = TaintToleration(None, new_handle())
     ni = make_node("A", taint("foo", effect="PreferNoSchedule"))
     _, status = plugin.score(CycleState(), make_pod(), ni)
     assert status is not None and status.code == Code.ERROR
@@ -204,7 +205,7 @@ def test_vectorised_agrees_with_scalar(seed: int) -> None:
     infos = [make_node(f"n{i}", *(random_taint(rng) for _ in range(rng.choice((0, 0, 1, 2, 3)))))
              for i in range(rng.randint(1, 60))]
     snap = snapshot_of(*infos)
-    plugin = TaintToleration()
+    plugin = TaintToleration(None, new_handle())
     for _ in range(10):
         pod = make_pod(*(random_toleration(rng) for _ in range(rng.randint(0, 4))))
         state = CycleState()
@@ -221,7 +222,7 @@ def test_vectorised_agrees_with_scalar(seed: int) -> None:
 def test_memo_follows_node_changes() -> None:
     infos = [make_node("a"), make_node("b", taint("x"))]
     snap = snapshot_of(*infos)
-    plugin = TaintToleration()
+    plugin = TaintToleration(None, new_handle())
     mask = plugin.filter_nodes(CycleState(), make_pod(), snap)
     assert mask is not None and mask.tolist() == [True, False]
     snap.set_node_info(1, make_node("b"))
@@ -232,7 +233,7 @@ def test_memo_follows_node_changes() -> None:
 # Events -------------------------------------------------------------------------------------
 
 def test_events_to_register() -> None:
-    events = [e.event for e in TaintToleration().events_to_register()]
+    events = [e.event for e in TaintToleration(None, new_handle()).events_to_register()]
     assert events == [ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
                       ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATION)]
 
@@ -255,14 +256,14 @@ def node_obj(*taints: dict[str, str]) -> dict[str, Any]:
 ])
 def test_node_change_hint(old: dict[str, Any] | None, new: dict[str, Any],
                           want: QueueingHint) -> None:
-    (node_hint, _) = TaintToleration().events_to_register()
+    (node_hint, _) = TaintToleration(None, new_handle()).events_to_register()
     pod = make_pod(tol("tolerated", "yes", "NoSchedule")).pod
     assert node_hint.hint_fn is not None
     assert node_hint.hint_fn(pod, old, new) == want
 
 
 def test_pod_toleration_hint_queues_only_this_pod_with_new_tolerations() -> None:
-    (_, pod_hint) = TaintToleration().events_to_register()
+    (_, pod_hint) = TaintToleration(None, new_handle()).events_to_register()
     assert pod_hint.hint_fn is not None
     old = make_pod(uid="u1").pod
     added = make_pod(tol("foo", "bar"), uid="u1").pod
