@@ -205,7 +205,11 @@ class GenericScheduler:
     def _diagnose(self, fwk: Framework, state: CycleState, pod: PodInfo,
                   masks: list[tuple[FilterPlugin, np.ndarray]], allowed: np.ndarray | None,
                   restricting: set[str], diagnosis: Diagnosis) -> None:
-        """Fill the diagnosis of a pod no node fits: statuses, per-plugin counts, nearest miss."""
+        """Fill the diagnosis of a pod no node fits: statuses, per-plugin counts, nearest miss.
+
+        Plugins are asked again on each node as the filter transformers leave it; where a
+        transformer failed, its status is the node's.
+        """
         snap = fwk.snapshot
         n = len(snap)
         statuses = diagnosis.node_to_status.statuses
@@ -225,7 +229,10 @@ class GenericScheduler:
                 continue
             rej = diagnosis.plugin_rejections[plugin.name] = PluginRejections(nodes=len(idx))
             for i in idx:
-                status = plugin.filter(state, pod, snap.node_infos[i])
+                pod_i, node_i, status = fwk.transformers.before_filter(state, pod,
+                                                                       snap.node_infos[i])
+                if status is None:
+                    status = plugin.filter(state, pod_i, node_i)
                 if status is None or status.code == Code.SUCCESS:
                     # Only a nominated pod made this node infeasible.
                     continue
@@ -254,13 +261,14 @@ class GenericScheduler:
         best = int(considered[np.argmin(failures[considered])])
         ni = snap.node_infos[best]
         miss = NearestMiss(node=ni.name, failed_plugins=[])
+        pod_b, node_b, failed = fwk.transformers.before_filter(state, pod, ni)
         for plugin, m in masks:
             if m[best]:
                 continue
             miss.failed_plugins.append(plugin.name)
-            status = plugin.filter(state, pod, ni)
+            status = failed if failed is not None else plugin.filter(state, pod_b, node_b)
             miss.reasons[plugin.name] = list(status.reasons) if status is not None else []
-            detail = plugin.explain(state, pod, ni)
+            detail = None if failed is not None else plugin.explain(state, pod_b, node_b)
             if detail:
                 miss.details[plugin.name] = detail
         diagnosis.nearest_miss = miss

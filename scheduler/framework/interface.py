@@ -12,8 +12,8 @@ Two additions over upstream, both for speed in Python and both optional:
 * ``FilterPlugin.filter_nodes`` filters every node of the snapshot at once and returns a
   boolean mask (True = passes). The default loops over ``filter``; the hot plugins override it
   with numpy over ``Snapshot``'s arrays. ``filter`` stays the reference: preemption, nominated
-  pods and the why-pending diagnosis call it on single (possibly modified) NodeInfos, and a test
-  per plugin checks that both agree.
+  pods, filter transformers and the why-pending diagnosis call it on single (possibly modified)
+  NodeInfos, and a test per plugin checks that both agree.
 * ``ScorePlugin.score_nodes`` scores the feasible nodes (indices into the snapshot) at once.
 
 ``explain`` lets a Filter plugin say by how much a node missed, for the diagnosis.
@@ -201,9 +201,14 @@ class ScorePlugin(Plugin):
                     idx: np.ndarray) -> tuple[np.ndarray, Status | None]:
         """Scores of the nodes ``snapshot.node_infos[i] for i in idx``, as int64."""
         infos = snapshot.node_infos
-        out = np.empty(len(idx), dtype=np.int64)
-        for j, i in enumerate(idx):
-            s, status = self.score(state, pod, infos[i])
+        return self.score_each(state, pod, [infos[i] for i in idx])
+
+    def score_each(self, state: CycleState, pod: PodInfo,
+                   nodes: Sequence[NodeInfo]) -> tuple[np.ndarray, Status | None]:
+        """Scores of ``nodes``, one ``score`` call each, as int64."""
+        out = np.empty(len(nodes), dtype=np.int64)
+        for j, node_info in enumerate(nodes):
+            s, status = self.score(state, pod, node_info)
             if not is_success(status):
                 return out, status
             out[j] = s

@@ -5,10 +5,14 @@ Corresponds to kube-scheduler ``pkg/scheduler/framework/runtime/framework.go``
 (koordinator ``pkg/scheduler/frameworkext/framework_extender.go``) folded in: one
 ``Framework`` per profile, which is also the ``frameworkext.ExtendedHandle`` every plugin is
 built with (snapshot, clock, client, informers, nominator, binder, event recorder, metrics,
-forget-pod handlers, and the simulation helpers preemption needs).
+forget-pod handlers, and the simulation helpers preemption needs), and which runs the
+profile's transformers (``frameworkext.framework_extender.Transformers``) before PreFilter,
+Filter and Score.
 
 Filter and Score run vectorised over the snapshot (see ``interface.py``); the scalar
-``run_filter_plugins`` is the reference used for single nodes.
+``run_filter_plugins`` is the reference used for single nodes. A profile that enables a filter
+(score) transformer filters (scores) node by node through the scalar ``filter`` (``score``),
+because a transformer changes one NodeInfo at a time.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from scheduler.framework.interface import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.framework_extender import Transformers
 from scheduler.frameworkext.interface import (
     ClientSet,
     EventRecorder,
@@ -200,6 +205,7 @@ class Framework:
         if not self.bind:
             raise FrameworkError(f"profile {profile_name!r}: at least one bind plugin is needed")
         self.post_bind: list[PostBindPlugin] = at("postBind", PostBindPlugin)
+        self.transformers = Transformers.enabled(self.pre_filter, self.filter, self.score)
         self._waiting: dict[str, WaitingPod] = {}
         self._waiting_lock = threading.Lock()
 
@@ -272,9 +278,23 @@ class Framework:
                        ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
         """(merged result, status, the plugins whose result restricted the nodes).
 
-        An Unschedulable plugin does not stop the others, as upstream (a later
-        UnschedulableAndUnresolvable must still be able to rule preemption out).
+        The PreFilter plugins see the pod as the BeforePreFilter transformers left it;
+        AfterPreFilter runs when they all passed.
         """
+        pod, status = self.transformers.before_pre_filter(state, pod)
+        if status is not None:
+            return None, status, set()
+        result, status, restricting = self._run_pre_filter_plugins(state, pod)
+        if status is None:
+            status = self.transformers.after_pre_filter(state, pod, result)
+            if status is not None:
+                return None, status, set()
+        return result, status, restricting
+
+    def _run_pre_filter_plugins(self, state: CycleState, pod: PodInfo
+                                ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """An Unschedulable plugin does not stop the others, as upstream (a later
+        UnschedulableAndUnresolvable must still be able to rule preemption out)."""
         result: PreFilterResult | None = None
         restricting: set[str] = set()
         rejected: Status | None = None
@@ -316,6 +336,8 @@ class Framework:
 
         Returns the masks of the plugins that rejected at least one node, in plugin order.
         """
+        if self.transformers.filter:
+            return self._filter_masks_node_by_node(state, pod)
         out = []
         snap = self.deps.snapshot
         skip = state.skip_filter_plugins
@@ -330,6 +352,23 @@ class Framework:
             if mask is not None:
                 out.append((p, mask))
         return out
+
+    def _filter_masks_node_by_node(self, state: CycleState,
+                                   pod: PodInfo) -> list[tuple[FilterPlugin, np.ndarray]]:
+        """``filter_masks`` through the scalar Filter on each node as the BeforeFilter
+        transformers leave it; a transformer's failure rejects the node in its own mask."""
+        infos = self.deps.snapshot.node_infos
+        skip = state.skip_filter_plugins
+        masks = {p.name: np.ones(len(infos), dtype=bool) for p in self.filter}
+        for i, node_info in enumerate(infos):
+            pod_i, node_i, status = self.transformers.before_filter(state, pod, node_info)
+            if status is not None:
+                masks[status.plugin][i] = False
+                continue
+            for p in self.filter:
+                if p.name not in skip and not is_success(p.filter(state, pod_i, node_i)):
+                    masks[p.name][i] = False
+        return [(p, masks[p.name]) for p in self.filter if not masks[p.name].all()]
 
     def run_filter_plugins(self, state: CycleState, pod: PodInfo,
                            node_info: NodeInfo) -> Status | None:
@@ -381,7 +420,11 @@ class Framework:
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: PodInfo,
                                                node_info: NodeInfo) -> Status | None:
-        """Filter with higher-or-equal-priority nominated pods counted, then without them."""
+        """Filter (after the BeforeFilter transformers) with higher-or-equal-priority nominated
+        pods counted, then without them."""
+        pod, node_info, status = self.transformers.before_filter(state, pod, node_info)
+        if status is not None:
+            return status
         nominated = self.nominated_pods_for(pod, node_info.name)
         if nominated:
             state2 = state.clone()
@@ -439,16 +482,26 @@ class Framework:
     def run_score(self, state: CycleState, pod: PodInfo, idx: np.ndarray,
                   per_plugin: dict[str, np.ndarray] | None = None
                   ) -> tuple[np.ndarray, Status | None]:
-        """Weighted total score of the nodes ``idx``; fills ``per_plugin`` when given."""
+        """Weighted total score of the nodes ``idx``; fills ``per_plugin`` when given.
+
+        The Score plugins see the pod and nodes as the BeforeScore transformers left them.
+        """
         total = np.zeros(len(idx), dtype=np.int64)
         snap = self.deps.snapshot
+        transformed: Sequence[NodeInfo] | None = None
+        if self.transformers.score:
+            pod, transformed, status = self.transformers.before_score(
+                state, pod, [snap.node_infos[i] for i in idx])
+            if status is not None:
+                return total, status
         skip = state.skip_score_plugins
         rec = state.record_plugin_metrics
         for p in self.score:
             if p.name in skip:
                 continue
             start = time.perf_counter() if rec else 0.0
-            scores, status = p.score_nodes(state, pod, snap, idx)
+            scores, status = (p.score_nodes(state, pod, snap, idx) if transformed is None
+                              else p.score_each(state, pod, transformed))
             if status is not None and not status.is_success():
                 return total, Status(Code.ERROR, f"running Score plugin {p.name!r}: "
                                      f"{status.message()}", plugin=p.name)

@@ -1,11 +1,24 @@
-"""The extended handle plugins are built with.
+"""The extended handle plugins are built with, and the transformer interfaces.
 
 Corresponds to koordinator ``pkg/scheduler/frameworkext/interface.go`` (``ExtendedHandle``,
-``ForgetPodHandler``) over kube-scheduler's ``framework.Handle``. Every plugin is constructed as
+``PreFilterTransformer``, ``FilterTransformer``, ``ScoreTransformer``, ``ForgetPodHandler``)
+over kube-scheduler's ``framework.Handle``. Every plugin is constructed as
 ``Plugin(args, handle)`` with its profile's ``ExtendedHandle``; ``Framework``
 (``scheduler/framework/runtime.py``) is the implementation. Upstream's separate Koordinator
 clientset and informer factory are one here: the client and the shared informer factory serve
 Kubernetes objects and Koordinator's CRDs alike (``Resource.for_model(NodeMetric)``).
+
+A transformer is a plugin that also subclasses one of the transformer bases below. It runs
+only when the plugin is enabled at the matching extension point, in that point's order, and
+what it returns is what the point's plugins see in this cycle (a changed pod must be a copy):
+
+* ``before_pre_filter`` before the PreFilter plugins (``after_pre_filter`` after them, when
+  they all passed);
+* ``before_filter`` before the Filter plugins, node by node (preemption's and the nominated
+  pods' re-checks included);
+* ``before_score`` before the Score plugins, with the nodes to score.
+
+A transformer's failure is the point's status, with the transformer as the failed plugin.
 
 The Protocols at the end are what the scheduler uses of ``pkg``'s client, informer factory and
 event recorder, so that tests and benchmarks can hand in their own.
@@ -13,12 +26,12 @@ event recorder, so that tests and benchmarks can hand in their own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pkg.util.clock import Clock
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interface import PodNominator
+from scheduler.framework.interface import Plugin, PodNominator, PreFilterResult
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Status
 from scheduler.framework.types import NodeInfo, PodInfo
@@ -80,6 +93,37 @@ class ExtendedHandle(Protocol):
                                             ) -> Status | None: ...
 
     def register_forget_pod_handler(self, handler: ForgetPodHandler) -> None: ...
+
+
+# Transformers ----------------------------------------------------------------------------
+
+
+class PreFilterTransformer(Plugin):
+    def before_pre_filter(self, state: CycleState,
+                          pod: PodInfo) -> tuple[PodInfo, Status | None]:
+        """The pod the PreFilter plugins see (``pod`` itself when unchanged)."""
+        raise NotImplementedError
+
+    def after_pre_filter(self, state: CycleState, pod: PodInfo,
+                         result: PreFilterResult | None) -> Status | None:
+        """Runs after every PreFilter plugin passed, e.g. to correct their cycle state."""
+        return None
+
+
+class FilterTransformer(Plugin):
+    def before_filter(self, state: CycleState, pod: PodInfo,
+                      node_info: NodeInfo) -> tuple[PodInfo, NodeInfo, Status | None]:
+        """The pod and NodeInfo the Filter plugins see on this node (the given ones when
+        unchanged)."""
+        raise NotImplementedError
+
+
+class ScoreTransformer(Plugin):
+    def before_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+                     ) -> tuple[PodInfo, Sequence[NodeInfo], Status | None]:
+        """The pod and NodeInfos the Score plugins see: one per node of ``nodes``, in
+        order (the given ones when unchanged)."""
+        raise NotImplementedError
 
 
 # What the scheduler uses of pkg's client, informers and events --------------------------
