@@ -3,7 +3,8 @@
 Corresponds to kube-scheduler ``pkg/scheduler/scheduler.go`` (``New``) and
 ``pkg/scheduler/profile``. Each profile's plugins come from ``expand_profile_plugins`` (the
 merged defaults plus the file's lists, multiPoint expanded) and the registry of
-``scheduler/plugins/registry.py``. A plugin name the registry does not know is a start-up error;
+``scheduler/plugins/registry.py`` with the out-of-tree plugins of ``--plugin-module``
+(``frameworkext/outoftree.py``). A plugin name the registry does not know is a start-up error;
 a name of an upstream plugin this implementation does not have yet is left out with a warning
 naming the points it was configured at, so upstream's configuration files still load.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pkg.client.resources import PODS
@@ -29,6 +30,7 @@ from scheduler.framework.runtime import Framework, FrameworkDeps, FrameworkError
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import PodInfo
 from scheduler.frameworkext.interface import ClientSet, EventRecorder, InformerFactory
+from scheduler.frameworkext.outoftree import register_plugin_modules
 from scheduler.metrics.metrics import SchedulerMetrics
 from scheduler.plugins.registry import NOT_YET_IMPLEMENTED, new_registry
 from scheduler.schedule_one import PodGetter
@@ -89,9 +91,15 @@ def build_scheduler(cfg: KubeSchedulerConfiguration, *, client: ClientSet | None
                     metrics: SchedulerMetrics | None = None, clock: Clock = REAL_CLOCK,
                     registry: Mapping[str, type[Plugin]] | None = None,
                     rng: random.Random | None = None, bind_workers: int = 16,
-                    pod_getter: PodGetter | None = None) -> Built:
-    """A Scheduler with one Framework per profile, sharing one queue, cache and snapshot."""
-    registry = registry if registry is not None else new_registry()
+                    pod_getter: PodGetter | None = None, plugin_modules: Sequence[str] = (),
+                    plugin_path: Sequence[str] = ()) -> Built:
+    """A Scheduler with one Framework per profile, sharing one queue, cache and snapshot.
+
+    ``plugin_modules`` and ``plugin_path`` are the ``--plugin-module`` and ``--plugin-path``
+    values: out-of-tree plugins joining ``registry`` (default: ``new_registry()``).
+    """
+    registry = dict(registry) if registry is not None else new_registry()
+    register_plugin_modules(registry, plugin_modules, plugin_path)
     if binder is None and client is not None:
         binder = ApiBinder(client)
     snapshot = Snapshot()

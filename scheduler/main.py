@@ -70,6 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-f", "--debug-filters", nargs="?", const=True, default=False)
     p.add_argument("-d", "--debug-diagnosis", nargs="?", const=True, default=False)
     p.add_argument("--controller-plugins", default="*")
+    p.add_argument("--plugin-module", action="append", default=[], metavar="MODULE",
+                   help="Import out-of-tree scheduler plugins from MODULE at start-up: a file "
+                        "(/path/to/plugin.py) or a dotted module name; its PLUGINS lists the "
+                        "plugin classes. Repeatable, or comma-separated.")
+    p.add_argument("--plugin-path", action="append", default=[], metavar="DIR",
+                   help="Put DIR first on the import path of --plugin-module. Repeatable, "
+                        "or comma-separated.")
     add_leader_election_flags(p, LeaderElectionConfiguration(
         resource_name="koord-scheduler", resource_namespace="koordinator-system"))
     klog.add_flags(p)
@@ -103,7 +110,8 @@ def build(args: argparse.Namespace, runner: Runner) -> None:
     factory = SharedInformerFactory(client)
     events = EventBroadcaster(client)
     built = build_scheduler(cfg, client=client, informer_factory=factory,
-                            recorder=events.new_recorder(PROG), metrics=SchedulerMetrics())
+                            recorder=events.new_recorder(PROG), metrics=SchedulerMetrics(),
+                            plugin_modules=args.plugin_module, plugin_path=args.plugin_path)
     built.handlers.register(factory)
     server = runner.serve(f"{args.bind_address}:{args.port}")
     server.add_handler("/debug/pods", debug_pods_handler(built.scheduler), subtree=True)

@@ -3,7 +3,10 @@
 Corresponds to upstream ``cmd/koord-scheduler/main.go`` (``app.WithPlugin(...)`` for each
 Koordinator plugin) on top of kube-scheduler's in-tree registry
 (``pkg/scheduler/framework/plugins/registry.go``). This is the one place plugins are
-registered; a configuration naming anything else fails at start-up.
+registered, besides the out-of-tree plugins of ``--plugin-module``
+(``scheduler/frameworkext/outoftree.py``); a configuration naming anything else fails at
+start-up. Each plugin declares the extension points it serves in its own module, by the
+interface bases its class subclasses (``scheduler/framework/registry.py``).
 
 ``NOT_YET_IMPLEMENTED`` lists upstream plugins that configurations may name (upstream's
 shipped scheduler-config.yaml enables several) but that this implementation does not have yet:
@@ -26,6 +29,7 @@ from scheduler.framework.plugins.podtopologyspread import PodTopologySpread
 from scheduler.framework.plugins.queuesort import PrioritySort
 from scheduler.framework.plugins.schedulinggates import SchedulingGates
 from scheduler.framework.plugins.tainttoleration import TaintToleration
+from scheduler.framework.registry import register
 from scheduler.plugins.loadaware import LoadAwareScheduling
 
 IN_TREE: tuple[type[Plugin], ...] = (
@@ -62,4 +66,6 @@ NOT_YET_IMPLEMENTED: dict[str, str] = {
 
 def new_registry() -> dict[str, type[Plugin]]:
     """Plugin name → plugin class, for every plugin this scheduler implements."""
-    return {cls.name: cls for cls in (*IN_TREE, *KOORDINATOR)}
+    registry: dict[str, type[Plugin]] = {}
+    register(registry, (*IN_TREE, *KOORDINATOR))
+    return registry

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from pkg.client.resources import EVENTS, LEASES, NODE_METRICS, PODS, PRIORITY_CLASSES
 from pkg.client.rest import Client
@@ -326,3 +327,52 @@ def test_a_stopped_leader_releases_the_lease(srv: ServerHandle, client: Client,
         a.stop()
         if b is not None:
             b.stop()
+
+
+# Out-of-tree plugins ----------------------------------------------------------------------------
+
+
+def _readme_example(language: str) -> str:
+    """The ``language`` code block of README.md's out-of-tree plugin example, as written."""
+    section = (REPO_ROOT / "README.md").read_text().split("### Out-of-tree plugins", 1)[1]
+    return section.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+def test_an_out_of_tree_plugin_changes_placements(srv: ServerHandle, client: Client,
+                                                  tmp_path: Path) -> None:
+    plugins = tmp_path / "plugins"  # outside the repository's packages
+    plugins.mkdir()
+    module = plugins / "prefer_label.py"
+    module.write_text(_readme_example("python"))
+    config = yaml.safe_load(_readme_example("yaml"))
+    # The README's profile, beside a default one to compare with.
+    config["profiles"].insert(0, {"schedulerName": "default-scheduler"})
+    config.update(apiVersion="kubescheduler.config.k8s.io/v1",
+                  kind="KubeSchedulerConfiguration", leaderElection={"leaderElect": False})
+    srv.add_nodes(1, cpu="16", memory="32Gi")
+    srv.add_nodes(1, start=1, cpu="2", memory="4Gi", labels={"example.com/preferred": "true"})
+    proc, url = start_scheduler(srv, yaml.safe_dump(config), tmp_path,
+                                extra=["--plugin-module", str(module)])
+    try:
+        wait_for(lambda: _healthy(url), what=f"koord-scheduler healthy; log:\n{proc.log()}")
+        # The default plugins pick the big empty node...
+        client.create(PODS, _pod("plain", schedulerName="default-scheduler"))
+        assert _wait_bound(client, "plain") == "node-0"
+        # ... the plugin, the labelled one.
+        client.create(PODS, _pod("preferring"))
+        assert _wait_bound(client, "preferring") == "node-1"
+    finally:
+        proc.stop()
+
+
+def test_a_bad_plugin_module_stops_the_scheduler(srv: ServerHandle, tmp_path: Path) -> None:
+    module = tmp_path / "broken_plugin.py"
+    module.write_text("import no_such_dependency\n")
+    proc, _ = start_scheduler(srv, _config(leader_elect=False), tmp_path,
+                              extra=["--plugin-module", str(module)])
+    try:
+        assert proc.proc.wait(60) == 1
+    finally:
+        proc.stop()
+    assert (f"plugin module {str(module)!r}: importing it failed: ModuleNotFoundError: "
+            "No module named 'no_such_dependency'") in proc.log()
