@@ -13,7 +13,7 @@ from pkg.util.testdata import upstream_data_dir
 from scheduler.apis.config import KubeSchedulerConfiguration, load_scheduler_config
 from scheduler.factory import Built, build_scheduler
 from scheduler.framework.binder import InMemoryBinder
-from scheduler.framework.runtime import Framework, FrameworkError
+from scheduler.framework.runtime import FrameworkError
 
 HEADER = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -102,7 +102,6 @@ def test_profiles_share_the_queue_cache_and_snapshot() -> None:
     built = build(cfg)
     sched = built.scheduler
     a, b = sched.profiles["default-scheduler"], sched.profiles["batch-scheduler"]
-    assert isinstance(a, Framework) and isinstance(b, Framework)
     assert a.snapshot is b.snapshot is sched.snapshot
     assert a.nominator is b.nominator is sched.queue.nominator
     assert (a.percentage_of_nodes_to_score, b.percentage_of_nodes_to_score) == (None, 30)

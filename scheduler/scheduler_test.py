@@ -368,8 +368,13 @@ def test_a_pod_bound_by_someone_else_during_its_cycle_does_not_stop_the_loop() -
         h.add_pod_to_queue(pod)
         elsewhere = dict(pod, spec=dict(pod["spec"], nodeName="n1"))
         hook: Any = cluster.sched.profiles["default-scheduler"].plugin("Hook")
+
+        def bound_elsewhere() -> None:
+            h.delete_pod_from_queue(pod)
+            h.add_pod_to_cache(elsewhere)
+
         # The informer reports the pod bound (by another scheduler) while we schedule it.
-        hook.during = lambda: (h.delete_pod_from_queue(pod), h.add_pod_to_cache(elsewhere))
+        hook.during = bound_elsewhere
         cluster.schedule()
         assert cluster.binder.bindings == {}
         assert cluster.cpu_counted("n1") == 2000  # counted once, as the bound pod

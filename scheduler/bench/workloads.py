@@ -9,7 +9,7 @@ nodes, the pods already bound, and the pods to schedule.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +54,7 @@ def pod(name: str, *, node_name: str = "", labels: dict[str, str] | None = None,
 
 
 def node_metric(node_name: str, *, cpu_milli: int, memory: int, update_time: str,
-                pods: list[tuple[str, int, int]] = ()) -> dict[str, Any]:
+                pods: Sequence[tuple[str, int, int]] = ()) -> dict[str, Any]:
     """A NodeMetric as koordlet reports it (usage of the node and of its pods)."""
     return {
         "apiVersion": "slo.koordinator.sh/v1alpha1", "kind": "NodeMetric",

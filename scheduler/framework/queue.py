@@ -135,6 +135,9 @@ class _ActiveEntry:
     def __init__(self, qpi: QueuedPodInfo) -> None:
         self.qpi = qpi
 
+    def __lt__(self, other: _ActiveEntry) -> bool:
+        raise NotImplementedError
+
 
 def _active_entry_type(less: LessFn) -> type[_ActiveEntry]:
     class Entry(_ActiveEntry):
@@ -287,16 +290,16 @@ class SchedulingQueue:
                     self._set_pod(qpi, new)
                     self.nominator.update(old, qpi.pod_info)
                     return
-            qpi = self._unsched.get(key)
-            if qpi is not None:
-                self._set_pod(qpi, new)
-                self.nominator.update(old, qpi.pod_info)
+            parked = self._unsched.get(key)
+            if parked is not None:
+                self._set_pod(parked, new)
+                self.nominator.update(old, parked.pod_info)
                 if old is not None and not is_pod_updated(old, new):
                     return
                 self._unsched_remove(key)
-                if self._backing_off(qpi):
-                    self._move_to_backoff(qpi, UNSCHEDULED_POD_UPDATE.label)
-                elif self._move_to_active(qpi, UNSCHEDULED_POD_UPDATE.label):
+                if self._backing_off(parked):
+                    self._move_to_backoff(parked, UNSCHEDULED_POD_UPDATE.label)
+                elif self._move_to_active(parked, UNSCHEDULED_POD_UPDATE.label):
                     self._cond.notify()
                 return
             uid = _uid(new)

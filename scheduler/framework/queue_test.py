@@ -93,11 +93,11 @@ def test_pop_counts_attempts_and_first_entry(clock: FakeClock) -> None:
     q.add(make_pod("a"))
     qpi = pop_and_fail(q)
     assert (qpi.attempts, qpi.initial_attempt_timestamp) == (1, 3.0)
-    assert isinstance(qpi.pod_info, PodInfo) and qpi.key == "ns/a" and qpi.uid == "uid-a"
+    assert qpi.pod_info.key == qpi.key == "ns/a" and qpi.uid == "uid-a"
     clock.step(1)
     q.flush_backoff_completed()
-    qpi = q.pop(timeout=0)
-    assert qpi is not None and qpi.attempts == 2 and qpi.initial_attempt_timestamp == 3.0
+    again = q.pop(timeout=0)
+    assert again is not None and again.attempts == 2 and again.initial_attempt_timestamp == 3.0
 
 
 def test_backoff_doubles_up_to_the_max(clock: FakeClock) -> None:
@@ -642,7 +642,7 @@ def test_concurrent_producers_and_consumer(clock: FakeClock) -> None:
     producers = [threading.Thread(target=produce, args=(p,)) for p in "xy"]
     for t in producers:
         t.start()
-    seen = set()
+    seen: set[str] = set()
     while len(seen) < 2 * n:
         qpi = q.pop(timeout=1000)
         assert qpi is not None and qpi.key not in seen

@@ -57,6 +57,10 @@ class Snapshot:
         i = self.index.get(name)
         return None if i is None else self.node_infos[i]
 
+    def __getitem__(self, name: str) -> NodeInfo:
+        """The node's NodeInfo; KeyError when the snapshot has no such node."""
+        return self.node_infos[self.index[name]]
+
     def resource_row(self, resource: str) -> int | None:
         """The row of ``resource`` in the arrays; None when no node or pod has it."""
         return self.rows.get(resource)

@@ -28,7 +28,7 @@ def test_extended_resources_appear_as_rows_on_rebuild_and_update() -> None:
     assert list(snap.requested_of("cpu")) == [0, 1500]
     assert list(snap.requested_of("example.com/fpga")) == [0, 1]
     assert list(snap.requested_of("pods")) == [0, 1]
-    assert snap.get("b").requested["cpu"] == 1500
+    assert snap["b"].requested["cpu"] == 1500
 
 
 def test_only_changed_nodes_are_copied_and_node_changes_clear_the_memo() -> None:

@@ -3,12 +3,18 @@ validation rules (scheduler.md 2.3), decoded from their JSON form."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from scheduler.apis.config.base import PluginArgs
-from scheduler.apis.config.koord_args import KOORD_ARGS_KINDS
+from scheduler.apis.config.koord_args import (
+    KOORD_ARGS_KINDS,
+    ElasticQuotaArgs,
+    LoadAwareSchedulingArgs,
+    NodeNUMAResourceArgs,
+    ReservationArgs,
+)
 from scheduler.apis.config.plugin_args import decode_plugin_args
 from scheduler.apis.config.types import V1
 
@@ -62,9 +68,13 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
-def decode(name: str, raw: dict[str, Any] | None) -> PluginArgs:
-    args, errors = decode_plugin_args(name, raw, V1)
-    assert errors == [] and isinstance(args, PluginArgs)
+A = TypeVar("A", bound=PluginArgs)
+
+
+def decode(model: type[A], raw: dict[str, Any] | None) -> A:
+    """``raw`` decoded as the args of ``model``'s plugin."""
+    args, errors = decode_plugin_args(model.PLUGIN, raw, V1)
+    assert errors == [] and isinstance(args, model)
     return args
 
 
@@ -85,8 +95,8 @@ def test_every_koordinator_kind_has_a_defaults_row() -> None:
 def test_defaults(name: str) -> None:
     kind = f"{name}Args"
     expected = {"apiVersion": V1, "kind": kind, **DEFAULTS[name]}
-    assert decode(name, None).to_dict() == expected
-    assert decode(name, {"kind": kind, "apiVersion": V1}).to_dict() == expected
+    assert decode(KOORD_ARGS_KINDS[name], None).to_dict() == expected
+    assert decode(KOORD_ARGS_KINDS[name], {"kind": kind, "apiVersion": V1}).to_dict() == expected
     assert KOORD_ARGS_KINDS[name]().validate_args() == []
 
 
@@ -94,32 +104,32 @@ def test_defaults(name: str) -> None:
 
 
 def test_resource_weights_default_only_without_dominant_resource_weight() -> None:
-    assert decode("LoadAwareScheduling", {"dominantResourceWeight": 5}).resource_weights == {}
-    assert decode("LoadAwareScheduling", {"resourceWeights": {"cpu": 3}}
+    assert decode(LoadAwareSchedulingArgs, {"dominantResourceWeight": 5}).resource_weights == {}
+    assert decode(LoadAwareSchedulingArgs, {"resourceWeights": {"cpu": 3}}
                   ).resource_weights == {"cpu": 3}
 
 
 def test_estimated_scaling_factors_fill_missing_cpu_and_memory() -> None:
-    args = decode("LoadAwareScheduling", {"estimatedScalingFactors": {"cpu": 50, "x/y": 10}})
+    args = decode(LoadAwareSchedulingArgs, {"estimatedScalingFactors": {"cpu": 50, "x/y": 10}})
     assert args.estimated_scaling_factors == {"cpu": 50, "memory": 70, "x/y": 10}
 
 
 def test_usage_thresholds_default_only_when_empty() -> None:
-    assert decode("LoadAwareScheduling", {"usageThresholds": {}}).usage_thresholds == {
+    assert decode(LoadAwareSchedulingArgs, {"usageThresholds": {}}).usage_thresholds == {
         "cpu": 65, "memory": 95}
-    assert decode("LoadAwareScheduling", {"usageThresholds": {"cpu": 0}}).usage_thresholds == {
+    assert decode(LoadAwareSchedulingArgs, {"usageThresholds": {"cpu": 0}}).usage_thresholds == {
         "cpu": 0}
 
 
 def test_reservation_zero_durations_mean_the_default() -> None:
-    args = decode("Reservation", {"gcDurationSeconds": 0, "gcIntervalSeconds": 0,
+    args = decode(ReservationArgs, {"gcDurationSeconds": 0, "gcIntervalSeconds": 0,
                                   "resyncIntervalSeconds": 30})
     assert (args.gc_duration_seconds, args.gc_interval_seconds, args.resync_interval_seconds
             ) == (86400, 60, 30)
 
 
 def test_elastic_quota_empty_values_mean_the_default() -> None:
-    args = decode("ElasticQuota", {"quotaGroupNamespace": "", "defaultQuotaGroupMax": {},
+    args = decode(ElasticQuotaArgs, {"quotaGroupNamespace": "", "defaultQuotaGroupMax": {},
                                    "systemQuotaGroupMax": {"cpu": "10"}, "delayEvictTime": "0s"})
     assert args.quota_group_namespace == "koordinator-system"
     assert args.default_quota_group_max == {"cpu": MAX, "memory": MAX}
@@ -129,7 +139,7 @@ def test_elastic_quota_empty_values_mean_the_default() -> None:
 
 
 def test_explicit_empty_cpu_bind_policy_stays() -> None:
-    assert decode("NodeNUMAResource", {"defaultCPUBindPolicy": ""}).default_cpu_bind_policy == ""
+    assert decode(NodeNUMAResourceArgs, {"defaultCPUBindPolicy": ""}).default_cpu_bind_policy == ""
 
 
 # --- validation ----------------------------------------------------------------------------
@@ -205,7 +215,7 @@ def test_decoding_is_strict(raw: dict[str, Any], expected: str) -> None:
 
 
 def test_valid_args_keep_their_values() -> None:
-    args = decode("LoadAwareScheduling", {
+    args = decode(LoadAwareSchedulingArgs, {
         "aggregated": {"usageThresholds": {"cpu": 70}, "usageAggregationType": "p95",
                        "usageAggregatedDuration": "5m"},
         "prodUsageThresholds": {"cpu": 50}, "estimatedSecondsAfterPodScheduled": 30})
@@ -213,6 +223,6 @@ def test_valid_args_keep_their_values() -> None:
     assert args.aggregated is not None and args.aggregated.usage_aggregated_duration == 300.0
     assert args.prod_usage_thresholds == {"cpu": 50}
     assert args.estimated_seconds_after_pod_scheduled == 30
-    reservation = decode("Reservation", {"ignoredResources": ["example.com/gpu"],
+    reservation = decode(ReservationArgs, {"ignoredResources": ["example.com/gpu"],
                                          "ignoredResourceGroups": ["example.com"]})
     assert reservation.validate_args() == []

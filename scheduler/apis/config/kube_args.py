@@ -286,8 +286,8 @@ class NodeAffinityArgs(PluginArgs):
                 errors += _term_errors(loc + ("nodeSelectorTerms", i), term)
         preferred_loc: Loc = ("addedAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
         preferred = affinity.preferred_during_scheduling_ignored_during_execution
-        for i, term in enumerate(preferred):
-            errors += _term_errors(preferred_loc + (i, "preference"), term.preference)
+        for i, weighted in enumerate(preferred):
+            errors += _term_errors(preferred_loc + (i, "preference"), weighted.preference)
         return errors
 
 

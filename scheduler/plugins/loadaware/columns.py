@@ -37,9 +37,9 @@ class NodeColumns:
                     self._fill(i, cache.nodes.get(name))
                 return
             for name in dirty:
-                i = self.index.get(name)
-                if i is not None:
-                    self._fill(i, cache.nodes.get(name))
+                column = self.index.get(name)
+                if column is not None:
+                    self._fill(column, cache.nodes.get(name))
 
     def existing(self, source: UsageSource) -> np.ndarray:
         """Existing load per resource row and node column (0 where no NodeMetric)."""

@@ -262,16 +262,17 @@ class LoadAwareScheduling(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlu
         if facts.daemonset:
             return None
         thresholds, source, _ = self.filter_profile.pick(facts.prod)
-        default_on = thresholds is not None and bool(thresholds.any())
+        if thresholds is not None and not thresholds.any():
+            thresholds = None  # all zero: filtering is off
         custom = self._custom_profiles(snapshot)
-        if not default_on and not custom:
+        if thresholds is None and not custom:
             return None
         self.columns.sync(snapshot)
         alloc = self._allocatable(snapshot)
         now = self.clock.now()
         n = len(snapshot)
-        mask = (self._passes(slice(None), thresholds, source, facts.estimated, alloc, now)
-                if default_on else np.ones(n, dtype=bool))
+        mask = (np.ones(n, dtype=bool) if thresholds is None
+                else self._passes(slice(None), thresholds, source, facts.estimated, alloc, now))
         for i, profile in custom:
             t, s, _ = profile.pick(facts.prod)
             mask[i] = (t is None or not t.any()

@@ -45,7 +45,7 @@ def run_filter(plugin: LoadAwareScheduling, handle: ExtendedHandle, pod: dict[st
     pi = PodInfo(pod)
     state = CycleState()
     snap = handle.snapshot
-    status = plugin.filter(state, pi, snap.get(node))
+    status = plugin.filter(state, pi, snap[node])
     mask = plugin.filter_nodes(state, pi, snap)
     passed = True if mask is None else bool(mask[snap.index[node]])
     assert passed == (status is None), (status, mask)
@@ -57,7 +57,7 @@ def run_score(plugin: LoadAwareScheduling, handle: ExtendedHandle, pod: dict[str
     pi = PodInfo(pod)
     state = CycleState()
     snap = handle.snapshot
-    score, status = plugin.score(state, pi, snap.get(node))
+    score, status = plugin.score(state, pi, snap[node])
     assert status is None
     scores, status = plugin.score_nodes(state, pi, snap, np.array([snap.index[node]]))
     assert status is None and int(scores[0]) == score
@@ -101,7 +101,7 @@ def test_filter_reports_the_first_resource_in_name_order():
     assert run_filter(plugin, handle, make_pod("p", requests=INCOMING)) == \
         unschedulable("node(s) cpu usage exceed threshold")
     assert plugin.explain(CycleState(), PodInfo(make_pod("p", requests=INCOMING)),
-                          handle.snapshot.get("n1")) == "cpu usage 90% > threshold 65%"
+                          handle.snapshot["n1"]) == "cpu usage 90% > threshold 65%"
 
 
 def test_zero_thresholds_disable_filtering():

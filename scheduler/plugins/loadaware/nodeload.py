@@ -105,6 +105,7 @@ class NodeLoad:
         # (the class may have changed, or a stale pod may linger in the report).
         active_prod = pod.prod and pod.key in m.prod_pods
         if active_prod:
+            assert u is not None  # the prod pods are among the pods with usage
             self.prod_usage += sign * u
         e = pod.estimated
         if e is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -97,9 +98,9 @@ def _world(rng: random.Random, n: int) -> tuple[list, list, list]:
         reported = [(f"default/{p['metadata']['name']}", _quantities(rng, 2, 4),
                      rng.choice(["koord-prod", "koord-batch"]))
                     for p in assigned if rng.random() < 0.6]
-        aggregated = {(kind, window): _quantities(rng, cpu, mem)
-                      for kind in ("p50", "p95") for window in (300, 1800)
-                      if rng.random() < 0.6}
+        aggregated: dict[tuple[str, float], Mapping[str, str]] = {
+            (kind, window): _quantities(rng, cpu, mem)
+            for kind in ("p50", "p95") for window in (300, 1800) if rng.random() < 0.6}
         metrics.append(make_metric(
             name, update_time=None if rng.random() < 0.05 else NOW - rng.uniform(0, 400),
             usage=_quantities(rng, cpu, mem), system_usage=_quantities(rng, 1, 2),

@@ -107,7 +107,9 @@ def test_a_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
     fwk = build_framework(one_victim_cluster(), client=client, recorder=recorder)
     victim = fwk.snapshot.node_infos[0].pods["default/victim"]
     waiting = WaitingPod(victim, {"Coscheduling": 60.0}, time.monotonic)
-    fwk.get_waiting_pod = lambda uid: waiting if uid == victim.uid else None  # type: ignore
+    # The victim waits at another plugin's Permit.
+    fwk.get_waiting_pod = (  # type: ignore[method-assign]  # a stand-in for a parked pod
+        lambda uid: waiting if uid == victim.uid else None)
 
     a = attempt(fwk, make_pod("p", 10, cpu="2"))
 

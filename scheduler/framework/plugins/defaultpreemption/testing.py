@@ -170,8 +170,8 @@ def build_framework(infos: list[NodeInfo], *, plugins: Sequence[type[Plugin]] = 
     snapshot.ensure_resources(sorted({r for ni in infos for r in (*ni.allocatable,
                                                                   *ni.requested)}))
     snapshot.rebuild(infos)
-    registry: dict[str, type[Plugin]] = {p.name: p for p in (*plugins, Sort, Bind)}
-    registry[DefaultPreemption.name] = DefaultPreemption
+    every: tuple[type[Plugin], ...] = (*plugins, Sort, Bind, DefaultPreemption)
+    registry = {p.name: p for p in every}
     config: dict[str, list[tuple[str, int]]] = {
         "queueSort": [(Sort.name, 0)], "bind": [(Bind.name, 0)],
         "postFilter": [(DefaultPreemption.name, 0)],

@@ -104,8 +104,7 @@ def incoming_counts(snapshot: Snapshot, counter: PodCounter,
             affinity_counts.add_per_node(t.topology_key, per_node)
     anti_counts = TopologyCounts(snapshot)
     for t in anti_affinity:
-        per_node = counter.counts(infos, t.match_key,
-                                  lambda p, t=t: t.matches(p.namespace, p.labels, None))
+        per_node = counter.counts(infos, t.match_key, t.matches_merged)
         anti_counts.add_per_node(t.topology_key, per_node)
     return affinity_counts, anti_counts
 

@@ -65,7 +65,7 @@ def results(snap: Snapshot, incoming: dict[str, Any], informers: Any = None
     out = {}
     for ni in snap.node_infos:
         st = pl.filter(state, pi, ni)
-        out[ni.name] = None if is_success(st) else (st.code, st.message())
+        out[ni.name] = None if st is None or st.is_success() else (st.code, st.message())
     return out
 
 
@@ -196,7 +196,7 @@ def test_add_pod_satisfies_affinity_and_remove_pod_undoes_it() -> None:
     snap = snapshot_of(ZONES, [pod("db", {"app": "db"}, node_name="n1")])
     incoming = pod("p", affinity=affinity([term(ZONE, {"app": "db"})]))
     pl, state, pi, _ = run(snap, incoming)
-    n3 = snap.get("n3")
+    n3 = snap["n3"]
     assert not is_success(pl.filter(state, pi, n3))
     added = PodInfo(pod("db2", {"app": "db"}, node_name="n3"))
     assert pl.add_pod(state, pi, added, n3) is None
@@ -214,12 +214,12 @@ def test_removing_the_clashing_pods_lifts_anti_affinity() -> None:
     incoming = pod("p", {"app": "web"}, affinity=affinity(anti=[term(ZONE, {"app": "web"})]))
     pl, state, pi, _ = run(snap, incoming)
     clone = state.clone()
-    pl.remove_pod(clone, pi, snap.get("n1").pods["default/guard"], snap.get("n1"))
-    pl.remove_pod(clone, pi, snap.get("n3").pods["default/web"], snap.get("n3"))
+    pl.remove_pod(clone, pi, snap["n1"].pods["default/guard"], snap["n1"])
+    pl.remove_pod(clone, pi, snap["n3"].pods["default/web"], snap["n3"])
     for name in ("n1", "n3"):
-        assert pl.filter(clone, pi, snap.get(name)) is None
+        assert pl.filter(clone, pi, snap[name]) is None
         # The original state is untouched by the simulation on the clone.
-        assert not is_success(pl.filter(state, pi, snap.get(name)))
+        assert not is_success(pl.filter(state, pi, snap[name]))
 
 
 def test_add_pod_with_anti_affinity_against_the_incoming_pod() -> None:
@@ -228,10 +228,10 @@ def test_add_pod_with_anti_affinity_against_the_incoming_pod() -> None:
     pl, state, pi, _ = run(snap, incoming)
     guard = PodInfo(pod("guard", node_name="n2",
                         affinity=affinity(anti=[term(ZONE, {"app": "web"})])))
-    pl.add_pod(state, pi, guard, snap.get("n2"))
-    st = pl.filter(state, pi, snap.get("n1"))
+    pl.add_pod(state, pi, guard, snap["n2"])
+    st = pl.filter(state, pi, snap["n1"])
     assert st is not None and st.reasons == (EXISTING_ANTI_AFFINITY,)
-    assert pl.filter(state, pi, snap.get("n3")) is None
+    assert pl.filter(state, pi, snap["n3"]) is None
 
 
 # Vectorised Filter -----------------------------------------------------------------------------

@@ -108,11 +108,11 @@ def test_args_and_explain() -> None:
     pl = InterPodAffinity(None, new_handle(snapshot=snap))
     state, pi = CycleState(), PodInfo(pod("p", {"app": "web"}))
     assert pl.pre_filter(state, pi, snap) == (None, None)
-    assert pl.explain(state, pi, snap.get("n1")) == (
+    assert pl.explain(state, pi, snap["n1"]) == (
         f"1 existing pod(s) with anti-affinity to this pod in {ZONE}=z1")
-    assert pl.explain(state, pi, snap.get("n2")) is None
+    assert pl.explain(state, pi, snap["n2"]) is None
     state, pi = CycleState(), PodInfo(TARGET)
     pl.pre_filter(state, pi, snap)
-    assert pl.explain(state, pi, snap.get("n1")) == (
+    assert pl.explain(state, pi, snap["n1"]) == (
         f"no pod matching all affinity terms in {ZONE}=z1")
-    assert pl.explain(state, pi, snap.get("n2")) == f"node has no label {ZONE}"
+    assert pl.explain(state, pi, snap["n2"]) == f"node has no label {ZONE}"

@@ -50,22 +50,21 @@ def topology_scores(snapshot: Snapshot, counter: PodCounter, pod: PodInfo,
     for terms, sign in ((preferred, 1), (preferred_anti, -1)):
         for wt in terms:
             t = wt.term
-            per_node = counter.counts(infos, t.match_key,
-                                      lambda p, t=t: t.matches(p.namespace, p.labels, None))
+            per_node = counter.counts(infos, t.match_key, t.matches_merged)
             matched |= scores.add_per_node(t.topology_key, per_node, sign * wt.weight)
     for ni in snapshot.have_pods_with_affinity:
         labels = ni.labels
         if not labels:
             continue
         for existing in ni.pods_with_affinity.values():
-            terms = pod_terms(existing)
+            existing_terms = pod_terms(existing)
             if hard_pod_affinity_weight > 0:
-                for t in terms.required_affinity:
+                for t in existing_terms.required_affinity:
                     if t.matches_pod(pod, namespace_labels):
                         matched |= scores.update(labels, t.topology_key,
                                                  hard_pod_affinity_weight)
-            for group, sign in ((terms.preferred_affinity, 1),
-                                (terms.preferred_anti_affinity, -1)):
+            for group, sign in ((existing_terms.preferred_affinity, 1),
+                                (existing_terms.preferred_anti_affinity, -1)):
                 for wt in group:
                     if wt.term.matches_pod(pod, namespace_labels):
                         matched |= scores.update(labels, wt.term.topology_key,

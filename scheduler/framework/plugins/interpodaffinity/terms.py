@@ -39,6 +39,11 @@ class AffinityTerm:
     def matches_pod(self, pod: PodInfo, namespace_labels: Mapping[str, str] | None) -> bool:
         return self.matches(pod.namespace, pod.labels, namespace_labels)
 
+    def matches_merged(self, pod: PodInfo) -> bool:
+        """``matches_pod`` for the incoming pod's terms, whose namespace selector was merged
+        into ``namespaces`` (``Namespaces.merge``): no namespace labels needed."""
+        return self.matches(pod.namespace, pod.labels, None)
+
     @property
     def match_key(self) -> tuple[frozenset[str], Selector, Selector]:
         """What decides which pods match (the topology key does not)."""

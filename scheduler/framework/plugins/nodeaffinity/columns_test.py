@@ -121,7 +121,7 @@ def test_masks_and_scores_agree_with_scalar(seed: int) -> None:
 def test_plugin_vectorised_agrees_with_scalar(seed: int) -> None:
     rng = random.Random(seed)
     snap, infos = make_snapshot(rng)
-    added = {}
+    added: dict[str, Any] = {}
     if rng.random() < 0.5:
         added["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [
             {"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["c"]}]}]}

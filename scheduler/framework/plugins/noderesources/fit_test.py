@@ -85,11 +85,13 @@ def test_extended_and_batch_resources_are_checked() -> None:
 def test_ignored_resources_and_groups_skip_extended_resources_only() -> None:
     ni = node_info(make_node("n", cpu=8))
     pod = make_pod("p", {GPU: 1, "other.io/fpga": 1, BATCH_CPU: 1000})
-    assert run_filter(fit(fit_args(ignoredResources=[GPU])), pod, ni).reasons == (
+    status = run_filter(fit(fit_args(ignoredResources=[GPU])), pod, ni)
+    assert status is not None and status.reasons == (
         "Insufficient other.io/fpga", f"Insufficient {BATCH_CPU}")
     # kubernetes.io/ resources are native, never ignored.
     plugin = fit(fit_args(ignoredResourceGroups=["example.com", "other.io", "kubernetes.io"]))
-    assert run_filter(plugin, pod, ni).reasons == (f"Insufficient {BATCH_CPU}",)
+    status = run_filter(plugin, pod, ni)
+    assert status is not None and status.reasons == (f"Insufficient {BATCH_CPU}",)
 
 
 def test_explain_says_by_how_much() -> None:

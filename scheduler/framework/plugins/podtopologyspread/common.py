@@ -45,16 +45,20 @@ class Constraint:
         return replace(self, selector=selector)
 
 
+def _set_requirements(labels: Mapping[str, str]) -> tuple[Requirement, ...]:
+    return tuple(Requirement(k, IN, frozenset((v,))) for k, v in sorted(labels.items()))
+
+
 def selector_from_set(labels: Mapping[str, str]) -> Selector:
     """``labels.SelectorFromSet``: every pair must hold."""
-    return Selector(tuple(Requirement(k, IN, frozenset((v,))) for k, v in sorted(labels.items())))
+    return Selector(_set_requirements(labels))
 
 
 def _merge_label_set(labels: Mapping[str, str], selector: Selector) -> Selector:
     # A selector that matches nothing stays so (upstream mergeLabelSetWithSelector).
     if selector.requirements is None:
         return selector
-    return Selector(selector_from_set(labels).requirements + selector.requirements)
+    return Selector(_set_requirements(labels) + selector.requirements)
 
 
 def filter_constraints(constraints: Sequence[Mapping[str, Any]], pod_labels: Mapping[str, str],

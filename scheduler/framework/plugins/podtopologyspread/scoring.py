@@ -183,8 +183,13 @@ def score_nodes(s: PreScoreState, idx: np.ndarray) -> np.ndarray:
     s.sizes = _sizes_of(s, codes, ignored)
     total = np.zeros(len(idx), dtype=np.float64)
     for i, c in enumerate(s.constraints):
-        counts, per_node = s.counts[i], s.per_node[i]
-        cnt = per_node[idx] if counts is None else counts.at(idx)
+        counts = s.counts[i]
+        if counts is not None:
+            cnt = counts.at(idx)
+        else:
+            per_node = s.per_node[i]
+            assert per_node is not None  # a hostname constraint is counted per node
+            cnt = per_node[idx]
         total += np.where(codes[i] >= 0, cnt * s.sizes.weights[i] + (c.max_skew - 1), 0.0)
     whole = np.floor(total)
     out = (whole + (total - whole >= 0.5)).astype(np.int64)

@@ -119,7 +119,7 @@ def test_system_defaults_spread_by_the_pods_services() -> None:
     # No Service selects the pod: no default constraints.
     status, _ = scores(snap, web, informers=FakeInformers())
     assert status is not None and status.code == Code.SKIP
-    services = {"services": [
+    services: dict[str, list[dict[str, Any]]] = {"services": [
         {"metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": {
             "app": "web"}}},
         {"metadata": {"name": "none", "namespace": "default"}, "spec": {}},
@@ -234,7 +234,7 @@ def test_score_nodes_agrees_with_score_and_a_walk_over_all_pods(seed: int) -> No
                     {"app": rng.choice("ab")},
                     nodeAffinityPolicy=rng.choice(["Honor", "Ignore"]))
                for _ in range(rng.randrange(0, 3))]
-        extra = {"nodeSelector": {REGION: "r1"}} if rng.random() < 0.3 else {}
+        extra: dict[str, Any] = {"nodeSelector": {REGION: "r1"}} if rng.random() < 0.3 else {}
         incoming = PodInfo(pod(f"in{k}", {"app": "a"}, spread=own, **extra))
         filtered = sorted(rng.sample(range(len(snap)), rng.randrange(5, 40)))
         idx = np.array(filtered)

@@ -75,7 +75,7 @@ def _group(snapshot: Snapshot) -> TaintGroups:
             g = index[sig] = len(taints)
             taints.append(tuple(node_taints))
         codes[i] = g
-    effects = frozenset(t.get("effect") for group in taints for t in group)
+    effects = frozenset(t.get("effect") or "" for group in taints for t in group)
     return TaintGroups(tuple(taints), _frozen(codes), effects)
 
 
