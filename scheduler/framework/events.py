@@ -81,7 +81,7 @@ ASSIGNED_POD = "AssignedPod"
 UNSCHEDULED_POD = "UnschedulablePod"
 NODE = "Node"
 WILDCARD_RESOURCE = "*"
-# Koordinator CRDs that its plugins register events for (shared/upstream/scheduler.md 3.2).
+# Koordinator CRDs that its plugins register events for (their EventsToRegister upstream).
 NODE_METRIC = "nodemetrics.v1alpha1.slo.koordinator.sh"
 RESERVATION = "reservations.v1alpha1.scheduling.koordinator.sh"
 NODE_RESOURCE_TOPOLOGY = "noderesourcetopologies.v1alpha1.topology.node.k8s.io"

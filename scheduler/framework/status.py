@@ -1,7 +1,7 @@
 """Framework status codes and the Status a plugin returns.
 
-Corresponds to kube-scheduler ``pkg/scheduler/framework/interface.go`` (``Code``, ``Status``);
-codes and their meaning are in shared/upstream/scheduler.md section 3.10.
+Corresponds to kube-scheduler ``pkg/scheduler/framework/interface.go`` (``Code``, ``Status``),
+with the codes and their meaning as there.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Arguments of Koordinator's scheduler plugins: types, defaults and validation.
 
 Corresponds to Koordinator ``pkg/scheduler/apis/config/v1/types.go`` and ``defaults.go``
-(``SetDefaults_*Args``) and ``pkg/scheduler/apis/config/validation/validation_pluginargs.go``;
-defaults and rules as in shared/upstream/scheduler.md 2.2 and 2.3. One model serves every
+(``SetDefaults_*Args``) and ``pkg/scheduler/apis/config/validation/validation_pluginargs.go``,
+whose defaults and rules the models apply. One model serves every
 apiVersion (upstream's v1beta2/v1beta3 copies are subsets of v1).
 
 Resource maps are ``dict[str, int]``; durations are seconds (see ``base.py``). Beyond upstream's

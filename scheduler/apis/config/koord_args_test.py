@@ -1,5 +1,6 @@
-"""Koordinator plugin args: the defaults table (scheduler.md 2.2), conditional defaults and the
-validation rules (scheduler.md 2.3), decoded from their JSON form."""
+"""Koordinator plugin args: upstream's defaults (``pkg/scheduler/apis/config/v1/defaults.go``),
+conditional defaults and validation rules (``validation/validation_pluginargs.go``), decoded
+from their JSON form."""
 
 from __future__ import annotations
 

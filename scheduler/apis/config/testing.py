@@ -1,8 +1,8 @@
 """Test helpers: which extension points each plugin implements, as a stand-in registry.
 
 The framework answers ``implements`` from its plugin classes; tests of the configuration use
-this table instead (kube-scheduler v1.35's in-tree plugins, Koordinator's from
-shared/upstream/scheduler.md section 1).
+this table instead (kube-scheduler v1.35's in-tree plugins, and Koordinator's as each one's
+upstream ``pkg/scheduler/plugins/<name>`` implements the framework interfaces).
 """
 
 from __future__ import annotations

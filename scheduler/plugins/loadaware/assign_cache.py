@@ -2,9 +2,9 @@
 
 Corresponds to koordinator ``pkg/scheduler/plugins/loadaware/pod_assign_cache.go``
 (``podAssignCache``: ``assign``/``unAssign``, ``shouldEstimatePodDeadline``, the pod and
-NodeMetric event handlers); rules in shared/upstream/scheduler.md 5.4. Informer handlers run on
-their own threads, so every change happens under one lock and names its node in ``dirty``;
-the plugin's per-node arrays re-read exactly those nodes at the next cycle.
+NodeMetric event handlers). Informer handlers run on their own threads, so every change happens
+under one lock and names its node in ``dirty``; the plugin's per-node arrays re-read exactly
+those nodes at the next cycle.
 """
 
 from __future__ import annotations

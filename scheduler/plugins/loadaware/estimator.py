@@ -1,9 +1,9 @@
 """How much a pod will use and how much a node can give: the default estimator.
 
 Corresponds to koordinator ``pkg/scheduler/plugins/loadaware/estimator`` (``DefaultEstimator``:
-``EstimatePod``, ``EstimateNode``); rules in shared/upstream/scheduler.md 5.2 and 5.3. A pod's
-estimate is max(request, limit) of the resource its priority class really consumes, scaled by
-the configured factor and capped at the limit; empty cpu/memory count as 250m / 200 MiB.
+``EstimatePod``, ``EstimateNode``). A pod's estimate is max(request, limit) of the resource its
+priority class really consumes, scaled by the configured factor and capped at the limit; empty
+cpu/memory count as 250m / 200 MiB.
 """
 
 from __future__ import annotations

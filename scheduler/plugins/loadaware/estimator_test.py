@@ -17,7 +17,7 @@ def estimate(pod: dict, factors: dict[str, int] = DEFAULT_FACTORS,
 
 
 def test_worked_example_of_the_reference():
-    # scheduler.md 5.3: request = limit 4 cpu / 8Gi with factors 85/70.
+    # request = limit 4 cpu / 8Gi with factors 85/70.
     res = {"cpu": "4", "memory": "8Gi"}
     pod = make_pod("p", requests=res, limits=res)
     assert estimate(pod) == {"cpu": 3400, "memory": 6012954214}

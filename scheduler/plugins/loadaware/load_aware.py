@@ -1,11 +1,10 @@
 """The LoadAwareScheduling plugin: filter and score nodes by measured load plus estimates.
 
-Corresponds to koordinator ``pkg/scheduler/plugins/loadaware/load_aware.go``; behaviour in
-shared/upstream/scheduler.md section 5. A node's load is its NodeMetric usage (latest,
-aggregated percentile, or koord-prod pods only) plus estimates of pods the metric may not show
-yet, plus the incoming pod's estimate. Filter rejects nodes whose rounded usage percentage of
-some resource exceeds its threshold; Score prefers the least used nodes (truncating integer
-arithmetic, no normalisation).
+Corresponds to koordinator ``pkg/scheduler/plugins/loadaware/load_aware.go``. A node's load is
+its NodeMetric usage (latest, aggregated percentile, or koord-prod pods only) plus estimates of
+pods the metric may not show yet, plus the incoming pod's estimate. Filter rejects nodes whose
+rounded usage percentage of some resource exceeds its threshold; Score prefers the least used
+nodes (truncating integer arithmetic, no normalisation).
 
 Inputs, through the handle: ``informer_factory`` (pods and ``nodemetrics.v1alpha1.slo`` dicts
 feed the assign cache), ``clock`` (metric expiry and scheduling timestamps) and the snapshot

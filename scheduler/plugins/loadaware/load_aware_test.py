@@ -69,7 +69,7 @@ def unschedulable(reason: str) -> Status:
 
 
 def test_score_worked_example():
-    # scheduler.md 5.6: 96 cpu / 512Gi, usage 32 cpu / 10Gi, pod 16 cpu / 32Gi.
+    # 96 cpu / 512Gi, usage 32 cpu / 10Gi, pod 16 cpu / 32Gi.
     plugin, handle = new_plugin([make_node("n1")],
                                 [make_metric("n1", usage={"cpu": "32", "memory": "10Gi"})])
     pod = make_pod("p", requests={"cpu": "16", "memory": "32Gi"})

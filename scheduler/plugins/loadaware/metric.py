@@ -2,8 +2,8 @@
 
 Corresponds to the NodeMetric half of koordinator ``pkg/scheduler/plugins/loadaware``
 ``pod_assign_cache.go`` (``nodeInfo.AddOrUpdateNodeMetric``) and ``getNodeMetricReportInterval``
-in ``helper.go``; fields as in shared/upstream/scheduler.md 5.4. Objects are the parsed JSON
-dicts of ``slo.koordinator.sh/v1alpha1`` NodeMetrics (``api/slo/v1alpha1/nodemetric.py``).
+in ``helper.go``. Objects are the parsed JSON dicts of ``slo.koordinator.sh/v1alpha1``
+NodeMetrics (``api/slo/v1alpha1/nodemetric.py``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """One node's measured load, its assigned pods, and the existing-load vector built from both.
 
 Corresponds to ``nodeInfo`` in koordinator ``pkg/scheduler/plugins/loadaware/pod_assign_cache.go``
-(``addPod``/``deletePod``, ``getTargetAggregatedUsage``, ``GetNodeMetricAndEstimatedOfExisting``);
-rules in shared/upstream/scheduler.md 5.4. The sums are kept up to date as pods and the
-NodeMetric change, so reading a node's existing load costs one vector addition.
+(``addPod``/``deletePod``, ``getTargetAggregatedUsage``, ``GetNodeMetricAndEstimatedOfExisting``).
+The sums are kept up to date as pods and the NodeMetric change, so reading a node's existing
+load costs one vector addition.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 Corresponds to koordinator ``pkg/scheduler/plugins/loadaware/helper.go``
 (``usageThresholdsFilterProfile``, ``NewUsageThresholdsFilterProfile``,
-``generateUsageThresholdsFilterProfile``); rules in shared/upstream/scheduler.md 5.5 steps 2-3.
-The plugin args give the profile; a node's ``scheduling.koordinator.sh/usage-thresholds``
-annotation replaces whole groups of it (never single resources), and a malformed one is ignored.
+``generateUsageThresholdsFilterProfile``). The plugin args give the profile; a node's
+``scheduling.koordinator.sh/usage-thresholds`` annotation replaces whole groups of it (never
+single resources), and a malformed one is ignored.
 """
 
 from __future__ import annotations
