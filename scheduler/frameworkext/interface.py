@@ -10,7 +10,8 @@ Kubernetes objects and Koordinator's CRDs alike (``Resource.for_model(NodeMetric
 
 A transformer is a plugin that also subclasses one of the transformer bases below. It runs
 only when the plugin is enabled at the matching extension point, in that point's order, and
-what it returns is what the point's plugins see in this cycle (a changed pod must be a copy):
+what it returns is what that point's plugins see (changes go to copies, never to the pod or
+NodeInfo it was given):
 
 * ``before_pre_filter`` before the PreFilter plugins (``after_pre_filter`` after them, when
   they all passed);
