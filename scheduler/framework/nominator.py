@@ -17,15 +17,11 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from scheduler.framework.types import PodInfo
+from scheduler.framework.types import PodInfo, pod_uid
 
 
 def nominated_node_name(pod: Mapping[str, Any]) -> str:
     return (pod.get("status") or {}).get("nominatedNodeName") or ""
-
-
-def _uid(pod: Mapping[str, Any]) -> str:
-    return (pod.get("metadata") or {}).get("uid", "")
 
 
 class Nominator:
@@ -49,7 +45,7 @@ class Nominator:
 
     def delete_nominated_pod_if_exists(self, pod: Mapping[str, Any]) -> None:
         with self._lock:
-            self.delete(_uid(pod))
+            self.delete(pod_uid(pod))
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         """The pod infos nominated to ``node_name`` (a copy of the list)."""
@@ -82,9 +78,9 @@ class Nominator:
         if old is not None and not nominated_node_name(old) \
                 and not nominated_node_name(pod_info.pod):
             # Nominated by this scheduler and not yet written to the pod: keep the node.
-            node_name = self._nominated_node.get(_uid(old))
+            node_name = self._nominated_node.get(pod_uid(old))
         if old is not None:
-            self.delete(_uid(old))
+            self.delete(pod_uid(old))
         self.nominate(pod_info, node_name)
 
     def delete(self, uid: str) -> None:

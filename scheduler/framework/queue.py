@@ -63,7 +63,7 @@ from scheduler.framework.events import (
     pod_update_events,
 )
 from scheduler.framework.nominator import Nominator, nominated_node_name
-from scheduler.framework.types import PodInfo, pod_key
+from scheduler.framework.types import PodInfo, pod_key, pod_uid
 
 if TYPE_CHECKING:
     from scheduler.metrics.metrics import SchedulerMetrics
@@ -168,10 +168,6 @@ class _Matched:
 
 def _profile(pod: Mapping[str, Any]) -> str:
     return (pod.get("spec") or {}).get("schedulerName") or DEFAULT_PROFILE
-
-
-def _uid(pod: Mapping[str, Any]) -> str:
-    return (pod.get("metadata") or {}).get("uid", "")
 
 
 # Metadata that changes without changing what the pod asks for (upstream isPodUpdated).
@@ -302,7 +298,7 @@ class SchedulingQueue:
                 elif self._move_to_active(parked, UNSCHEDULED_POD_UPDATE.label):
                     self._cond.notify()
                 return
-            uid = _uid(new)
+            uid = pod_uid(new)
             if uid in self._in_flight:
                 self._in_flight_updates[uid] = new
                 return
@@ -312,7 +308,7 @@ class SchedulingQueue:
 
     def delete(self, pod: dict[str, Any]) -> None:
         """The pod is gone (or no longer ours): drop it from every sub-queue and the nominator."""
-        key, uid = pod_key(pod), _uid(pod)
+        key, uid = pod_key(pod), pod_uid(pod)
         with self._lock:
             self.nominator.delete(uid)
             qpi: QueuedPodInfo | None = None
@@ -433,7 +429,7 @@ class SchedulingQueue:
                 if qpi is None:
                     bentry = self._backoff.pop(key, None)
                     if bentry is None:
-                        if _uid(pod) in self._in_flight:
+                        if pod_uid(pod) in self._in_flight:
                             self._move_request_cycle = self._cycle
                         continue
                     qpi = bentry[2]
@@ -516,7 +512,7 @@ class SchedulingQueue:
     # Internals (the lock is held) --------------------------------------------------------
 
     def _new_queued_pod_info(self, pod: dict[str, Any]) -> QueuedPodInfo:
-        return QueuedPodInfo(pod, pod_key(pod), _uid(pod), self._clock.monotonic())
+        return QueuedPodInfo(pod, pod_key(pod), pod_uid(pod), self._clock.monotonic())
 
     def _set_pod(self, qpi: QueuedPodInfo, pod: dict[str, Any]) -> None:
         qpi.pod = pod
@@ -687,7 +683,7 @@ class SchedulingQueue:
     def _holds(self, pod: dict[str, Any]) -> bool:
         """Whether the pod is queued or being scheduled (the nominator's pod check)."""
         key = pod_key(pod)
-        return _uid(pod) in self._in_flight or key in self._unsched or key in self._active \
+        return pod_uid(pod) in self._in_flight or key in self._unsched or key in self._active \
             or key in self._backoff
 
     def _count_in(self, queue: str, event: str) -> None:

@@ -29,6 +29,10 @@ def next_generation() -> int:
     return next(_generation)
 
 
+def pod_uid(pod: Mapping[str, Any]) -> str:
+    return (pod.get("metadata") or {}).get("uid", "")
+
+
 def pod_key(pod: Mapping[str, Any]) -> str:
     meta = pod.get("metadata") or {}
     return f"{meta.get('namespace', '')}/{meta.get('name', '')}"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -26,6 +27,8 @@ from types import ModuleType
 from scheduler.framework.interface import Plugin
 from scheduler.framework.registry import DuplicatePluginError, Registry, register
 from scheduler.framework.runtime import FrameworkError
+
+log = logging.getLogger(__name__)
 
 # The module attribute that lists the plugin classes.
 PLUGINS = "PLUGINS"
@@ -60,6 +63,8 @@ def register_plugin_modules(registry: Registry, modules: Sequence[str],
             register(registry, plugins)
         except DuplicatePluginError as err:
             raise PluginModuleError(spec, str(err)) from err
+        log.info("registered out-of-tree plugins %s from %s",
+                 ", ".join(cls.name for cls in plugins), spec)
 
 
 def _import(spec: str) -> ModuleType:
