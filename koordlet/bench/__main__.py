@@ -56,8 +56,8 @@ def bench_tick(n_pods: int, ticks: int, page_cache: bool = False) -> float:
         now = time.time()
         for t in range(ticks + 1):
             start = time.process_time()
-            for c in collectors:
-                cache.append(c.collect(now + t))
+            for collector in collectors:
+                cache.append(collector.collect(now + t))
             if t:  # the first tick only primes the CPU rates
                 costs.append((time.process_time() - start) * 1000)
         costs.sort()

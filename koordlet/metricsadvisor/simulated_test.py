@@ -108,5 +108,6 @@ def test_simulated_topology_has_the_node_capacity_in_cpus() -> None:
     node.update({"status": {"capacity": {"cpu": "16", "memory": "64Gi"}}})
     collector.collect(1.0)
     topo = cache.get(mt.NODE_CPU_INFO_KEY)
+    assert topo is not None
     assert [p.cpu_id for p in topo.processors] == list(range(16))
     assert len(topo.cores()) == 16 and topo.sockets() == {0} and topo.numa_nodes() == {0}

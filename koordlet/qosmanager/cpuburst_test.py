@@ -80,6 +80,7 @@ def _run(plugin: CPUBurst, tmp_path: Path, *dirs: str) -> None:
 
 
 def _tick(ctx: Context, node_cores: float, throttled: float) -> None:
+    assert isinstance(ctx.clock, FakeClock)  # _setup's
     ctx.clock.step(1)
     now = ctx.clock.now()
     ctx.metric_cache.append([

@@ -165,12 +165,12 @@ class CPUEvict:
         released = release_milli(avg.request, avg.limit, lower, upper)
         if released <= 0:
             return 0
-        last = {a: last_value(self.ctx, mt.NODE_BE, _be_props(a))
-                for a in ("usage", "request", "realLimit")}
-        if any(v is None for v in last.values()):
+        usage, request, real_limit = (last_value(self.ctx, mt.NODE_BE, _be_props(a))
+                                      for a in ("usage", "request", "realLimit"))
+        if usage is None or request is None or real_limit is None:
             return 0
-        limit = last["realLimit"] if alloc_limit is None else alloc_limit
-        current = BEUsage(last["usage"], last["request"], limit)
+        limit = real_limit if alloc_limit is None else alloc_limit
+        current = BEUsage(usage, request, limit)
         if not usage_high(current, threshold):
             return 0
         if current.request == avg.request and current.limit == avg.limit:

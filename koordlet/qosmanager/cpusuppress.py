@@ -161,7 +161,7 @@ class CPUSuppress:
         host_all = host_non_be = 0
         slo = self.ctx.states.get_node_slo()
         for app in (slo.spec.host_applications if slo else None) or []:
-            props = {mt.HOST_APP_NAME: app.name}
+            props = {mt.HOST_APP_NAME: app.name or ""}  # Go's zero value for a nameless app
             used = self._last(mt.HOST_APPLICATION_CPU_USAGE, props, start, now)
             if used is None:
                 continue

@@ -50,7 +50,7 @@ class Config:
     cpu_evict_cool_time_seconds: int = 20
     only_evict_by_api: bool = False
 
-    def add_flags(self, parser: argparse.ArgumentParser) -> None:
+    def add_flags(self, parser: argparse._ActionsContainer) -> None:
         for name in (
             "reconcile_interval_seconds",
             "cpu_suppress_interval_seconds",

@@ -48,8 +48,10 @@ def test_failing_rounds_keep_the_strategy_running() -> None:
     manager = QOSManager(_ctx(), {"Flaky": _Flaky})
     stop = threading.Event()
     threads = manager.run(stop)
+    flaky = manager.strategies[0]
+    assert isinstance(flaky, _Flaky)
     try:
-        assert manager.strategies[0].done.wait(5)
+        assert flaky.done.wait(5)
     finally:
         stop.set()
         for t in threads:

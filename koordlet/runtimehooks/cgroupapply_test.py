@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from api.runtime.v1alpha1 import api_pb2
+import api.runtime.v1alpha1.api_pb2 as api_pb2
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.runtimehooks.cgroupapply import CgroupApplier, PodReconciler
 from koordlet.runtimehooks.hooks.batchresource import BatchResourceRule, batch_resource

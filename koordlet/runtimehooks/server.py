@@ -17,9 +17,10 @@ from concurrent import futures
 
 import grpc
 
+import api.runtime.v1alpha1.api_pb2 as api_pb2
+import api.runtime.v1alpha1.api_pb2_grpc as api_pb2_grpc
 from api.errors import MalformedValueError
 from api.extension.resource import ANNOTATION_EXTENDED_RESOURCE_SPEC, parse_extended_resource_spec
-from api.runtime.v1alpha1 import api_pb2, api_pb2_grpc
 from koordlet.runtimehooks.hooks.hooks import FailurePolicy, run_hooks, stages_with_hooks
 from koordlet.runtimehooks.protocol import (
     HookRequest,
@@ -33,7 +34,7 @@ from koordlet.runtimehooks.rule import Rules
 
 logger = logging.getLogger(__name__)
 
-ApplyUpdates = Callable[[list[CgroupUpdate]], None]
+ApplyUpdates = Callable[[list[CgroupUpdate]], object]  # a result, if any, is not read
 
 
 class InvalidRequest(ValueError):

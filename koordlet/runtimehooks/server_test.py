@@ -11,7 +11,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from api.runtime.v1alpha1 import api_pb2, api_pb2_grpc
+import api.runtime.v1alpha1.api_pb2 as api_pb2
+import api.runtime.v1alpha1.api_pb2_grpc as api_pb2_grpc
 from koordlet.runtimehooks.hooks.hooks import FailurePolicy
 from koordlet.runtimehooks.reconciler import CgroupUpdate
 from koordlet.runtimehooks.rule import Rules
@@ -136,8 +137,9 @@ def test_malformed_request_is_refused_and_the_server_keeps_serving(
     with pytest.raises(grpc.RpcError) as err:
         hooks.stub.PreCreateContainerHook(request, timeout=10)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert message in err.value.details()
-    assert "PreCreateContainer" in err.value.details()
+    details = err.value.details() or ""
+    assert message in details
+    assert "PreCreateContainer" in details
     ok = hooks.stub.PreCreateContainerHook(
         container_request(extended_spec_annotation({"c0": C0})), timeout=10)
     assert ok.container_resources.cpu_shares == 512
@@ -148,7 +150,7 @@ def test_malformed_pod_request_is_refused(hooks: Harness) -> None:
         hooks.stub.PreRunPodSandboxHook(
             pod_request({"node.koordinator.sh/extended-resource-spec": "[]"}), timeout=10)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "PreRunPodSandbox" in err.value.details()
+    assert "PreRunPodSandbox" in (err.value.details() or "")
     assert hooks.applied == []
     response = hooks.stub.PreRunPodSandboxHook(
         pod_request(extended_spec_annotation({"c0": C0})), timeout=10)
@@ -160,7 +162,7 @@ def test_hook_error_under_fail_policy(failing_hooks: Harness) -> None:
     with pytest.raises(grpc.RpcError) as err:
         failing_hooks.stub.PreRunPodSandboxHook(pod_request(annotations), timeout=10)
     assert err.value.code() == grpc.StatusCode.UNKNOWN
-    assert "CPUSetAllocator" in err.value.details()
+    assert "CPUSetAllocator" in (err.value.details() or "")
     # BatchResource ran before the failing hook: its pod writes still happen.
     assert CgroupUpdate(POD_DIR, "cpu.shares", "512") in failing_hooks.applied
 

@@ -24,7 +24,7 @@ class RegisterType(StrEnum):
     NODE_METADATA = "NodeMetadata"
 
 
-Callback = Callable[[RegisterType, Any], None]
+Callback = Callable[[RegisterType, Any], object]  # a result, if any, is not read
 
 
 class CallbackRunner:

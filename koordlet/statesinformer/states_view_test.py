@@ -43,6 +43,7 @@ def test_node_slo_is_merged_onto_defaults_and_a_malformed_one_keeps_the_last_goo
     good = view.get_node_slo()
     assert good is not None
     strategy = good.spec.resource_used_threshold_with_be
+    assert strategy is not None
     assert strategy.enable is True and strategy.cpu_suppress_threshold_percent == 40
     # Unset fields come from koordlet's defaults, as upstream merges them.
     assert strategy.memory_evict_threshold_percent == 70
@@ -57,5 +58,6 @@ def test_node_slo_is_merged_onto_defaults_and_a_malformed_one_keeps_the_last_goo
     assert "node-a" in errors[0] and "cpuSuppressThresholdPercent" in errors[0]
 
     raw.slo = slo("3", 55)
-    assert view.get_node_slo().spec.resource_used_threshold_with_be \
-        .cpu_suppress_threshold_percent == 55
+    merged = view.get_node_slo()
+    assert merged is not None and merged.spec.resource_used_threshold_with_be is not None
+    assert merged.spec.resource_used_threshold_with_be.cpu_suppress_threshold_percent == 55

@@ -175,7 +175,7 @@ def desired_quota(profile: ElasticQuotaProfile, existing: dict[str, Any] | None,
         spec_min[key] = _format(total[key]) if key in total else "0"
         spec_max[key] = str(QUOTA_MAX)
     md = profile.metadata
-    quota = dict(existing) if existing else {
+    quota: dict[str, Any] = dict(existing) if existing else {
         "apiVersion": ElasticQuota.api_version_string(), "kind": "ElasticQuota",
         "metadata": {"namespace": md.namespace, "name": profile.spec.quota_name}}
     meta = dict(quota.get("metadata") or {})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from manager.webhook import certs
 from manager.webhook.admission import create_patch
@@ -10,7 +11,7 @@ from test.apiserver.patch import json_patch
 
 
 def test_patch_turns_original_into_mutated() -> None:
-    original = {"metadata": {"labels": {"a": "1", "x/y": "2"}},
+    original: dict[str, Any] = {"metadata": {"labels": {"a": "1", "x/y": "2"}},
                 "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
                          "tolerations": [{"key": "k"}]}}
     mutated = copy.deepcopy(original)

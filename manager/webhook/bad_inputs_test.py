@@ -5,6 +5,7 @@ handler that guards it (upstream ``pkg/webhook/cm``, ``pod`` and ``elasticquota`
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -25,7 +26,8 @@ Q = "quota.scheduling.koordinator.sh/"
 class FakeClient:
     """Answers the few reads the handlers make from fixed objects."""
 
-    def __init__(self, profiles: list[dict[str, Any]] = (), nodes: list[dict] = ()) -> None:
+    def __init__(self, profiles: Sequence[dict[str, Any]] = (),
+                 nodes: Sequence[dict[str, Any]] = ()) -> None:
         self.profiles, self.nodes = list(profiles), list(nodes)
 
     def list_all(self, resource: Any, namespace: str | None = None, **_: Any) -> dict:

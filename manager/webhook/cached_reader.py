@@ -23,7 +23,7 @@ Obj = dict[str, Any]
 
 
 class Reader(Protocol):
-    """What the profile webhooks read through: a ``Client`` or a ``CachedReader``."""
+    """What the webhooks read through: a ``Client`` or a ``CachedReader``."""
 
     def get(self, resource: Resource, name: str, namespace: str | None = None) -> Obj: ...
 

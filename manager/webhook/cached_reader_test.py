@@ -3,7 +3,8 @@ cache (no API call), a miss falls back to the API, and other resources go to the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import ParamSpec, TypeVar
 
 import pytest
 
@@ -13,6 +14,17 @@ from pkg.client.resources import CONFIGMAPS, NAMESPACES
 from pkg.client.rest import Client
 from test.apiserver import start
 from test.e2e.cluster import wait_for
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _counted(calls: list[str], name: str, fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn``, appending ``name`` to ``calls`` on each call."""
+    def counting(*args: P.args, **kwargs: P.kwargs) -> R:
+        calls.append(name)
+        return fn(*args, **kwargs)
+    return counting
 
 
 @pytest.fixture
@@ -31,11 +43,8 @@ def test_synced_reads_come_from_the_cache(client: Client, monkeypatch: pytest.Mo
     try:
         wait_for(reader.has_synced, what="namespace informer synced")
         calls: list[str] = []
-        real_get, real_list = client.get, client.list_all
-        monkeypatch.setattr(client, "get", lambda *a, **k: calls.append("get") or real_get(
-            *a, **k))
-        monkeypatch.setattr(client, "list_all", lambda *a, **k: calls.append(
-            "list") or real_list(*a, **k))
+        monkeypatch.setattr(client, "get", _counted(calls, "get", client.get))
+        monkeypatch.setattr(client, "list_all", _counted(calls, "list", client.list_all))
         assert reader.get(NAMESPACES, "team-a")["metadata"]["labels"]["x"] == "1"
         names = {n["metadata"]["name"] for n in reader.list_all(NAMESPACES)["items"]}
         assert "team-a" in names

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pkg.client import Client
 from pkg.features import FeatureGate
 
 from .admission import Handler
@@ -25,7 +24,7 @@ from .options import WebhookOptions
 class HandlerContext:
     """What the handlers are built from (upstream: the manager each builder is given)."""
 
-    client: Client
+    client: Reader  # the API client (the handlers only read)
     options: WebhookOptions
     gate: FeatureGate
     topology: QuotaTopology  # the quota tree the ElasticQuota and pod webhooks share

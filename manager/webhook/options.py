@@ -88,6 +88,7 @@ class WebhookOptions:
             "validating_name": env.get("VALIDATING_WEBHOOK_NAME") or DEFAULT_VALIDATING_NAME,
         }
         values.update(overrides)
+        # values holds many fields (overrides may name any of them): only a dict[str, object].
         return cls(**values)  # type: ignore[arg-type]
 
 

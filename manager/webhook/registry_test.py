@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from manager.webhook.cached_reader import Obj
 from manager.webhook.configuration import MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS
 from manager.webhook.elasticquota.topology import QuotaTopology
 from manager.webhook.framework import HandlerContext
@@ -11,11 +12,18 @@ from manager.webhook.pod.mutating import PodMutatingHandler
 from manager.webhook.pod.validating import BindingAdmissionHandler
 from manager.webhook.registry import HANDLER_BUILDERS
 from manager.webhook.server import build_handlers
+from pkg.client import Resource
 from pkg.features import DEFAULT_FEATURE_GATES, FeatureGate
 
 
 class NoClient:
     """Building a handler reads nothing."""
+
+    def get(self, resource: Resource, name: str, namespace: str | None = None) -> Obj:
+        raise AssertionError("building a handler reads nothing")
+
+    def list_all(self, resource: Resource) -> Obj:
+        raise AssertionError("building a handler reads nothing")
 
 
 def test_paths_resolve_to_their_handlers_while_their_gate_is_on() -> None:

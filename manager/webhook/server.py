@@ -135,9 +135,10 @@ class WebhookServer:
         if self.manage_configurations:
             artifacts = ensure_webhook_setup(self.client, self.options, list(self.handlers))
         else:
-            artifacts = certs.read_dir(self.options.cert_dir)
-            if artifacts is None:
+            found = certs.read_dir(self.options.cert_dir)
+            if found is None:
                 raise RuntimeError(f"no certificates in {self.options.cert_dir}")
+            artifacts = found
         if artifacts != self._cert and self._ssl is not None:
             self._load(artifacts)
         self._cert = artifacts

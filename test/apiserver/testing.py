@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from typing import Any
+from typing import Any, Protocol
 
 from .server import ServerHandle
 
@@ -31,10 +31,17 @@ def kubectl_binary() -> str | None:
     return None
 
 
+class HasKubeconfig(Protocol):
+    """What Kubectl reads of a server: its kubeconfig path (a ``ServerHandle`` has one)."""
+
+    @property
+    def kubeconfig(self) -> str: ...
+
+
 class Kubectl:
     """Runs the real kubectl against a server, with a private discovery cache."""
 
-    def __init__(self, srv: ServerHandle, binary: str | None = None) -> None:
+    def __init__(self, srv: HasKubeconfig, binary: str | None = None) -> None:
         self.srv = srv
         found = binary or kubectl_binary()
         if found is None:

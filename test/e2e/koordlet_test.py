@@ -19,8 +19,9 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import psutil
 import pytest
@@ -80,9 +81,15 @@ class Koordlet:
         return scrape_gauge(self.metrics + "/metrics", name)
 
 
+class Launch(Protocol):
+    """The ``koordlets`` fixture: starts a koordlet for ``node`` with extra flags."""
+
+    def __call__(self, node: str, *extra: str) -> Koordlet: ...
+
+
 @pytest.fixture
 def koordlets(srv: ServerHandle, tmp_path: Path, sock_dir: Path,
-              monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+              monkeypatch: pytest.MonkeyPatch) -> Iterator[Launch]:
     started: list[Koordlet] = []
 
     def launch(node: str, *extra: str) -> Koordlet:
@@ -115,7 +122,7 @@ def usage(resources: dict[str, str]) -> tuple[float, float]:
 
 
 def test_real_mode_reports_node_usage_psutil_agrees_with(
-        client: Client, koordlets: Any, tmp_path: Path) -> None:
+        client: Client, koordlets: Launch, tmp_path: Path) -> None:
     """Two koordlets read this machine: one as upstream's default, one with the page cache
     collector on and its NodeMetric asking for ``usageWithPageCache``."""
     node, with_cache = "real-0", "real-page-cache"
@@ -135,7 +142,7 @@ def test_real_mode_reports_node_usage_psutil_agrees_with(
         vm_start = psutil.virtual_memory()
         status = wait_for(lambda: reported_status(client, node), timeout=REPORT_INTERVAL + 15,
                           interval=0.2, what="NodeMetric status")
-        psutil_cores = psutil.cpu_percent() / 100 * psutil.cpu_count()
+        psutil_cores = psutil.cpu_percent() / 100 * _cores()
         vm_end = psutil.virtual_memory()
         cache_status = wait_for(lambda: reported_status(client, with_cache), timeout=15,
                                 interval=0.2, what="NodeMetric status with page cache")
@@ -164,9 +171,15 @@ def _read(path: Path) -> int:
     return int(path.read_text())
 
 
-def test_node_slo_changes_reach_real_cgroups_within_one_interval(
-        srv: ServerHandle, client: Client, koordlets: Any) -> None:
+def _cores() -> int:
     cores = psutil.cpu_count()
+    assert cores is not None, "psutil cannot tell this machine's CPU count"
+    return cores
+
+
+def test_node_slo_changes_reach_real_cgroups_within_one_interval(
+        srv: ServerHandle, client: Client, koordlets: Launch) -> None:
+    cores = _cores()
     (node,) = srv.add_nodes(1, prefix="slo-", cpu=str(cores))
     with real_cgroup_v1_tree() as env:
         make_real_cgroup_dir(env, "kubepods/besteffort")
@@ -220,7 +233,7 @@ def test_node_slo_changes_reach_real_cgroups_within_one_interval(
               f"{hook_applied:.2f}s, recovered after {recovered:.2f}s")
 
 
-def _sim_pod(client: Client, name: str, node: str, sim_usage: dict[str, Any],
+def _sim_pod(client: Client, name: str, node: str, sim_usage: dict[str, str] | str,
              **labels: str) -> dict[str, Any]:
     return client.create(PODS, {
         "apiVersion": "v1", "kind": "Pod",
@@ -231,10 +244,10 @@ def _sim_pod(client: Client, name: str, node: str, sim_usage: dict[str, Any],
 
 
 def test_simulated_nodes_report_their_annotated_usage(
-        srv: ServerHandle, client: Client, koordlets: Any, tmp_path: Path) -> None:
+        srv: ServerHandle, client: Client, koordlets: Launch, tmp_path: Path) -> None:
     nodes = srv.add_nodes(2, prefix="sim-", cpu="16", memory="64Gi", annotations={
         "sim.koordinator.sh/system-usage": json.dumps({"cpu": "500m", "memory": "2Gi"})})
-    declared = {
+    declared: dict[str, dict[str, dict[str, str] | str]] = {
         nodes[0]: {"web": {"cpu": "2", "memory": "4Gi"}, "db": {"cpu": "1500m", "memory": "8Gi"},
                    "bad": "{oops"},
         nodes[1]: {"batch": {"cpu": "3", "memory": "1Gi"}},
@@ -249,7 +262,7 @@ def test_simulated_nodes_report_their_annotated_usage(
     for node in nodes:
         koordlets(node, "--simulate-metrics", f"--cgroup-root-dir={tmp_path}/{node}/cgroup")
     for node, pods in declared.items():
-        status = wait_for(lambda n=node: reported_status(client, n),
+        status = wait_for(partial(reported_status, client, node),
                           timeout=REPORT_INTERVAL + 20, interval=0.5,
                           what=f"NodeMetric status of {node}")
         want_cpu = 0.5 + sum(float(quantity_value(u["cpu"])) for u in pods.values()
@@ -276,7 +289,7 @@ def test_simulated_nodes_report_their_annotated_usage(
 
 
 def test_ready_once_synced_and_sigterm_stops_it_within_the_grace_period(
-        srv: ServerHandle, client: Client, koordlets: Any, tmp_path: Path) -> None:
+        srv: ServerHandle, client: Client, koordlets: Launch, tmp_path: Path) -> None:
     [node] = srv.add_nodes(1, prefix="sim-", cpu="4", memory="8Gi")
     k = koordlets(node, "--simulate-metrics", f"--cgroup-root-dir={tmp_path}/cgroup")
     wait_for(lambda: http_ok(k.metrics + "/readyz"), timeout=30,

@@ -161,7 +161,7 @@ def basic_info(ht: bool) -> str:
     return json.dumps({"cpuModel": MODEL, "hyperThreadEnabled": ht, "turboEnabled": False})
 
 
-def annotations(client: Client, name: str) -> dict[str, str]:
+def node_annotations(client: Client, name: str) -> dict[str, str]:
     return client.get(NODES, name)["metadata"].get("annotations") or {}
 
 
@@ -185,26 +185,26 @@ def test_cpu_normalization_and_amplification(env: tuple[Client, NodeResourceCont
     create_node(client, case, "norm", preset=False)
     # HT on: ratio 1.20, batch-cpu 25000 × 1.2; memory untouched
     wait_for(lambda: matches(client, "norm", {BATCH_CPU: 30000, BATCH_MEMORY: 33 * 10**9})
-             and annotations(client, "norm").get(NORMALIZATION_RATIO) == "1.20",
+             and node_annotations(client, "norm").get(NORMALIZATION_RATIO) == "1.20",
              what=f"normalized batch-cpu, has {allocatable(client, 'norm')}")
     # amplification picks the node's ratio up on the reconcile the patch triggers
-    wait_for(lambda: annotations(client, "norm").get(AMPLIFICATION_RATIO)
+    wait_for(lambda: node_annotations(client, "norm").get(AMPLIFICATION_RATIO)
              == '{"cpu":1.20,"memory":1.50}', what="amplification ratios with cpu 1.20")
     # koordlet reports HT off: the NRT change alone re-reconciles the node
     nrt = client.get(NODE_RESOURCE_TOPOLOGIES, "norm")
     nrt["metadata"]["annotations"][CPU_BASIC_INFO] = basic_info(False)
     client.update(NODE_RESOURCE_TOPOLOGIES, nrt)
     wait_for(lambda: matches(client, "norm", {BATCH_CPU: 37500})
-             and annotations(client, "norm").get(AMPLIFICATION_RATIO)
+             and node_annotations(client, "norm").get(AMPLIFICATION_RATIO)
              == '{"cpu":1.50,"memory":1.50}', what="ratio 1.50 after the NRT change")
-    assert annotations(client, "norm")[NORMALIZATION_RATIO] == "1.50"
+    assert node_annotations(client, "norm")[NORMALIZATION_RATIO] == "1.50"
     # a ratio out of range in the config is refused: the last ratio stays
     cm = client.get(CONFIGMAPS, CM, NS)
     cm["data"]["cpu-normalization-config"] = json.dumps(
         {"enable": True, "ratioModel": {MODEL: {"baseRatio": 50}}})
     client.update(CONFIGMAPS, cm, NS)
     time.sleep(1.0)
-    assert annotations(client, "norm")[NORMALIZATION_RATIO] == "1.50"
+    assert node_annotations(client, "norm")[NORMALIZATION_RATIO] == "1.50"
     # disabling normalization writes 1.00 and batch-cpu back to the formula's value;
     # with amplification off too, the amplification annotation is removed
     cm = client.get(CONFIGMAPS, CM, NS)
@@ -212,9 +212,9 @@ def test_cpu_normalization_and_amplification(env: tuple[Client, NodeResourceCont
     cm["data"]["resource-amplification-config"] = json.dumps({"enable": False})
     client.update(CONFIGMAPS, cm, NS)
     wait_for(lambda: matches(client, "norm", {BATCH_CPU: 25000})
-             and annotations(client, "norm").get(NORMALIZATION_RATIO) == "1.00"
-             and AMPLIFICATION_RATIO not in annotations(client, "norm"),
-             what=f"ratio 1.00, has {annotations(client, 'norm')}")
+             and node_annotations(client, "norm").get(NORMALIZATION_RATIO) == "1.00"
+             and AMPLIFICATION_RATIO not in node_annotations(client, "norm"),
+             what=f"ratio 1.00, has {node_annotations(client, 'norm')}")
 
 
 def test_device_resources(env: tuple[Client, NodeResourceController]) -> None:

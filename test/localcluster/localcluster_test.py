@@ -24,8 +24,9 @@ import subprocess
 import sys
 import time
 import types
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,7 @@ def test_per_node_numbers_match_the_api_objects(run: dict[str, Any]) -> None:
             gib(alloc, "kubernetes.io/batch-memory"))
         live = [p for p in run["pods"] if p["spec"].get("nodeName") == name
                 and p["status"].get("phase") not in ("Succeeded", "Failed")]
-        want = Counter()
+        want: defaultdict[str, Decimal] = defaultdict(Decimal)  # resource → summed requests
         for p in live:
             for c in p["spec"]["containers"]:
                 for k, v in (c.get("resources", {}).get("requests") or {}).items():

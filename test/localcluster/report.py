@@ -267,8 +267,9 @@ def render_text(r: Report) -> str:
                f"{r.failed_scheduling_events} FailedScheduling events)")
     groups = sorted(r.placements)
     out.append(f"{'node':<10}" + "".join(f"{g:>12}" for g in groups))
-    for n in [row.node for row in r.node_rows]:
-        out.append(f"{n:<10}" + "".join(f"{r.placements[g].get(n, 0):>12}" for g in groups))
+    for node in [row.node for row in r.node_rows]:
+        out.append(f"{node:<10}" + "".join(f"{r.placements[g].get(node, 0):>12}"
+                                           for g in groups))
     out.append(f"{'total':<10}" + "".join(f"{sum(r.placements[g].values()):>12}"
                                           for g in groups))
     if r.failed_scheduling_reasons:

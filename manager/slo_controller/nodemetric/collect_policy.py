@@ -55,12 +55,14 @@ def node_colocation_strategy(cfg: ColocationCfg, node: Mapping[str, Any]) -> Col
 def node_metric_spec(cfg: ColocationCfg, node: Mapping[str, Any]) -> NodeMetricSpec:
     """``spec`` of the node's NodeMetric: its ``metricCollectPolicy``."""
     strategy = node_colocation_strategy(cfg, node)
+    memory_policy = strategy.metric_memory_collect_policy  # one of the enum's: checked above
     return NodeMetricSpec(metric_collect_policy=NodeMetricCollectPolicy(
         aggregate_duration_seconds=strategy.metric_aggregate_duration_seconds,
         report_interval_seconds=strategy.metric_report_interval_seconds,
         node_aggregate_policy=(strategy.metric_aggregate_policy.model_copy(deep=True)
                                if strategy.metric_aggregate_policy is not None else None),
-        node_memory_collect_policy=strategy.metric_memory_collect_policy,
+        node_memory_collect_policy=(MemoryCollectPolicy(memory_policy)
+                                    if memory_policy is not None else None),
     ))
 
 

@@ -26,6 +26,7 @@ import logging
 from typing import Any
 
 from api.configuration import COLOCATION_CONFIG_KEY, SLOControllerConfig
+from api.meta import ObjectMeta
 from api.slo.v1alpha1.nodemetric import NodeMetric
 from manager.slo_controller.nodemetric.collect_policy import node_metric_spec
 from manager.slo_controller.pernode import PerNodeController
@@ -63,7 +64,7 @@ class NodeMetricController(PerNodeController):
             return None
         if metric is None:
             spec = node_metric_spec(self.config.current().colocation, node)
-            created = NodeMetric(metadata={"name": name}, spec=spec)
+            created = NodeMetric(metadata=ObjectMeta(name=name), spec=spec)
             self.client.create(NODE_METRICS, created.to_dict())
             log.info("created NodeMetric %s", name)
             return None

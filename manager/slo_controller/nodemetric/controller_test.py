@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pytest
@@ -83,7 +84,7 @@ def env() -> Iterator[Env]:
 def test_every_node_gets_a_nodemetric_with_the_default_policy(env: Env) -> None:
     names = env.srv.add_nodes(3)
     for name in names:
-        assert wait_for(lambda n=name: env.policy(n), 10, what=f"NodeMetric {name}") \
+        assert wait_for(partial(env.policy, name), 10, what=f"NodeMetric {name}") \
             == DEFAULT_POLICY
     nm = env.client.get(NODE_METRICS, names[0])
     assert nm["metadata"]["name"] == names[0]
@@ -147,9 +148,9 @@ def test_refused_config_leaves_existing_specs_and_creates_with_the_last_good(env
     wait_for(lambda: env.cache.is_error("colocation-config"), 5)
     env.srv.add_nodes(1, start=1)
     wait_for(lambda: env.policy("node-1"), 10)
-    assert env.policy("node-1")["reportIntervalSeconds"] == 20
+    assert (env.policy("node-1") or {}).get("reportIntervalSeconds") == 20
     env.reconcile_now("node-0")
-    assert env.policy("node-0")["reportIntervalSeconds"] == 20
+    assert (env.policy("node-0") or {}).get("reportIntervalSeconds") == 20
 
 
 def test_spec_edited_by_hand_is_restored(env: Env) -> None:

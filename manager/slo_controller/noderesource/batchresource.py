@@ -176,7 +176,8 @@ def _origin_annotation(node: dict[str, Any], nr: NodeResource) -> None:
             origin = {}
     except json.JSONDecodeError:
         origin = {}
-    resources = origin.get("resources") if isinstance(origin.get("resources"), dict) else {}
+    found = origin.get("resources")
+    resources: dict[str, Any] = found if isinstance(found, dict) else {}
     for name in (BATCH_CPU, BATCH_MEMORY):
         resources[name] = format_quantity(max(nr.resources.get(name) or 0, 0))
     origin["resources"] = resources

@@ -15,12 +15,15 @@ FRESH = "fresh"  # NodeMetric updated now
 STALE = "stale"  # NodeMetric older than degradeTimeMinutes
 
 
+# (name, priority class label or None, requests cpu, requests memory, phase, usage or None)
+PodRow = tuple[str, str | None, str, str, str, tuple[str, str] | None]
+
+
 @dataclass
 class Case:
     name: str
     config: dict[str, Any]  # colocation-config
-    # (name, priority class label or None, requests cpu, requests memory, phase, usage or None)
-    pods: list[tuple[str, str | None, str, str, str, tuple[str, str] | None]]
+    pods: list[PodRow]
     expect: dict[str, int | None]  # None: resource absent
     system_usage: tuple[str, str] = ("7", "12G")
     capacity: tuple[str, str] = ("100", "120G")
@@ -37,10 +40,10 @@ class Case:
 ON = {"enable": True, "cpuReclaimThresholdPercent": 65, "memoryReclaimThresholdPercent": 65}
 PROD = "koord-prod"
 BATCH = "koord-batch"
-BASE_PODS = [("prod-a", PROD, "10", "10G", "Running", ("11", "11G")),
-             ("prod-b", PROD, "20", "30G", "Running", ("22", "22G")),
-             ("batch-a", BATCH, "0", "0", "Running", ("5", "5G")),
-             ("done", PROD, "40", "40G", "Succeeded", None)]
+BASE_PODS: list[PodRow] = [("prod-a", PROD, "10", "10G", "Running", ("11", "11G")),
+                           ("prod-b", PROD, "20", "30G", "Running", ("22", "22G")),
+                           ("batch-a", BATCH, "0", "0", "Running", ("5", "5G")),
+                           ("done", PROD, "40", "40G", "Succeeded", None)]
 
 CASES: list[Case] = [
     # upstream's worked example: 100000 − 35000 − 7000 − 33000; 120 − 42 − 12 − 33 (G)

@@ -166,16 +166,16 @@ def update_zone_list(zones: list[dict[str, Any]], nr: NodeResource, threshold: f
             if name == BATCH_CPU and ratio > 1.0:
                 value = multiply_milli(value, ratio)
             text = format_quantity(value)
-            info = next((r for r in resources if r.get("name") == name), None)
-            if info is None:
+            entry = next((r for r in resources if r.get("name") == name), None)
+            if entry is None:
                 resources.append({"name": name, "capacity": text, "allocatable": text,
                                   "available": text})
                 resources.sort(key=lambda r: r.get("name") or "")
                 changed = True
                 continue
             for key in FIELDS:
-                if _differs(info.get(key, "0"), value, name, threshold):
-                    info[key] = text
+                if _differs(entry.get(key, "0"), value, name, threshold):
+                    entry[key] = text
                     changed = True
     return changed
 

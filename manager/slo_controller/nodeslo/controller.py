@@ -18,6 +18,7 @@ import logging
 from typing import Any
 
 from api.configuration import SLOControllerConfig
+from api.meta import ObjectMeta
 from api.slo.v1alpha1.nodeslo import NodeSLO
 from manager.slo_controller.config import SLOConfigCache
 from manager.slo_controller.nodeslo.spec import node_slo_spec
@@ -75,7 +76,8 @@ class NodeSLOController(PerNodeController):
                 self.recorder.event(node, WARNING, REASON_INVALID_NODE_ANNOTATION,
                                     f"{bad_annotation}; NodeSLO has no systemStrategy")
         if slo is None:
-            self.client.create(NODE_SLOS, NodeSLO(metadata={"name": name}, spec=spec).to_dict())
+            created = NodeSLO(metadata=ObjectMeta(name=name), spec=spec)
+            self.client.create(NODE_SLOS, created.to_dict())
             log.info("created NodeSLO %s", name)
             return None
         if slo.spec.to_dict() == spec.to_dict():

@@ -24,12 +24,13 @@ from api.configuration import (
 )
 from api.configuration.slo_controller_config import KEY_PARSERS
 from api.errors import MalformedValueError
-from pkg.client import ApiError, Client
+from pkg.client import ApiError
 from pkg.client.resources import NODES
 from pkg.features.features import CONFIG_MAP_VALIDATING_WEBHOOK
 from pkg.util.labels import InvalidSelectorError, Selector, parse_selector
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored
+from ..cached_reader import Reader
 from ..configuration import VALIDATE_CONFIGMAP
 from ..framework import HandlerBuilder
 from ..options import WebhookOptions
@@ -89,7 +90,7 @@ def _synthetic_label_sets(data_entries: list[Any]) -> list[dict[str, str]]:
 
 @dataclass(slots=True)
 class ConfigMapValidatingHandler:
-    client: Client
+    client: Reader  # the API client
     options: WebhookOptions = field(default_factory=WebhookOptions)
 
     def __call__(self, req: AdmissionRequest) -> AdmissionResponse:

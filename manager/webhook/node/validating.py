@@ -14,11 +14,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from pkg.client import ApiError, Client
+from pkg.client import ApiError
 from pkg.client.resources import CONFIGMAPS
 from pkg.features.features import NODE_VALIDATING_WEBHOOK
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored
+from ..cached_reader import Reader
 from ..configmap.validating import ConfigRejected, check_node_conflict, multi_strategy_selectors
 from ..configuration import VALIDATE_NODE
 from ..framework import HandlerBuilder
@@ -29,7 +30,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class NodeValidatingHandler:
-    client: Client
+    client: Reader  # the API client
     options: WebhookOptions = field(default_factory=WebhookOptions)
 
     def __call__(self, req: AdmissionRequest) -> AdmissionResponse:

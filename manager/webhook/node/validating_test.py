@@ -24,6 +24,9 @@ class FakeClient:
         assert (namespace, name) == ("koordinator-system", "slo-controller-config")
         return {"metadata": {"name": name, "namespace": namespace}, "data": self.data}
 
+    def list_all(self, resource: Any) -> dict:
+        raise AssertionError("the node webhook only gets its ConfigMap")
+
 
 def node(**labels: str) -> dict:
     return {"metadata": {"name": "n1", "labels": labels}}

@@ -21,7 +21,7 @@ from api.extension.elastic_quota import (
 from api.extension.priority import LABEL_POD_PRIORITY, PriorityClass, get_pod_priority_class_raw
 from api.extension.qos import LABEL_POD_QOS, QoSClass, get_pod_qos_class_raw
 from api.extension.resource import BATCH_CPU, BATCH_MEMORY
-from pkg.client import ApiError, Client
+from pkg.client import ApiError
 from pkg.client.resources import PODS
 from pkg.features import FeatureGate, default_feature_gate
 from pkg.features.features import (
@@ -33,6 +33,7 @@ from pkg.features.features import (
 from pkg.util.podresources import pod_requests
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored
+from ..cached_reader import Reader
 from ..configuration import VALIDATE_POD, VALIDATE_POD_BINDING
 from ..elasticquota.topology import QuotaTopology
 from ..framework import HandlerBuilder
@@ -105,7 +106,7 @@ def _milli_text(milli: int) -> str:
 
 @dataclass(slots=True)
 class PodValidatingHandler:
-    client: Client
+    client: Reader  # the API client
     topology: QuotaTopology | None = None
     gate: FeatureGate = default_feature_gate
 
@@ -153,7 +154,7 @@ class PodValidatingHandler:
 class BindingAdmissionHandler:
     """``/validate-pod-binding``: only listed users may bind pods in enforced namespaces."""
 
-    client: Client
+    client: Reader  # the API client
     options: WebhookOptions = field(default_factory=WebhookOptions)
     gate: FeatureGate = default_feature_gate
 

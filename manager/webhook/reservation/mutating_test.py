@@ -51,7 +51,7 @@ def reservation(labels: dict[str, str], template: bool = True) -> dict:
 def admit(profiles: list[dict], obj: dict, op: str = "CREATE"):
     req = AdmissionRequest(uid="u", operation=op, resource="reservations", name="r1",
                            object=obj)
-    return ReservationMutatingHandler(FakeClient(profiles))(req)  # type: ignore[arg-type]
+    return ReservationMutatingHandler(FakeClient(profiles))(req)
 
 
 def test_matching_profile_mutates_reservation_and_template() -> None:
