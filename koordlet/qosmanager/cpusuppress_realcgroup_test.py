@@ -49,7 +49,11 @@ from koordlet.qosmanager.testing import FakeStates, node, node_slo, pod
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.resourceexecutor.reader import CGROUP_V1, CgroupReader
 from koordlet.util.system.cgroup_env import CgroupEnv
-from koordlet.util.system.testing import make_real_cgroup_dir, real_cgroup_v1_tree
+from koordlet.util.system.testing import (
+    make_real_cgroup_dir,
+    real_cgroup_v1_tree,
+    shield_from_outside_load,
+)
 from pkg.features import koordlet_feature_gate
 
 BUSY = [sys.executable, "-c", "while True: pass"]
@@ -62,7 +66,6 @@ SLACK = 2000 + 300
 # Up to this many one-second rounds for the quota to settle: a bound on a failure only, as a
 # round whose measured usage does not fit the bounds below is simply followed by another.
 ROUNDS = 40
-MAX_SHARES = 262144
 
 
 def _spawn(env: CgroupEnv, relative_dir: str) -> subprocess.Popen:
@@ -97,8 +100,7 @@ class TreeNodeCollector:
 @pytest.fixture
 def env() -> Iterator[CgroupEnv]:
     with real_cgroup_v1_tree() as env:
-        # See the module docstring: outside load must not starve the tree.
-        Path(env.root, "cpu", env.prefix, "cpu.shares").write_text(str(MAX_SHARES))
+        shield_from_outside_load(env)  # see the module docstring
         yield env
 
 

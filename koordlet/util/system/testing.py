@@ -5,6 +5,8 @@ qosmanager/runtimehooks; a test module cannot import another one under Bazel).
 controller of this machine's `/sys/fs/cgroup` and removes it afterwards, children first. When
 the cgroup filesystem is absent the test is skipped with that reason; when it is present but
 not writable the test fails loudly, since enforcement would then be untested.
+`shield_from_outside_load` gives such a subtree the highest CPU weight, for tests that measure
+how much CPU their processes use.
 `fake_v2_tree` lays out a cgroup v2 hierarchy of plain files in a temp dir.
 """
 
@@ -45,6 +47,21 @@ def real_cgroup_v1_tree(
                 continue
             for dirpath, _, _ in sorted(os.walk(top), key=lambda w: -w[0].count("/")):
                 os.rmdir(dirpath)
+
+
+# cgroup v1's highest cpu.shares (the same as cpu.weight 10000 on v2).
+MAX_CPU_SHARES = 262144
+
+
+def shield_from_outside_load(env: CgroupEnv) -> None:
+    """Sets the test subtree's `cpu.shares` to the maximum, so that processes outside it (other
+    tests, a busy CI machine; each weighs 1024 in the root cgroup) cannot starve the processes
+    a test runs inside it: when the CPUs are contended, the subtree gets ~256 times the share of
+    any one of them. Only the CFS weight changes, not any quota or cpuset a test checks, so a
+    test keeps its meaning; it cannot help where the hypervisor lends the VM less than its CPUs
+    (steal time). Processes must join the `cpu` controller's dirs for it to apply.
+    """
+    Path(env.root, "cpu", env.prefix, "cpu.shares").write_text(str(MAX_CPU_SHARES))
 
 
 def make_real_cgroup_dir(env: CgroupEnv, relative_dir: str) -> None:
