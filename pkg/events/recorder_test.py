@@ -189,22 +189,31 @@ def test_events_on_the_api_server() -> None:
         assert by_reason["FailedScheduling"]["source"]["component"] == "koord-scheduler"
 
 
-class SlowSink(FakeSink):
-    """A slow API server: each create takes 0.2 s (and is not recorded)."""
+class StuckSink(FakeSink):
+    """A stuck API server: each create waits until the test releases it (not recorded)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
 
     def create(self, event: dict[str, Any]) -> dict[str, Any]:
-        threading.Event().wait(0.2)
+        self.release.wait(60)
         return event
 
 
 def test_a_full_queue_drops_events_with_one_log_line_per_interval(
         clock: FakeClock, caplog: pytest.LogCaptureFixture) -> None:
-    b = EventBroadcaster(SlowSink(), clock=clock, queue_length=2)
+    sink = StuckSink()
+    b = EventBroadcaster(sink, clock=clock, queue_length=2)
     rec = b.new_recorder("koord-scheduler")
-    with caplog.at_level("ERROR"):
-        for i in range(50):
-            rec.event(dict(POD, metadata=dict(POD["metadata"], name=f"web-{i}")), NORMAL,
-                      "Scheduled", f"pod {i}")
-    assert b.dropped >= 45
-    assert len([r for r in caplog.records if "queue full" in r.getMessage()]) == 1
-    b.shutdown(timeout=0)
+    try:
+        with caplog.at_level("ERROR"):
+            for i in range(50):
+                rec.event(dict(POD, metadata=dict(POD["metadata"], name=f"web-{i}")), NORMAL,
+                          "Scheduled", f"pod {i}")
+        # Two queued and at most one being written: every other event was dropped.
+        assert b.dropped >= 47
+        assert len([r for r in caplog.records if "queue full" in r.getMessage()]) == 1
+    finally:
+        sink.release.set()
+        b.shutdown(timeout=0)
