@@ -122,8 +122,14 @@ class FakeClock:
         with self._lock:
             return len(self._waiters)
 
-    def wait_for_waiters(self, n: int = 1, timeout: float = 5.0) -> bool:
-        """Block (in real time) until at least ``n`` threads wait on this clock."""
+    def deadlines(self) -> list[float]:
+        """The ``monotonic()`` times the waiting threads wait for, soonest first."""
+        with self._lock:
+            return sorted(w.deadline for w in self._waiters)
+
+    def wait_for_waiters(self, n: int = 1, timeout: float = 30.0) -> bool:
+        """Block (in real time) until at least ``n`` threads wait on this clock (the timeout
+        only bounds a failure: a thread on a busy machine may take seconds to get there)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.waiters() >= n:

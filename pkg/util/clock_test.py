@@ -35,6 +35,20 @@ def test_sleep_returns_when_the_clock_reaches_the_deadline() -> None:
     assert not c.has_waiters()
 
 
+def test_deadlines_lists_what_waiters_wait_for() -> None:
+    c = FakeClock()
+    c.step(1.0)
+    threads = [threading.Thread(target=c.sleep, args=(s,)) for s in (5.0, 2.0)]
+    for t in threads:
+        t.start()
+    assert c.wait_for_waiters(2)
+    assert c.deadlines() == [3.0, 6.0]
+    c.step(5.0)
+    for t in threads:
+        t.join(30)
+    assert c.deadlines() == []
+
+
 def test_sleep_with_stop_returns_true_when_stopped() -> None:
     c = FakeClock()
     stop = threading.Event()
