@@ -136,8 +136,9 @@ class ZeroJitter(random.Random):
         return 0.0
 
 
-def until(cond: Callable[[], bool], timeout: float = 5.0) -> bool:
-    """Wait in real time for something another thread does."""
+def until(cond: Callable[[], bool], timeout: float = 30.0) -> bool:
+    """Wait in real time for something another thread does (the timeout only bounds a
+    failure: on a busy machine a thread may take seconds to get there)."""
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:
@@ -236,6 +237,9 @@ def test_durations_are_validated() -> None:
 
 
 def test_run_leads_until_renewals_fail_for_the_renew_deadline() -> None:
+    """On a fake clock, stepped one retry period at a time once the elector waits again: it
+    gives up the lead when its renewals have failed for the renew deadline, not before."""
+    clock = FakeClock()
     store = Store()
     started, leading_ended, stopped = threading.Event(), threading.Event(), threading.Event()
     leaders: list[str] = []
@@ -247,18 +251,33 @@ def test_run_leads_until_renewals_fail_for_the_renew_deadline() -> None:
 
     e = LeaderElector(FakeLock(store, "a"),
                       LeaderCallbacks(lead, stopped.set, leaders.append),
-                      lease_duration=0.6, renew_deadline=0.4, retry_period=0.05)
+                      lease_duration=0.6, renew_deadline=0.4, retry_period=0.05, clock=clock)
     stop = threading.Event()
     t = threading.Thread(target=e.run, args=(stop,))
     t.start()
-    assert started.wait(5) and e.is_leader() and leaders == ["a"]
-    failed_at = time.monotonic()
-    store.fail = True
-    t.join(5)
-    lost_after = time.monotonic() - failed_at
-    assert stopped.is_set() and leading_ended.wait(5) and not e.is_leader()
-    assert 0.3 <= lost_after < 1.5
-    assert store.held().holder_identity == "a", "a lost lease cannot be released"
+
+    def waiting_or_done() -> bool:
+        return not t.is_alive() or any(d > clock.monotonic() for d in clock.deadlines())
+
+    try:
+        assert started.wait(30) and e.is_leader() and leaders == ["a"]
+        assert until(waiting_or_done)  # renewed; sleeping a retry period
+        failed_at = clock.monotonic()
+        store.fail = True
+        while t.is_alive() and clock.monotonic() - failed_at < 2:
+            clock.step(0.05)
+            assert until(waiting_or_done)
+        lost_after = clock.monotonic() - failed_at
+        t.join(30)
+        assert stopped.is_set() and leading_ended.wait(30) and not e.is_leader()
+        # The first failed try, a retry period after the last renewal, starts the renew
+        # deadline (0.05 + 0.4); the elector gives up at its end, or one period earlier where
+        # the next try would land on it (the float sums of the steps decide which).
+        assert 0.4 - 1e-9 <= lost_after <= 0.45 + 1e-9, lost_after
+        assert store.held().holder_identity == "a", "a lost lease cannot be released"
+    finally:
+        stop.set()
+        t.join(30)
 
 
 def test_run_releases_on_stop() -> None:
@@ -270,9 +289,9 @@ def test_run_releases_on_stop() -> None:
     stop = threading.Event()
     t = threading.Thread(target=e.run, args=(stop,))
     t.start()
-    assert started.wait(5)
+    assert started.wait(30)
     stop.set()
-    t.join(5)
+    t.join(30)
     assert stopped.is_set() and store.held().holder_identity == ""
 
 
@@ -294,7 +313,7 @@ class Standby:
 
     def close(self) -> None:
         self.stop.set()
-        self.thread.join(5)
+        self.thread.join(30)
 
 
 def test_standby_wakes_exactly_when_the_observed_lease_expires() -> None:
@@ -316,7 +335,7 @@ def test_standby_wakes_exactly_when_the_observed_lease_expires() -> None:
         assert not sb.acquired.wait(0.05), "b's lease clock restarted at the renewal"
         assert lock.gets == 1, "no polling while the watch is open"
         clock.step(0.1)  # 14.9 + 15 = 29.9: b's own clock says the renewal has expired
-        assert sb.acquired.wait(5), "b did not wake at the expiry"
+        assert sb.acquired.wait(30), "b did not wake at the expiry"
         assert lock.gets == 2 and clock.monotonic() == pytest.approx(29.9)
         assert store.held().holder_identity == "b" and store.held().leader_transitions == 1
         assert until(lambda: all(w.stopped.is_set() for w in lock.opened))
@@ -336,7 +355,7 @@ def test_standby_takes_a_released_lease_at_once() -> None:
     try:
         assert clock.wait_for_waiters(1) and until(lambda: b._watching)
         assert a.release()
-        assert sb.acquired.wait(5), "the watched release did not wake the standby"
+        assert sb.acquired.wait(30), "the watched release did not wake the standby"
         assert clock.monotonic() == 0 and store.held().holder_identity == "b"
     finally:
         sb.close()
@@ -361,7 +380,7 @@ def test_standby_that_cannot_watch_polls_and_still_wakes_at_the_expiry() -> None
         assert until(lambda: lock.gets == 3) and clock.wait_for_waiters(2)
         assert not sb.acquired.is_set()
         clock.step(0.1)  # 15: the expiry comes before the next poll (16.9)
-        assert sb.acquired.wait(5) and lock.gets == 4
+        assert sb.acquired.wait(30) and lock.gets == 4
         assert store.held().holder_identity == "b"
     finally:
         sb.close()
@@ -377,10 +396,9 @@ def test_standby_stops_promptly_and_closes_its_watch() -> None:
     assert a._try_acquire_or_renew()
     sb = Standby(b)
     assert clock.wait_for_waiters(1) and until(lambda: b._watching)
-    started = time.monotonic()
+    # The clock never moves: only the stop can end the standby's wait.
     sb.close()
     assert not sb.thread.is_alive() and sb.result is False
-    assert time.monotonic() - started < 1.0
     assert until(lambda: all(w.stopped.is_set() for w in lock.opened))
     assert until(lambda: not store.watchers)
 
@@ -396,21 +414,33 @@ def test_run_takes_over_an_abandoned_lease_with_a_watch_that_keeps_ending() -> N
             w.stop()  # the server closes every watch at once: b must still take over
             return w
 
+    clock = FakeClock()
     started = threading.Event()
     e = LeaderElector(EndingLock(store, "b"), LeaderCallbacks(lambda s: started.set(),
                                                                lambda: None),
-                      lease_duration=0.6, renew_deadline=0.4, retry_period=0.05)
+                      lease_duration=0.6, renew_deadline=0.4, retry_period=0.05, clock=clock)
     stop = threading.Event()
     t = threading.Thread(target=e.run, args=(stop,))
-    began = time.monotonic()
+
+    def settled() -> bool:
+        """Led, or both the standby loop and the watch thread's backoff wait on the clock."""
+        return started.is_set() or sum(d > clock.monotonic() for d in clock.deadlines()) >= 2
+
     t.start()
     try:
-        assert started.wait(5)
-        assert 0.6 <= time.monotonic() - began < 1.5
+        # The first attempt, at 0, sees "gone" holding the lease: it expires at 0.6. Step the
+        # clock 10 ms at a time, each once the threads wait again, until b leads.
+        assert until(settled)
+        while not started.is_set() and clock.monotonic() < 2:
+            clock.step(0.01)
+            assert until(settled)
+        # At the expiry (0.6, or the next step, as the float sums fall), not before, and
+        # not at some later poll.
+        assert 0.6 - 1e-9 <= clock.monotonic() <= 0.61 + 1e-9, clock.monotonic()
         assert store.held().holder_identity == "b"
     finally:
         stop.set()
-        t.join(5)
+        t.join(30)
 
 
 def test_micro_time_round_trip() -> None:
