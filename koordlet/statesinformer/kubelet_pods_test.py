@@ -105,8 +105,8 @@ def test_poller_fires_on_interval_until_stopped(kubelet: FakeKubelet) -> None:
     t = threading.Thread(target=informer.run, args=(stop,))
     t.start()
     try:
-        assert all(fired.acquire(timeout=3) for _ in range(3))
+        assert all(fired.acquire(timeout=30) for _ in range(3))
     finally:
         stop.set()
-        t.join(3)
+        t.join(30)
     assert not t.is_alive()

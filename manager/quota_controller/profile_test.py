@@ -227,7 +227,7 @@ def test_running_controller_follows_spec_changes(env: Env) -> None:
         p = env.client.get(ELASTIC_QUOTA_PROFILES, "p", NS)
         p["spec"]["nodeSelector"] = {"matchLabels": {"pool": "b"}}
         env.client.update(ELASTIC_QUOTA_PROFILES, p, NS)
-        wait_for(lambda: _min_cpu(env) == "6", timeout=5, what="quota follows the new selector")
+        wait_for(lambda: _min_cpu(env) == "6", timeout=30, what="quota follows the new selector")
     finally:
         env.ctrl.stop(timeout=5)
 

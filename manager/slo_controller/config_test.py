@@ -89,7 +89,7 @@ def events_for(client: Client, reason: str) -> list[dict[str, Any]]:
 
 def test_absent_configmap_means_defaults_and_is_available(cache: Any) -> None:
     c, changes, _ = cache
-    assert wait_for(c.available, 5)
+    assert wait_for(c.available, 30)
     assert c.current() == SLOControllerConfig()
     assert c.errors() == {}
     assert changes.calls == []
@@ -165,7 +165,7 @@ def test_same_data_other_objects_and_deletion_change_nothing(client: Client,
                                                              cache: Any) -> None:
     c, changes, _ = cache
     client.create(CONFIGMAPS, configmap({"colocation-config": {"enable": True}}))
-    wait_for(lambda: changes.calls, 5)
+    wait_for(lambda: changes.calls, 30)
     applied = c.current()
     calls = len(changes.calls)
 

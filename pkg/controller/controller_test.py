@@ -18,7 +18,8 @@ from pkg.util.clock import FakeClock
 from pkg.workqueue.rate_limiters import ItemExponentialFailureRateLimiter
 
 
-def until(pred: Any, timeout: float = 5.0) -> bool:
+def until(pred: Any, timeout: float = 30.0) -> bool:
+    """Polls ``pred`` until true; the timeout only bounds a failure."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if pred():
@@ -106,13 +107,13 @@ def test_key_enqueued_during_reconcile_is_reconciled_again(metrics: ControllerMe
         seen.append(version[0])
         if len(seen) == 1:
             entered.set()
-            release.wait(5)
+            release.wait(30)
 
     c = Controller("t", reconcile, workers=4, metrics=metrics)
     c.start()
     try:
         c.enqueue("k")
-        assert entered.wait(5)
+        assert entered.wait(30)
         version[0] = 1
         c.enqueue("k")  # the object changed while its reconcile runs
         time.sleep(0.05)
@@ -124,7 +125,7 @@ def test_key_enqueued_during_reconcile_is_reconciled_again(metrics: ControllerMe
 
 
 def test_workers_run_in_parallel_and_stop_is_graceful(metrics: ControllerMetrics) -> None:
-    barrier = threading.Barrier(3, timeout=5)
+    barrier = threading.Barrier(3, timeout=30)
     finished: list[str] = []
 
     def reconcile(key: str) -> None:

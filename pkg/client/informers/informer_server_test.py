@@ -85,7 +85,7 @@ def test_every_write_seen_across_server_side_watch_closes(srv: ServerHandle) -> 
     inf.add_event_handler(rec)
     factory.start()
     try:
-        assert factory.wait_for_cache_sync(timeout=10)
+        assert factory.wait_for_cache_sync(timeout=30)
         written: list[str] = []  # resourceVersion of every write
         rng = random.Random(1)
         names: list[str] = []
@@ -130,7 +130,7 @@ def test_forced_410_relists_and_delivers_what_happened_meanwhile() -> None:
         inf.add_event_handler(rec)
         factory.start()
         try:
-            assert factory.wait_for_cache_sync(timeout=10)
+            assert factory.wait_for_cache_sync(timeout=30)
             assert wait_until(lambda: inf.reflector.stats.watches >= 1)
             info = srv.api.info("", "v1", "configmaps")
 
@@ -171,7 +171,7 @@ def test_server_restart_relists_deletes_and_adds() -> None:
     factory.start()
     second: ServerHandle | None = None
     try:
-        assert factory.wait_for_cache_sync(timeout=10)
+        assert factory.wait_for_cache_sync(timeout=30)
         assert wait_until(lambda: inf.reflector.stats.watches >= 1)
         first.stop()
         assert wait_until(lambda: inf.reflector.stats.errors >= 1), "outage not noticed"
@@ -212,7 +212,7 @@ def test_factory_shares_informers_and_indexes_pods_by_node(srv: ServerHandle) ->
                                           "labels": {"app": "web"}}, "spec": spec})
     factory.start()
     try:
-        assert all(factory.wait_for_cache_sync(timeout=10).values())
+        assert all(factory.wait_for_cache_sync(timeout=30).values())
         on_n1 = pods.indexer.by_index(NODE_NAME_INDEX, "n1")
         assert sorted(p["metadata"]["name"] for p in on_n1) == ["p0", "p1"]
         p2 = pods.lister.get("p2", NS)
@@ -241,7 +241,7 @@ def test_crd_informer_decodes_models(srv: ServerHandle) -> None:
     typed.add_event_handler(_Adds(got, done))
     factory.start()
     try:
-        assert all(factory.wait_for_cache_sync(timeout=10).values())
+        assert all(factory.wait_for_cache_sync(timeout=30).values())
         assert isinstance(typed.lister.get("n1"), NodeMetric)
         assert isinstance(raw.lister.get("n1"), dict)
         client.create(res, {"apiVersion": res.api_version, "kind": "NodeMetric",
