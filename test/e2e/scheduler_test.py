@@ -284,7 +284,7 @@ def test_two_replicas_never_both_schedule(srv: ServerHandle, client: Client,
         time.sleep(4)  # longer than a lease: b must stay a standby
         assert "is scheduling" not in b.log()
         a.kill()
-        wait_for(lambda: "is scheduling" in b.log(), timeout=10, what="b takes over")
+        wait_for(lambda: "is scheduling" in b.log(), timeout=30, what="b takes over")
         client.create(PODS, _pod("second"))
         _wait_bound(client, "second")
     finally:
