@@ -40,7 +40,7 @@ import pytest
 
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricSample
-from koordlet.metricsadvisor.framework import PodCgroup
+from koordlet.metricsadvisor.framework import Collector, PodCgroup
 from koordlet.metricsadvisor.nodeinfo import read_cpu_topology
 from koordlet.metricsadvisor.podresource import PodResourceCollector
 from koordlet.qosmanager.cpusuppress import CFS_QUOTA_MIN_VALUE, CPUSuppress
@@ -82,6 +82,8 @@ def _spawn(env: CgroupEnv, relative_dir: str) -> subprocess.Popen:
 
 class TreeNodeCollector:
     """Node CPU usage = cpuacct usage rate of the test tree's root (see module docstring)."""
+
+    name = "TreeNodeCollector"
 
     def __init__(self, reader: CgroupReader, root_dir: str) -> None:
         self.reader, self.root_dir = reader, root_dir
@@ -188,7 +190,8 @@ def test_be_suppressed_under_prod_load_and_released_after(env: CgroupEnv) -> Non
         PodCgroup("be-1", f"{env.prefix}/{be_dir}"),
         PodCgroup("prod-1", f"{env.prefix}/{prod_dir}"),
     ]
-    collectors = [PodResourceCollector(reader, lambda: pods), TreeNodeCollector(reader, env.prefix)]
+    collectors: list[Collector] = [PodResourceCollector(reader, lambda: pods),
+                                   TreeNodeCollector(reader, env.prefix)]
     quota = CgroupReader.for_env(env)
 
     def tick() -> None:
