@@ -37,10 +37,12 @@ from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig
 from koordlet.metrics import metrics
 from koordlet.metricsadvisor import framework
 from koordlet.metricsadvisor.framework import PodCgroup
+from koordlet.metricsadvisor.gauges import NodeUsageGauges
 from koordlet.metricsadvisor.nodeinfo import NodeInfoCollector
-from koordlet.metricsadvisor.noderesource import NodeResourceCollector, NodeUsageGauges
+from koordlet.metricsadvisor.noderesource import NodeResourceCollector
 from koordlet.metricsadvisor.pagecache import PageCacheCollector
-from koordlet.metricsadvisor.podresource import PodResourceCollector, pod_cgroups
+from koordlet.metricsadvisor.podresource import PodResourceCollector
+from koordlet.metricsadvisor.podsource import pod_cgroups
 from koordlet.metricsadvisor.simulated import (
     SimulatedCollector,
     SimulatedNodeInfoCollector,

@@ -25,22 +25,24 @@ def unreachable_kubeconfig(tmp_path: Path) -> Path:
     return path
 
 
-def metric(text: str, name: str) -> float | None:
+def metric(text: str, name: str, labels: str = "") -> float | None:
+    """The value of the first series of ``name`` whose labels start with ``labels``."""
     for line in text.splitlines():
-        if line.startswith(name + "{"):
+        if line.startswith(name + "{" + labels):
             return float(line.rsplit(" ", 1)[1])
     return None
 
 
 def node_usage(url: str) -> tuple[str, float, float] | None:
-    """The scraped text with the node's CPU and memory usage, once both series exist."""
+    """The scraped text with node-a's CPU and memory usage, once both series exist (other
+    tests in the same process may have left series of their own nodes)."""
     try:
         with urllib.request.urlopen(url, timeout=2) as r:
             text = r.read().decode()
     except OSError:
         return None
-    cpu = metric(text, "koordlet_node_used_cpu_cores")
-    memory = metric(text, "koordlet_node_used_memory_bytes")
+    cpu = metric(text, "koordlet_node_used_cpu_cores", 'node="node-a"')
+    memory = metric(text, "koordlet_node_used_memory_bytes", 'node="node-a"')
     return None if cpu is None or memory is None else (text, cpu, memory)
 
 
@@ -65,7 +67,9 @@ def test_koordlet_serves_node_usage_and_registers_its_hook_server(
         # The series appear with the first collection, both in the same round.
         text, cpu, memory = wait_for(lambda: node_usage(f"http://127.0.0.1:{port}/metrics"),
                                      timeout=30, what="koordlet_node_used_* series")
-        assert 0 <= cpu <= psutil.cpu_count()
+        # A rate of two /proc/stat samples over two wall-clock stamps: on a saturated machine
+        # it can overshoot the core count by the stamps' jitter.
+        assert 0 <= cpu <= psutil.cpu_count() * 1.05
         assert 0 < memory < psutil.virtual_memory().total
         assert metric(text, "koordlet_start_time") is not None
         config = json.loads((tmp_path / "hooks" / "koordlet.json").read_text())

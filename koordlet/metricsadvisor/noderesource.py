@@ -1,8 +1,6 @@
 """NodeResourceCollector (upstream ``pkg/koordlet/metricsadvisor/collectors/noderesource``):
 node CPU usage in cores from two ``/proc/stat`` samples and node memory from ``/proc/meminfo``
-(memory with page cache is the PageCacheCollector's, as upstream). ``NodeUsageGauges`` exports
-what a node collector (this one or the simulated source) reports as
-``koordlet_node_used_{cpu_cores,memory_bytes}``, which upstream records in this collector.
+(memory with page cache is the PageCacheCollector's, as upstream).
 """
 
 from __future__ import annotations
@@ -11,9 +9,7 @@ from dataclasses import dataclass
 
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricSample
-from koordlet.metrics import metrics
 from koordlet.metricsadvisor import procfs
-from koordlet.metricsadvisor.framework import Collector
 
 
 @dataclass(slots=True)
@@ -38,22 +34,4 @@ class NodeResourceCollector:
         if last is not None and cur.wall > last.wall:
             cores = (cur.ticks - last.ticks) / ((cur.wall - last.wall) * procfs.CLK_TCK)
             samples.append(MetricSample(mt.NODE_CPU_USAGE, {}, now, max(cores, 0.0)))
-        return samples
-
-
-class NodeUsageGauges:
-    """Wraps a node collector to set ``koordlet_node_used_{cpu_cores,memory_bytes}`` from its
-    samples; the series appear with the first collection."""
-
-    def __init__(self, inner: Collector) -> None:
-        self.inner = inner
-        self.name = inner.name
-
-    def collect(self, now: float) -> list[MetricSample]:
-        samples = self.inner.collect(now)
-        for s in samples:
-            if s.kind == mt.NODE_CPU_USAGE:
-                metrics.record_node_used_cpu_cores(s.value)
-            elif s.kind == mt.NODE_MEMORY_USAGE:
-                metrics.record_node_used_memory_bytes(s.value)
         return samples

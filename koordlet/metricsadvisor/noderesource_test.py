@@ -3,13 +3,10 @@ import time
 
 import psutil
 import pytest
-from prometheus_client import generate_latest
 
 from koordlet.metriccache import metric_types as mt
-from koordlet.metriccache.metric_cache import MetricSample
-from koordlet.metrics import metrics
 from koordlet.metricsadvisor import procfs
-from koordlet.metricsadvisor.noderesource import NodeResourceCollector, NodeUsageGauges
+from koordlet.metricsadvisor.noderesource import NodeResourceCollector
 
 
 def _busy(stop: threading.Event) -> None:
@@ -57,31 +54,3 @@ def test_formulas_on_fake_proc(tmp_path):
     (tmp_path / "stat").write_text(f"cpu  {100 + busy} 10 50 20000 99 5 3 99 0 0\n")
     second = {s.kind: s.value for s in collector.collect(11.0)}
     assert second[mt.NODE_CPU_USAGE] == pytest.approx(2.0)
-
-
-class _Fixed:
-    name = "fixed"
-
-    def collect(self, now: float) -> list[MetricSample]:
-        return [MetricSample(mt.NODE_CPU_USAGE, {}, now, 1.5),
-                MetricSample(mt.NODE_MEMORY_USAGE, {}, now, 2048.0)]
-
-
-def _series(node: str) -> list[str]:
-    text = generate_latest(metrics.INTERNAL).decode()
-    return [line for line in text.splitlines()
-            if line.startswith("koordlet_node_used_") and f'node="{node}"' in line]
-
-
-def test_no_node_usage_series_before_the_first_collection() -> None:
-    registered = metrics.node_name()
-    metrics.register("gauges-test-node")
-    try:
-        gauges = NodeUsageGauges(_Fixed())
-        assert _series("gauges-test-node") == []
-        gauges.collect(0.0)
-        assert sorted(_series("gauges-test-node")) == [
-            'koordlet_node_used_cpu_cores{node="gauges-test-node"} 1.5',
-            'koordlet_node_used_memory_bytes{node="gauges-test-node"} 2048.0']
-    finally:
-        metrics.register(registered)

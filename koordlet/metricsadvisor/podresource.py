@@ -7,16 +7,12 @@ Pods or containers whose cgroup read fails are skipped, as upstream.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from api.extension.qos import get_kube_qos_class
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricSample
-from koordlet.metricsadvisor.framework import ContainerCgroup, PodCgroup, PodSource
+from koordlet.metricsadvisor.framework import PodSource
 from koordlet.resourceexecutor.reader import CgroupReader
-from koordlet.statesinformer.states_view import StatesView
-from koordlet.util.system.cgroup_env import CgroupEnv
 
 # Upstream expires "last CPU sample" entries after collect interval × 20, GC'd every 600 s.
 _EXPIRE_INTERVALS = 20
@@ -100,19 +96,3 @@ class PodResourceCollector:
                 del tracked[ident]
         self.reader.sweep()  # closes the files of pods gone since the last GC
         self._last_gc = now
-
-
-def pod_cgroups(env: CgroupEnv, view: StatesView) -> list[PodCgroup]:
-    """The collector's pods: the cgroup dirs (with the kube-path prefix) of this node's pods
-    and their containers."""
-    out = []
-    for pod in view.get_all_pods():
-        uid = pod["metadata"]["uid"]
-        pod_dir = env.pod_dir(get_kube_qos_class(pod), uid)
-        containers = tuple(
-            ContainerCgroup(cs["containerID"], os.path.join(
-                env.prefix, env.container_dir(pod_dir, cs["containerID"])))
-            for cs in (pod.get("status") or {}).get("containerStatuses") or []
-            if cs.get("containerID"))
-        out.append(PodCgroup(uid, os.path.join(env.prefix, pod_dir), containers))
-    return out
