@@ -1,5 +1,6 @@
 """Leader election on ``coordination.k8s.io/v1`` Leases (client-go
-``tools/leaderelection`` and component-base's leader-election flags).
+``tools/leaderelection`` and component-base's leader-election flags). Components do not call
+it directly: ``pkg.component``'s ``Runner.leader_election`` runs it for them. By hand:
 
     parser = argparse.ArgumentParser()
     add_leader_election_flags(parser, DEFAULTS)
