@@ -18,7 +18,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+def wait_until(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "condition not met in time"
@@ -38,7 +38,7 @@ class Running:
     def _run(self, component: Component, grace_period: float) -> None:
         self.status = run(component, [], self.stop, grace_period=grace_period)
 
-    def join(self, timeout: float = 10.0) -> int | None:
+    def join(self, timeout: float = 30.0) -> int | None:
         self.thread.join(timeout)
         assert not self.thread.is_alive(), "run did not return"
         return self.status

@@ -386,7 +386,7 @@ def test_inputs_come_from_the_informers():
             inf.stop()
 
 
-def _eventually(check: Any, timeout: float = 5.0) -> bool:
+def _eventually(check: Any, timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():

@@ -35,7 +35,7 @@ def srv() -> Iterator[ServerHandle]:
         yield s
 
 
-def wait_for(what: str, cond: Callable[[], Any], timeout: float = 10.0) -> Any:
+def wait_for(what: str, cond: Callable[[], Any], timeout: float = 30.0) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = cond()
