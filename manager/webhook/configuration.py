@@ -33,6 +33,8 @@ MUTATE_NODE_STATUS = "/mutate-node-status"
 VALIDATE_NODE = "/validate-node"
 VALIDATE_CONFIGMAP = "/validate-configmap"
 MUTATE_RESERVATION = "/mutate-reservation"
+VALIDATE_CLUSTER_COLOCATION_PROFILE = \
+    "/validate-config-koordinator-sh-v1alpha1-clustercolocationprofile"
 
 _NO_CONTROL_PLANE = {"matchExpressions": [{"key": "control-plane", "operator": "DoesNotExist"}]}
 
@@ -87,6 +89,9 @@ VALIDATING_WEBHOOKS: tuple[Obj, ...] = (
           obj_selector={"matchExpressions": [{"key": "koordinator.sh/configmap-type",
                                               "operator": "In",
                                               "values": ["slo-controller-config"]}]}),
+    _hook("vclustercolocationprofile.koordinator.sh", VALIDATE_CLUSTER_COLOCATION_PROFILE,
+          "config.koordinator.sh", "v1alpha1", ["clustercolocationprofiles"],
+          ["CREATE", "UPDATE"], "Fail"),
 )
 
 

@@ -8,6 +8,7 @@ the feature gate of each and how its handler is built (``framework.HandlerBuilde
 
 from __future__ import annotations
 
+from .clustercolocationprofile import validating as profile_validating
 from .configmap import validating as configmap_validating
 from .elasticquota import handlers as elasticquota_handlers
 from .framework import HandlerBuilder
@@ -20,6 +21,6 @@ from .reservation import mutating as reservation_mutating
 HANDLER_BUILDERS: dict[str, HandlerBuilder] = {
     builder.path: builder
     for module in (pod_mutating, pod_validating, elasticquota_handlers, configmap_validating,
-                   node_mutating, node_validating, reservation_mutating)
+                   node_mutating, node_validating, reservation_mutating, profile_validating)
     for builder in module.HANDLER_BUILDERS
 }

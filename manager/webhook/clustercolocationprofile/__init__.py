@@ -1,0 +1,2 @@
+"""ClusterColocationProfile admission (validation; the mutation profiles drive is
+``manager/webhook/pod``)."""
