@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pkg.events import EventRecorder
 from pkg.features import FeatureGate
 
 from .admission import Handler
@@ -29,6 +30,7 @@ class HandlerContext:
     gate: FeatureGate
     topology: QuotaTopology  # the quota tree the ElasticQuota and pod webhooks share
     reader: Reader  # what the profile webhooks read through: the client or its informer cache
+    recorder: EventRecorder | None = None  # events about the objects the webhooks read
 
 
 @dataclass(slots=True, frozen=True)

@@ -28,6 +28,7 @@ from pkg.client.resources import (
     PODS,
     PRIORITY_CLASSES,
 )
+from pkg.events import EventBroadcaster
 from pkg.features import FeatureGate, default_feature_gate
 
 from . import certs
@@ -117,8 +118,10 @@ class WebhookServer:
         # What upstream's cached client serves the profile webhooks from.
         self.reader = CachedReader(
             client, (CLUSTER_COLOCATION_PROFILES, NAMESPACES, PRIORITY_CLASSES))
+        self.events = EventBroadcaster(client)
         self.handlers = build_handlers(
-            HandlerContext(client, self.options, gate, self.topology, self.reader))
+            HandlerContext(client, self.options, gate, self.topology, self.reader,
+                           self.events.new_recorder("koord-manager")))
         self._ssl: ssl.SSLContext | None = None
         self._httpd: ThreadingHTTPServer | None = None
         self._stop = threading.Event()
@@ -224,6 +227,7 @@ class WebhookServer:
     def stop(self) -> None:
         self._stop.set()
         self.reader.stop()
+        self.events.shutdown(timeout=2)
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()

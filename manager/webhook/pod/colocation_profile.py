@@ -5,8 +5,11 @@ Corresponds to upstream ``pkg/webhook/pod/mutating/cluster_colocation_profile.go
 ``namespaceSelector`` and ``selector``, the probability draw, the mutation steps in
 upstream's order, and the renaming of cpu/memory to ``kubernetes.io/batch-*`` / ``mid-*``
 for batch and mid pods. Profiles apply in name order.
-Upstream's quirk is kept: a selector that fails to parse, or a namespace that cannot be read,
-counts as a match.
+Unlike upstream, where a selector that fails to parse counts as a match (one bad profile turned
+every pod in the cluster BE), a profile with an invalid ``selector`` or ``namespaceSelector``
+(stored before the profile webhook refused it) matches nothing, and a Warning event
+``InvalidSelector`` on the profile names the field, once per generation. Upstream's other quirk
+is kept: a namespace that cannot be read counts as a match.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from __future__ import annotations
 import copy
 import logging
 import random
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -33,9 +37,12 @@ from api.extension.resource import RESOURCE_NAME_MAP, translate_resource_quantit
 from api.meta import LabelSelector
 from pkg.client import ApiError
 from pkg.client.resources import CLUSTER_COLOCATION_PROFILES, NAMESPACES, PRIORITY_CLASSES
-from pkg.util.labels import InvalidSelectorError, parse_selector
+from pkg.events import WARNING, EventRecorder
+from pkg.util.labels import parse_selector
+from pkg.util.validation import aggregate, go_value
 
 from ..cached_reader import Reader
+from ..clustercolocationprofile.validating import KIND, spec_selector_errors
 from .strategic_patch import strategic_merge
 
 log = logging.getLogger(__name__)
@@ -51,10 +58,8 @@ def _empty(selector: LabelSelector | None) -> bool:
 
 
 def _matches(selector: LabelSelector, labels: dict[str, str]) -> bool:
-    try:
-        return parse_selector(selector).matches(labels)
-    except InvalidSelectorError:
-        return True  # upstream: an error is not "no match"
+    # Only profiles whose selectors parse get here (ProfileMatcher.profiles).
+    return parse_selector(selector).matches(labels)
 
 
 def probability_percent(profile: ClusterColocationProfile) -> int:
@@ -81,20 +86,46 @@ class ProfileMatcher:
 
     client: Reader
     rand_intn: Callable[[int], int] = random.randrange
+    recorder: EventRecorder | None = None
+    # name → (uid, generation) of the invalid profiles already reported by an event.
+    _reported: dict[str, tuple[str, int]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def profiles(self) -> list[ClusterColocationProfile]:
+        """The profiles that can match: malformed ones and those with an invalid selector
+        are left out."""
         try:
             items = self.client.list_all(CLUSTER_COLOCATION_PROFILES).get("items") or []
         except ApiError as e:
             raise MutationError(f"failed to list ClusterColocationProfiles: {e}") from None
         out = []
         for item in items:
+            spec = item.get("spec")
+            errs = spec_selector_errors(spec) if isinstance(spec, dict) else []
+            if errs:
+                self._report_invalid(item, aggregate(errs))
+                continue
             try:
                 out.append(ClusterColocationProfile.model_validate(item))
             except ValidationError as e:
                 name = (item.get("metadata") or {}).get("name", "")
                 log.error("skipping malformed ClusterColocationProfile %s: %s", name, e)
         return sorted(out, key=lambda p: p.metadata.name or "")
+
+    def _report_invalid(self, item: Obj, detail: str) -> None:
+        md = item.get("metadata") or {}
+        name = str(md.get("name") or "")
+        seen = (str(md.get("uid") or ""), int(md.get("generation") or 0))
+        with self._lock:
+            if self._reported.get(name) == seen:
+                return
+            self._reported[name] = seen
+        message = f"{KIND} {go_value(name)} (generation {seen[1]}) matches no pod: {detail}"
+        log.error("%s", message)
+        if self.recorder is not None:
+            ref = {"apiVersion": "config.koordinator.sh/v1alpha1", "kind": KIND, "name": name,
+                   "uid": seen[0], "resourceVersion": md.get("resourceVersion")}
+            self.recorder.event(ref, WARNING, "InvalidSelector", message)
 
     def namespace_labels(self, namespace: str) -> dict[str, str] | None:
         try:
@@ -216,8 +247,8 @@ def replace_resources(pod_spec: Obj, priority_class: PriorityClass) -> None:
     names = dict(RESOURCE_NAME_MAP.get(priority_class, {}))
     if not names:
         return
-    for field in ("initContainers", "containers"):
-        for container in pod_spec.get(field) or []:
+    for containers in ("initContainers", "containers"):
+        for container in pod_spec.get(containers) or []:
             res = container.get("resources")
             if not res:
                 continue

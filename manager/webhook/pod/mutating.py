@@ -76,7 +76,8 @@ class PodMutatingHandler:
 
 HANDLER_BUILDERS = (
     HandlerBuilder(MUTATE_POD, POD_MUTATING_WEBHOOK,
-                   lambda ctx: PodMutatingHandler(ctx.reader, ctx.gate)),
+                   lambda ctx: PodMutatingHandler(
+                       ctx.reader, ctx.gate, ProfileMatcher(ctx.reader, recorder=ctx.recorder))),
 )
 
 

@@ -57,7 +57,8 @@ class ReservationMutatingHandler:
 
 HANDLER_BUILDERS = (
     HandlerBuilder(MUTATE_RESERVATION, RESERVATION_MUTATING_WEBHOOK,
-                   lambda ctx: ReservationMutatingHandler(ctx.reader)),
+                   lambda ctx: ReservationMutatingHandler(
+                       ctx.reader, ProfileMatcher(ctx.reader, recorder=ctx.recorder))),
 )
 
 
