@@ -61,13 +61,16 @@ class AdmissionRequest:
 
 @dataclass(slots=True)
 class AdmissionResponse:
-    """What a handler decided: allowed or not, with a Status and optionally a patch."""
+    """What a handler decided: allowed or not, with a Status, optionally a patch, and
+    warnings the API server passes to the client (``Warning: 299`` headers; kubectl prints
+    them)."""
 
     allowed: bool
     code: int = 200
     message: str = ""
     reason: str = ""
     patch: list[Obj] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def to_review(self, uid: str, api_version: str = "admission.k8s.io/v1") -> Obj:
         resp: Obj = {"uid": uid, "allowed": self.allowed}
@@ -81,6 +84,8 @@ class AdmissionResponse:
         if self.patch:
             resp["patchType"] = "JSONPatch"
             resp["patch"] = base64.b64encode(orjson.dumps(self.patch)).decode()
+        if self.warnings:
+            resp["warnings"] = list(self.warnings)
         return {"apiVersion": api_version, "kind": "AdmissionReview", "response": resp}
 
 

@@ -7,7 +7,8 @@ Corresponds to upstream ``plugin/pkg/admission/priority`` (``spec.priority`` and
 ``k8s.io/apiserver/pkg/admission/plugin/webhook`` (MutatingWebhookConfiguration and
 ValidatingWebhookConfiguration: rules, namespaceSelector, objectSelector, failurePolicy,
 timeoutSeconds, ``AdmissionReview`` v1 over HTTPS with the configuration's ``caBundle``, JSON
-patch responses). A webhook's ``clientConfig.service`` is reached through the Service's
+patch responses, ``warnings`` passed to the client as ``Warning: 299`` headers, which kubectl
+prints). A webhook's ``clientConfig.service`` is reached through the Service's
 Endpoints (or EndpointSlices), so a webhook server on 127.0.0.1 is wired with a Service and
 an Endpoints object; TLS is verified for ``<service>.<namespace>.svc``.
 Not implemented: ``matchConditions`` (CEL; treated as matching), ``reinvocationPolicy``,
@@ -17,6 +18,7 @@ admission of ``pods/binding`` and ``pods/eviction``, ValidatingAdmissionPolicy.
 from __future__ import annotations
 
 import base64
+import contextvars
 import ssl
 import uuid
 from typing import Any
@@ -34,6 +36,21 @@ Obj = dict[str, Any]
 MUTATING = ("admissionregistration.k8s.io", "mutatingwebhookconfigurations")
 VALIDATING = ("admissionregistration.k8s.io", "validatingwebhookconfigurations")
 USER = {"username": "system:admin", "groups": ["system:masters", "system:authenticated"]}
+# The webhook warnings of the request being served (k8s.io/apiserver ``pkg/warning``).
+_warnings: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "admission_warnings", default=None)
+
+
+def collect_warnings() -> list[str]:
+    """Collect the warnings of the current request (task) into the list returned."""
+    out: list[str] = []
+    _warnings.set(out)
+    return out
+
+
+def warning_header(text: str) -> str:
+    """A ``Warning`` header value as kube-apiserver writes it: code 299, agent ``-``."""
+    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 # -- built-in plugins -------------------------------------------------------------------------
@@ -261,6 +278,10 @@ class Webhooks:
                     raise errors.ApiError(500, "InternalError",
                                           f'Internal error occurred: failed calling webhook '
                                           f'"{name}": failed to call webhook: {why}') from None
+                collected = _warnings.get()
+                if collected is not None:
+                    collected.extend(w for w in resp.get("warnings") or []
+                                     if isinstance(w, str) and w not in collected)
                 if not resp.get("allowed"):
                     st = resp.get("status") or {}
                     code = int(st.get("code") or 400)

@@ -38,6 +38,8 @@ class Hook(BaseHTTPRequestHandler):
         elif self.path == "/validate" and labels.get("deny") == "true":
             resp = {"uid": req["uid"], "allowed": False,
                     "status": {"code": 403, "reason": "Forbidden", "message": "no deny pods"}}
+        if self.path == "/validate" and "warn" in labels:
+            resp["warnings"] = [f"label warn={labels['warn']} is ignored", 'say "hi"']
         body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                            "response": resp}).encode()
         self.send_response(200)
@@ -157,6 +159,36 @@ def test_webhooks_by_url_and_service(srv, core, webhook):
     n = len(Hook.reviews)
     core.create_namespaced_pod("default", pod("unhooked", labels={"deny": "true"}))
     assert len(Hook.reviews) == n
+
+
+def _warnings(headers: object) -> list[str]:
+    return list(headers.getlist("Warning"))  # type: ignore[attr-defined]
+
+
+def test_webhook_warnings_reach_the_client_as_warning_headers(srv, core, webhook):
+    port, ca = webhook
+    adm = client.AdmissionregistrationV1Api(api_client(srv))
+    core.create_namespace({"metadata": {"name": "warned"}})
+    adm.create_validating_webhook_configuration({
+        "metadata": {"name": "warner"}, "webhooks": [{
+            "name": "warn.example.com", "admissionReviewVersions": ["v1"],
+            "sideEffects": "None", "objectSelector": {"matchLabels": {"warn": "yes"}},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                       "resources": ["pods"]}],
+            "clientConfig": {"caBundle": ca, "url": f"https://127.0.0.1:{port}/validate"}}]})
+    _, status, headers = core.create_namespaced_pod_with_http_info(
+        "warned", pod("w1", labels={"warn": "yes"}))
+    assert status == 201
+    # kube-apiserver's form: code 299, agent "-", the text quoted with \" escaped.
+    assert _warnings(headers) == ['299 - "label warn=yes is ignored"', '299 - "say \\"hi\\""']
+    # A denied request carries the warnings too.
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_pod("warned", pod("w2", labels={"warn": "yes", "deny": "true"}))
+    assert _warnings(e.value.headers) == ['299 - "label warn=yes is ignored"',
+                                          '299 - "say \\"hi\\""']
+    _, _, headers = core.create_namespaced_pod_with_http_info("warned", pod("quiet"))
+    assert _warnings(headers) == []
+    adm.delete_validating_webhook_configuration("warner")
 
 
 def test_failing_webhook_with_fail_policy(srv, core):

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from . import discovery, errors, openapi, protobuf, subresources, tables
+from . import admission, discovery, errors, openapi, protobuf, subresources, tables
 from .api import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Api
 from .resources import ResourceInfo
 from .watch import Stored, Watcher
@@ -85,6 +85,14 @@ class Handlers:
     # -- entry point ------------------------------------------------------------------------
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        warnings = admission.collect_warnings()
+        resp = await self._handle(request)
+        if warnings and not resp.prepared:
+            for text in warnings:
+                resp.headers.add("Warning", admission.warning_header(text))
+        return resp
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         try:
             path = request.path
             if self.token is not None and not path.startswith(HEALTH_PATHS) and \

@@ -3,23 +3,35 @@
 Corresponds to upstream ``pkg/webhook/pod/validating`` (and ``binding_admission.go``):
 the reserve-pod annotation, ClusterColocationProfile rules (QoS/priority immutability and
 combinations, batch resources need BE, LSR/LSE integer CPUs), the ElasticQuota pod checks,
-and binding admission. Violations answer 400 with the aggregated field errors. Quota
-admission, device resource checks and the enhanced validator (alpha gates, off by default) are
-not implemented.
+and binding admission. Violations answer 400 with the aggregated field errors. Where upstream
+silently ignores a label value it cannot use (a ``koordinator.sh/qosClass`` that is no QoS
+class counts as none, a non-integer ``koordinator.sh/priority`` as 0, an unknown
+``koordinator.sh/priority-class`` as none), the pod is admitted as upstream does, with an
+admission warning naming the label and the value. Quota admission, device resource checks and
+the enhanced validator (alpha gates, off by default) are not implemented.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from api.config.v1alpha1.cluster_colocation_profile import QOS_CLASSES
 from api.core import quantity_value
+from api.errors import MalformedValueError
 from api.extension.elastic_quota import (
     DEFAULT_QUOTA_NAME,
     LABEL_PREEMPTIBLE,
     LABEL_QUOTA_NAME,
 )
-from api.extension.priority import LABEL_POD_PRIORITY, PriorityClass, get_pod_priority_class_raw
-from api.extension.qos import LABEL_POD_QOS, QoSClass, get_pod_qos_class_raw
+from api.extension.priority import (
+    LABEL_POD_PRIORITY,
+    LABEL_POD_PRIORITY_CLASS,
+    PriorityClass,
+    get_pod_priority_class_raw,
+    parse_sub_priority,
+    priority_class_by_name,
+)
+from api.extension.qos import LABEL_POD_QOS, QoSClass, get_pod_qos_class_raw, qos_class_by_name
 from api.extension.resource import BATCH_CPU, BATCH_MEMORY
 from pkg.client import ApiError
 from pkg.client.resources import PODS
@@ -31,6 +43,7 @@ from pkg.features.features import (
     SUPPORT_PARENT_QUOTA_SUBMIT_POD,
 )
 from pkg.util.podresources import pod_requests
+from pkg.util.validation import go_value
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored
 from ..cached_reader import Reader
@@ -48,6 +61,37 @@ _FORBIDDEN = {QoSClass.BE: (PriorityClass.NONE, PriorityClass.PROD),
 
 def _labels(pod: Obj | None) -> dict[str, str]:
     return dict(((pod or {}).get("metadata") or {}).get("labels") or {})
+
+
+def _listed(values: tuple[str, ...]) -> str:
+    return ", ".join(go_value(v) for v in values)
+
+
+_PRIORITY_CLASS_NAMES = tuple(p.value for p in PriorityClass if p is not PriorityClass.NONE)
+
+
+def ignored_label_warnings(pod: Obj) -> list[str]:
+    """Warnings for the Koordinator labels whose value upstream ignores."""
+    labels = _labels(pod)
+    out = []
+    qos = labels.get(LABEL_POD_QOS)
+    if qos and qos_class_by_name(qos) is QoSClass.NONE:
+        out.append(f"metadata.labels[{LABEL_POD_QOS}]: {go_value(qos)} is not a Koordinator "
+                   f"QoS class (supported values: {_listed(QOS_CLASSES)}); the pod is treated "
+                   f"as having none")
+    priority_class = labels.get(LABEL_POD_PRIORITY_CLASS)
+    if priority_class is not None and \
+            priority_class_by_name(priority_class) is PriorityClass.NONE:
+        out.append(f"metadata.labels[{LABEL_POD_PRIORITY_CLASS}]: {go_value(priority_class)} "
+                   f"is not a Koordinator priority class (supported values: "
+                   f"{_listed(_PRIORITY_CLASS_NAMES)}); the pod is treated as having none")
+    priority = labels.get(LABEL_POD_PRIORITY)
+    try:
+        parse_sub_priority(priority)
+    except MalformedValueError:
+        out.append(f"metadata.labels[{LABEL_POD_PRIORITY}]: {go_value(priority)} is not a "
+                   f"32-bit integer; the label is ignored")
+    return out
 
 
 def colocation_errors(pod: Obj, old: Obj | None, gate: FeatureGate) -> list[str]:
@@ -115,7 +159,11 @@ class PodValidatingHandler:
             return allowed()
         if req.operation == "DELETE" or req.object is None:
             return allowed()
-        pod = req.object
+        resp = self._validate(req.object, req)
+        resp.warnings = ignored_label_warnings(req.object)
+        return resp
+
+    def _validate(self, pod: Obj, req: AdmissionRequest) -> AdmissionResponse:
         annotations = (pod.get("metadata") or {}).get("annotations") or {}
         if ANNOTATION_RESERVE_POD in annotations:
             return errored(400, f"annotations.{ANNOTATION_RESERVE_POD}: Forbidden: cannot set "
