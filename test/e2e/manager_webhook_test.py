@@ -108,7 +108,8 @@ def test_certificates_secret_and_configurations(cluster: tuple[Client, WebhookSe
                             "koordinator-validating-webhook-configuration")
     paths = {h["name"]: h["clientConfig"]["service"]["path"] for h in
              mutating["webhooks"] + validating["webhooks"]}
-    # Default gates: pods and quotas; node, configmap and reservation webhooks are alpha.
+    # Default gates: pods, profiles and quotas; node, configmap and reservation webhooks are
+    # alpha.
     assert paths == {
         "mpod-create.koordinator.sh": "/mutate-pod",
         "mpod-update.koordinator.sh": "/mutate-pod",
@@ -117,6 +118,8 @@ def test_certificates_secret_and_configurations(cluster: tuple[Client, WebhookSe
         "vpodbinding.koordinator.sh": "/validate-pod-binding",
         "velasticquota.koordinator.sh":
             "/validate-scheduling-sigs-k8s-io-v1alpha1-elasticquota",
+        "vclustercolocationprofile.koordinator.sh":
+            "/validate-config-koordinator-sh-v1alpha1-clustercolocationprofile",
     }
     for hook in mutating["webhooks"] + validating["webhooks"]:
         assert hook["clientConfig"]["caBundle"] == ca
