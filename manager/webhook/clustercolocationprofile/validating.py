@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from pydantic import ValidationError
 
@@ -31,6 +32,7 @@ from pkg.util.validation import (
     FieldError,
     JSONValue,
     dns1123_subdomain_problems,
+    go_value,
     invalid,
     invalid_message,
     not_found,
@@ -57,7 +59,7 @@ _TOTAL_ANNOTATION_SIZE = 256 * 1024
 _PATCH_FIELDS = ("metadata", "spec")
 _PATCH_METADATA_FIELDS = ("labels", "annotations", "finalizers", "ownerReferences")
 # core/v1 PodSpec's fields and their JSON types.
-_POD_SPEC_FIELDS: Mapping[str, type | tuple[type, ...]] = {
+_POD_SPEC_FIELDS: Mapping[str, type] = {
     "activeDeadlineSeconds": int, "affinity": dict, "automountServiceAccountToken": bool,
     "containers": list, "dnsConfig": dict, "dnsPolicy": str, "enableServiceLinks": bool,
     "ephemeralContainers": list, "hostAliases": list, "hostIPC": bool, "hostNetwork": bool,
@@ -76,7 +78,7 @@ _JSON_TYPE = {bool: "a boolean", int: "an integer", str: "a string", dict: "an o
               list: "a list"}
 
 
-def _is_int(value: JSONValue) -> bool:
+def _is_int(value: JSONValue) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -85,7 +87,6 @@ def _probability_errors(value: JSONValue) -> list[FieldError]:
     if value is None:
         return []
     if _is_int(value):
-        assert isinstance(value, int)
         return [] if 0 <= value <= 100 else [invalid(path, value, "must be between 0 and 100")]
     match = _PERCENT.match(value) if isinstance(value, str) else None
     if match is None:
@@ -105,9 +106,10 @@ def _annotation_errors(path: str, annotations: JSONValue) -> list[FieldError]:
     size = 0
     for key, value in annotations.items():
         errs.extend(invalid(path, key, p) for p in qualified_name_problems(key.lower()))
-        if value is not None and not isinstance(value, str):
+        if isinstance(value, str):
+            size += len(key) + len(value)
+        elif value is not None:
             errs.append(invalid(f"{path}[{key}]", value, "must be a string"))
-        size += len(key) + len(value or "") if isinstance(value, str | None) else 0
     if size > _TOTAL_ANNOTATION_SIZE:
         errs.append(FieldError(path, f"Too long: must have at most {_TOTAL_ANNOTATION_SIZE} "
                                      "bytes"))
@@ -171,7 +173,6 @@ def _patch_spec_errors(path: str, spec: JSONValue) -> list[FieldError]:
         elif value is None:
             continue  # deletes the field
         elif not isinstance(value, want) or (want is int and isinstance(value, bool)):
-            assert isinstance(want, type)
             errs.append(invalid(f"{path}.{key}", value, f"must be {_JSON_TYPE[want]}"))
         elif key in _CONTAINER_LISTS:
             assert isinstance(value, list)
@@ -256,7 +257,7 @@ class ProfileValidator:
             errs.append(not_supported("spec.qosClass", qos, QOS_CLASSES))
         errs.extend(self._priority_class_errors(spec.get("priorityClassName")))
         priority = spec.get("koordinatorPriority")
-        if priority is not None and not (isinstance(priority, int) and _is_int(priority) and
+        if priority is not None and not (_is_int(priority) and
                                          _INT32[0] <= priority <= _INT32[1]):
             errs.append(invalid("spec.koordinatorPriority", priority,
                                 "must be a 32-bit integer"))
@@ -303,8 +304,9 @@ class ProfileValidatingHandler:
         try:
             errs = ProfileValidator(self.reader).errors(obj)
         except ApiError as e:
-            return AdmissionResponse(False, 500, f"{KIND} {name!r}: spec.priorityClassName: "
-                                                 f"cannot read PriorityClass: {e}")
+            return AdmissionResponse(False, 500, f"{KIND} {go_value(name)}: spec."
+                                                 f"priorityClassName: cannot read "
+                                                 f"PriorityClass: {e}")
         if errs:
             return AdmissionResponse(False, 422,
                                      invalid_message(KIND, name, errs), "Invalid")
