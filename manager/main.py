@@ -7,8 +7,9 @@ metrics on ``--metrics-addr`` (also ``/internal-metrics``, ``/external-metrics``
 ``/all-metrics``) and ``/healthz``/``/readyz`` on ``--health-probe-addr``, and run leader
 election on the Lease ``<--leader-election-namespace>/koordinator-manager``. Every replica
 serves the admission webhooks; only the leader runs the controllers ``--controllers`` enables
-(``manager.controllers``). Losing the lease exits with status 1, as controller-runtime does,
-so the replica restarts as a standby.
+(``manager.controllers``) and, with WEBHOOK_HOST, writes the webhook configurations (its
+URL). Losing the lease exits with status 1, as controller-runtime does, so the replica restarts
+as a standby.
 
 Flags keep upstream's names and defaults. Ours only: ``--kubeconfig``/``--master`` (which
 controller-runtime registers implicitly) and ``--leader-elect-lease-duration``,
@@ -229,6 +230,10 @@ def build(args: argparse.Namespace, runner: Runner) -> None:
     if default_feature_gate.enabled(WEBHOOK_FRAMEWORK):
         webhook = WebhookServer(client, webhook_options(args), default_feature_gate)
         runner.add("webhook", webhook)
+        if webhook.leader_writes_configurations:
+            # URL mode: the configurations name one replica, the leader (registered before the
+            # leader-bound informers, so it writes the moment it leads).
+            runner.task("webhook-configurations", webhook.keep_configurations, leader=True)
         probes.add_readyz_check("webhook-ready", webhook_ready_check(webhook))
     events = EventBroadcaster(client)
     runner.add("events", Hooks(on_stop=lambda: events.shutdown(timeout=2)))

@@ -8,6 +8,8 @@ Public API for ``manager/main.py``::
                                       config_namespace=args.config_namespace)
     server = WebhookServer(client, options, default_feature_gate)   # every replica
     server.start()     # certs (Secret or cert dir) + configurations, then HTTPS on 9876
+    if server.leader_writes_configurations:   # WEBHOOK_HOST: they name one replica by URL
+        runner.task("webhook-configurations", server.keep_configurations, leader=True)
     ...
     server.stop()
 

@@ -159,9 +159,9 @@ def test_bad_input_is_rejected_with_a_clear_message(case: str, make: Any, req: A
 
 
 def _tree() -> QuotaTopology:
-    topo = QuotaTopology()
-    topo.valid_add(quota("parent", {"cpu": "10"}, {"cpu": "20"}, is_parent=True))
-    topo.valid_add(quota("child-a", {"cpu": "6"}, {"cpu": "20"}, parent="parent"))
+    topo = QuotaTopology()  # fed as the informer feeds it
+    topo.on_add_or_update(quota("parent", {"cpu": "10"}, {"cpu": "20"}, is_parent=True))
+    topo.on_add_or_update(quota("child-a", {"cpu": "6"}, {"cpu": "20"}, parent="parent"))
     return topo
 
 

@@ -47,6 +47,10 @@ class CachedReader:
     def stop(self) -> None:
         self._factory.shutdown()
 
+    def informer(self, resource: Resource) -> SharedInformer:
+        """The informer of one of the resources given (to add event handlers to)."""
+        return self._informers[_key(resource)]
+
     def has_synced(self) -> bool:
         return all(i.has_synced() for i in self._informers.values())
 

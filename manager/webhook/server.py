@@ -2,9 +2,19 @@
 configuration upkeep.
 
 Corresponds to upstream ``pkg/webhook/server.go`` (the handlers of ``registry`` whose gate is
-on, ``/healthz``), ``pkg/webhook/controller`` (the background loop that keeps the Secret, the cert
-dir and both webhook configurations current, resync one minute) and controller-runtime's
-webhook server (TLS from the cert dir, AdmissionReview decoding).
+on, ``/healthz``), ``pkg/webhook/util/controller`` (the background loop that keeps the Secret,
+the cert dir and both webhook configurations current, resync one minute) and
+controller-runtime's webhook server (TLS from the cert dir, AdmissionReview decoding).
+
+Who writes the configurations: in service mode (no WEBHOOK_HOST) every replica, as upstream;
+they all write the same Service and the shared Secret's CA, and the Service routes to any ready
+replica. In URL mode (WEBHOOK_HOST) a configuration names one replica's port and CA, so
+replicas writing in turn would leave it on whichever wrote last, dead or not: there only the
+leader writes (``WebhookServer.keep_configurations``, run leader-bound), at once when it starts
+leading, so the API server follows a failover within one lease period. Every replica serves.
+
+The ElasticQuota tree is fed by an informer on every replica (a standby must answer reviews
+too); admission never changes it.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ import orjson
 
 from api.extension.elastic_quota import LABEL_QUOTA_NAME
 from pkg.client import ApiError, Client
+from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
 from pkg.client.resources import (
     CLUSTER_COLOCATION_PROFILES,
     ELASTIC_QUOTAS,
@@ -42,20 +53,41 @@ from .registry import HANDLER_BUILDERS
 
 log = logging.getLogger(__name__)
 
+# How long start() waits for the ElasticQuota informer before serving anyway (the API server
+# may be down; the quota checks then see the tree as it fills).
+QUOTA_SYNC_TIMEOUT = 10.0
+# Retry period of a failed configuration write by the leader.
+CONFIGURATION_RETRY = 1.0
+
+
+def ensure_certs(client: Client, options: WebhookOptions) -> certs.Artifacts:
+    """Certificates in the Secret (or the cert dir), written to the cert dir."""
+    if options.writer == CERT_WRITER_FS:
+        return certs.ensure_dir(options.cert_dir, options.dns_name)
+    artifacts = certs.ensure_secret(client, options.namespace, options.secret_name,
+                                    options.dns_name)
+    certs.write_dir(options.cert_dir, artifacts)
+    return artifacts
+
 
 def ensure_webhook_setup(client: Client, options: WebhookOptions,
                          paths: list[str] | tuple[str, ...]) -> certs.Artifacts:
-    """Certificates in the Secret (or the cert dir), written to the cert dir, and both
-    webhook configurations carrying their CA bundle for ``paths``. Safe to call from every
-    replica at any time."""
-    if options.writer == CERT_WRITER_FS:
-        artifacts = certs.ensure_dir(options.cert_dir, options.dns_name)
-    else:
-        artifacts = certs.ensure_secret(client, options.namespace, options.secret_name,
-                                        options.dns_name)
-        certs.write_dir(options.cert_dir, artifacts)
+    """``ensure_certs``, then both webhook configurations carrying their CA bundle for
+    ``paths``."""
+    artifacts = ensure_certs(client, options)
     ensure_configurations(client, options, artifacts.ca_bundle(), paths)
     return artifacts
+
+
+def _quota_exists(client: Client) -> Callable[[str], bool | None]:
+    def exists(name: str) -> bool | None:
+        try:
+            found = client.list(ELASTIC_QUOTAS, field_selector=f"metadata.name={name}")
+        except ApiError as e:
+            log.warning("looking up ElasticQuota %s: %s", name, e)
+            return None
+        return bool(found.get("items"))
+    return exists
 
 
 def _pods_of(client: Client) -> Callable[[QuotaInfo], list[str]]:
@@ -102,9 +134,10 @@ def serve_review(handler: Handler, body: bytes) -> tuple[int, bytes]:
 class WebhookServer:
     """HTTPS on ``options.bind_address:options.port`` serving the enabled webhooks.
 
-    ``start()`` ensures certificates and configurations (``ensure_webhook_setup``), starts
-    serving and a background loop that repeats the upkeep every ``options.resync_seconds``
-    and refreshes the quota tree; ``stop()`` ends both.
+    ``start()`` ensures certificates (and in service mode the configurations), waits for the
+    ElasticQuota informer, starts serving and a background loop that repeats the upkeep every
+    ``options.resync_seconds``; ``stop()`` ends both. In URL mode
+    (``leader_writes_configurations``) the leader runs ``keep_configurations``.
     """
 
     def __init__(self, client: Client, options: WebhookOptions | None = None,
@@ -114,10 +147,16 @@ class WebhookServer:
         self.options = options or WebhookOptions.from_env()
         self.gate = gate
         self.manage_configurations = manage_configurations
-        self.topology = QuotaTopology(pods_of=_pods_of(client), gate=gate)
-        # What upstream's cached client serves the profile webhooks from.
+        self.topology = QuotaTopology(pods_of=_pods_of(client), gate=gate,
+                                      exists=_quota_exists(client))
+        # What upstream's cached client serves the profile webhooks from; its ElasticQuota
+        # informer is the only thing that changes the quota tree.
         self.reader = CachedReader(
-            client, (CLUSTER_COLOCATION_PROFILES, NAMESPACES, PRIORITY_CLASSES))
+            client, (CLUSTER_COLOCATION_PROFILES, NAMESPACES, PRIORITY_CLASSES, ELASTIC_QUOTAS))
+        self._quota_feed = self.reader.informer(ELASTIC_QUOTAS).add_event_handler(
+            EventHandlerFuncs(add=self.topology.on_add_or_update,
+                              update=lambda _old, new: self.topology.on_add_or_update(new),
+                              delete=lambda obj: self.topology.on_delete(deleted_object(obj))))
         self.events = EventBroadcaster(client)
         self.handlers = build_handlers(
             HandlerContext(client, self.options, gate, self.topology, self.reader,
@@ -133,10 +172,18 @@ class WebhookServer:
         """The bound port (the real one when options.port was 0)."""
         return self._httpd.server_address[1] if self._httpd else self.options.port
 
+    @property
+    def leader_writes_configurations(self) -> bool:
+        """URL mode: the configurations name one replica, so only the leader writes them."""
+        return self.manage_configurations and bool(self.options.host)
+
     def sync(self) -> None:
-        """Certificates, configurations and the quota tree brought up to date once."""
+        """Certificates (and in service mode the configurations) brought up to date once."""
         if self.manage_configurations:
-            artifacts = ensure_webhook_setup(self.client, self.options, list(self.handlers))
+            artifacts = ensure_certs(self.client, self.options)
+            if not self.leader_writes_configurations:
+                ensure_configurations(self.client, self.options, artifacts.ca_bundle(),
+                                      list(self.handlers))
         else:
             found = certs.read_dir(self.options.cert_dir)
             if found is None:
@@ -145,16 +192,26 @@ class WebhookServer:
         if artifacts != self._cert and self._ssl is not None:
             self._load(artifacts)
         self._cert = artifacts
-        self.refresh_quotas()
 
-    def refresh_quotas(self) -> None:
-        try:
-            quotas = self.client.list_all(ELASTIC_QUOTAS).get("items") or []
-        except ApiError as e:
-            log.warning("listing ElasticQuotas: %s", e)
-            return
-        for quota in quotas:
-            self.topology.on_add_or_update(quota)
+    def keep_configurations(self, stop: threading.Event) -> None:
+        """Point both configurations at this replica (its URL and CA bundle) now and every
+        resync until ``stop``; a failed write is retried every ``CONFIGURATION_RETRY``
+        seconds. The leader's task in URL mode (after ``start``)."""
+        wait, written = 0.0, False
+        while not stop.wait(wait):
+            assert self._cert is not None, "keep_configurations before start"
+            try:
+                ensure_configurations(self.client, self.options, self._cert.ca_bundle(),
+                                      list(self.handlers))
+            except Exception as e:  # noqa: BLE001 - keep trying; requests are still served
+                log.error("writing the webhook configurations failed: %s", e)
+                wait = CONFIGURATION_RETRY
+                continue
+            if not written:
+                log.info("webhook configurations point at https://%s:%d", self.options.host,
+                         self.port)
+                written = True
+            wait = self.options.resync_seconds
 
     def _load(self, artifacts: certs.Artifacts) -> None:
         certs.write_dir(self.options.cert_dir, artifacts)
@@ -210,6 +267,9 @@ class WebhookServer:
         self._httpd = httpd
         self._stop.clear()
         self.reader.start()  # until its informers sync, reads go to the API server
+        if not self._quota_feed.wait_for_sync(QUOTA_SYNC_TIMEOUT):
+            log.warning("ElasticQuota informer not synced after %gs; serving anyway",
+                        QUOTA_SYNC_TIMEOUT)
         for target, name in ((httpd.serve_forever, "webhook-server"),
                              (self._resync_loop, "webhook-cert-controller")):
             t = threading.Thread(target=target, name=name, daemon=True)
@@ -236,4 +296,5 @@ class WebhookServer:
         self._threads.clear()
 
 
-__all__ = ["WebhookServer", "build_handlers", "ensure_webhook_setup", "serve_review"]
+__all__ = ["WebhookServer", "build_handlers", "ensure_certs", "ensure_webhook_setup",
+           "serve_review"]

@@ -5,6 +5,10 @@ probe and webhook ports, and short lease timings. Both serve the admission webho
 certificates in the shared Secret); only the holder of the Lease ``koordinator-manager``
 runs the controllers. Killing the leader hands the Lease to the standby within the lease
 duration, while the standby's webhooks keep answering.
+
+With WEBHOOK_HOST (a manager outside the cluster) the webhook configurations name one replica by
+URL, with its own CA: only the leader writes them, so a standby never takes them over, and a
+kill -9 or a SIGTERM of the leader points them at the new leader within one lease period.
 """
 
 from __future__ import annotations
@@ -19,12 +23,24 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from api.meta import parse_timestamp
+from manager.webhook.certs import CA_CERT
 from pkg.client.errors import ApiError
-from pkg.client.resources import LEASES, NAMESPACES, NODE_METRICS, NODE_SLOS, SECRETS, Resource
+from pkg.client.resources import (
+    LEASES,
+    MUTATING_WEBHOOK_CONFIGURATIONS,
+    NAMESPACES,
+    NODE_METRICS,
+    NODE_SLOS,
+    PODS,
+    SECRETS,
+    VALIDATING_WEBHOOK_CONFIGURATIONS,
+    Resource,
+)
 from pkg.client.rest import Client
 from pkg.component import DEFAULT_GRACE_PERIOD
 from test.apiserver import ServerHandle, start
@@ -250,3 +266,102 @@ def test_controllers_flag_picks_what_the_leader_runs(
         assert client.list(LEASES, NS)["items"] == []
     finally:
         proc.stop()
+
+
+MUTATING = "koordinator-mutating-webhook-configuration"
+VALIDATING = "koordinator-validating-webhook-configuration"
+# Beyond the lease: the standby's next acquisition attempt, the first write and a loaded
+# machine's scheduling (the defect was up to the 60 s resync).
+MARGIN = 8.0
+
+
+def _targets(client: Client) -> set[tuple[int, str]]:
+    """(port, caBundle) of every webhook in both configurations; empty before they exist."""
+    out: set[tuple[int, str]] = set()
+    for resource, name in ((MUTATING_WEBHOOK_CONFIGURATIONS, MUTATING),
+                           (VALIDATING_WEBHOOK_CONFIGURATIONS, VALIDATING)):
+        try:
+            hooks = client.get(resource, name)["webhooks"]
+        except ApiError:
+            return set()
+        for hook in hooks:
+            cc = hook["clientConfig"]
+            out.add((urlsplit(cc["url"]).port or 443, cc.get("caBundle", "")))
+    return out
+
+
+def _own_target(replica: Replica, workdir: Path, name: str) -> set[tuple[int, str]] | None:
+    """What the configurations hold when they name ``replica`` (None before its CA exists)."""
+    path = workdir / f"{name}-certs" / CA_CERT
+    if not path.exists():
+        return None
+    return {(replica.webhook_port, base64.b64encode(path.read_bytes()).decode())}
+
+
+def _create_pod(client: Client) -> bool:
+    """Whether a pod create gets through the webhooks (refused while they are unreachable)."""
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": f"p-{uuid.uuid4().hex[:8]}", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "pause"}]}}
+    try:
+        client.create(PODS, pod, "default")
+    except ApiError as e:
+        assert "failed calling webhook" in e.message, e.message
+        return False
+    return True
+
+
+def _two_replicas(srv: ServerHandle, client: Client, tmp_path: Path,
+                  monkeypatch: pytest.MonkeyPatch) -> tuple[Replica, Replica]:
+    """a leads and the configurations name it; b is a ready standby."""
+    monkeypatch.setenv("WEBHOOK_HOST", "127.0.0.1")
+    a = start_manager(srv, tmp_path, "a", monkeypatch)
+    wait_for(lambda: _targets(client) == _own_target(a, tmp_path, "a"), timeout=60,
+             what=f"the configurations name a; log:\n{a.log()}")
+    b = start_manager(srv, tmp_path, "b", monkeypatch)
+    wait_for(lambda: http_ok(b.probes + "/readyz"), timeout=60,
+             what=f"b ready (webhook-ready); log:\n{b.log()}")
+    # b serves, but it is a standby: it leaves the configurations to the leader
+    assert _targets(client) == _own_target(a, tmp_path, "a")
+    assert _holder(client) == a.identity()
+    assert _create_pod(client)
+    return a, b
+
+
+def test_killed_leader_configurations_follow_the_new_leader(
+        srv: ServerHandle, client: Client, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = _two_replicas(srv, client, tmp_path, monkeypatch)
+    try:
+        a.proc.kill()
+        killed = time.monotonic()
+        wait_for(lambda: _create_pod(client), timeout=60, interval=0.1,
+                 what=f"pods admitted again; b's log:\n{b.log()}")
+        took = time.monotonic() - killed
+        print(f"pod creation admitted {took:.2f}s after kill -9 of the leader "
+              f"(lease duration {LEASE_DURATION:g}s)")
+        assert took < LEASE_DURATION + MARGIN
+        assert _holder(client) == b.identity()
+        assert _targets(client) == _own_target(b, tmp_path, "b")
+    finally:
+        a.proc.stop()
+        b.proc.stop()
+
+
+def test_stopped_leader_hands_the_configurations_over_at_once(
+        srv: ServerHandle, client: Client, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = _two_replicas(srv, client, tmp_path, monkeypatch)
+    try:
+        a.proc.stop()  # SIGTERM: the Lease is released, b need not wait for it to expire
+        stopped = time.monotonic()
+        assert a.proc.proc.returncode == 0
+        wait_for(lambda: _targets(client) == _own_target(b, tmp_path, "b"), timeout=60,
+                 interval=0.05, what=f"the configurations name b; b's log:\n{b.log()}")
+        took = time.monotonic() - stopped
+        print(f"configurations name the new leader {took:.2f}s after the old one exited")
+        assert took < LEASE_DURATION + 3
+        assert _create_pod(client)
+    finally:
+        a.proc.stop()
+        b.proc.stop()

@@ -4,13 +4,18 @@ The server runs in process (manager/webhook.WebhookServer), reached through a Se
 Endpoints as in a cluster; upstream's spark-jobs ClusterColocationProfile is applied
 unchanged and the stored pods are checked field by field. With the alpha gates on, node status
 updates get amplified allocatable, node label changes that conflict with the slo-controller-config
-are refused, and new Reservations get the profiles' mutations.
+are refused, and new Reservations get the profiles' mutations. The ElasticQuota webhook has no
+side effects: its tree follows the informer, so a server-side dry run, a forged review or a create
+that a later webhook refuses leaves no phantom quota, and a deleted quota frees its name and room.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import ssl
+import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +24,8 @@ import pytest
 import yaml
 
 from manager.webhook import WebhookOptions, WebhookServer
+from manager.webhook.certs import CA_CERT
+from manager.webhook.configuration import VALIDATE_ELASTIC_QUOTA
 from pkg.client import ApiError
 from pkg.client.resources import (
     CONFIGMAPS,
@@ -39,7 +46,7 @@ from pkg.client.rest import Client
 from pkg.features import DEFAULT_FEATURE_GATES, FeatureGate
 from pkg.util.testdata import upstream_data_dir
 from test.apiserver import ServerHandle, start
-from test.e2e.cluster import install_crds
+from test.e2e.cluster import install_crds, wait_for
 
 NS = "koordinator-system"
 SPARK_LABEL = "sparkoperator.k8s.io/launched-by-spark-operator"
@@ -304,3 +311,127 @@ def test_reservation_create_gets_profile_mutations(
     other = client.create(RESERVATIONS, reservation("r2", {"app": "web"}))
     assert other["metadata"]["labels"] == {"app": "web"}
     assert "schedulerName" not in other["spec"]["template"]["spec"]
+
+
+def _quota(name: str, min_cpu: str, max_cpu: str = "20", *, parent: str = "",
+           is_parent: bool = False, labels: dict[str, str] | None = None,
+           namespace: str = NS) -> dict[str, Any]:
+    all_labels = dict(labels or {})
+    if parent:
+        all_labels["quota.scheduling.koordinator.sh/parent"] = parent
+    if is_parent:
+        all_labels["quota.scheduling.koordinator.sh/is-parent"] = "true"
+    return {"apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "ElasticQuota",
+            "metadata": {"name": name, "namespace": namespace, "labels": all_labels},
+            "spec": {"min": {"cpu": min_cpu}, "max": {"cpu": max_cpu}}}
+
+
+def _names(client: Client) -> set[str]:
+    return {q["metadata"]["name"] for q in client.list(ELASTIC_QUOTAS, NS)["items"]}
+
+
+def test_server_dry_run_leaves_no_phantom(cluster: tuple[Client, WebhookServer]) -> None:
+    client, _ = cluster
+    dry = client.create(ELASTIC_QUOTAS, _quota("team-a", "2"), NS, dry_run=True)
+    assert dry["metadata"]["name"] == "team-a"
+    assert "team-a" not in _names(client)
+    stored = client.create(ELASTIC_QUOTAS, _quota("team-a", "2"), NS)
+    assert stored["metadata"]["uid"]
+    # the real one is in the tree: the name is taken in every namespace (the tree is by name)
+    with pytest.raises(ApiError) as e:
+        client.create(ELASTIC_QUOTAS, _quota("team-a", "2", namespace="kube-system"),
+                      "kube-system")
+    assert "AddQuota quota already exist:team-a" in e.value.message
+
+
+def _ca_file(server: WebhookServer) -> Path:
+    return Path(server.options.cert_dir) / CA_CERT
+
+
+def _post_review(server: WebhookServer, path: str, review: dict[str, Any]) -> dict[str, Any]:
+    ctx = ssl.create_default_context(cafile=str(_ca_file(server)))
+    ctx.check_hostname = False  # the certificate names the webhook Service, not 127.0.0.1
+    req = urllib.request.Request(f"https://127.0.0.1:{server.port}{path}",
+                                 data=json.dumps(review).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10, context=ctx) as resp:
+        out: dict[str, Any] = json.loads(resp.read())["response"]
+    return out
+
+
+def test_forged_review_changes_nothing(cluster: tuple[Client, WebhookServer]) -> None:
+    client, server = cluster
+    forged = _quota("team-b", "2")
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+              "request": {"uid": str(uuid.uuid4()), "operation": "CREATE", "namespace": NS,
+                          "name": "team-b",
+                          "kind": {"group": "scheduling.sigs.k8s.io", "version": "v1alpha1",
+                                   "kind": "ElasticQuota"},
+                          "resource": {"group": "scheduling.sigs.k8s.io",
+                                       "version": "v1alpha1", "resource": "elasticquotas"},
+                          "object": forged}}
+    assert _post_review(server, VALIDATE_ELASTIC_QUOTA, review)["allowed"] is True
+    assert server.topology.get("team-b") is None
+    # the real create is not refused by the forged one ("AddQuota quota already exist")
+    client.create(ELASTIC_QUOTAS, _quota("team-b", "2"), NS)
+    wait_for(lambda: server.topology.get("team-b") is not None, timeout=30,
+             what="the informer to add team-b to the tree")
+
+
+def test_delete_frees_name_and_room(cluster: tuple[Client, WebhookServer]) -> None:
+    client, _ = cluster
+    client.create(ELASTIC_QUOTAS, _quota("parent", "10", is_parent=True), NS)
+    # created right after its parent: the check waits for the informer instead of refusing
+    client.create(ELASTIC_QUOTAS, _quota("child-a", "6", parent="parent"), NS)
+    with pytest.raises(ApiError) as e:
+        client.create(ELASTIC_QUOTAS, _quota("child-b", "5", parent="parent"), NS)
+    assert "checkMinQuotaSum allChildren SumMinQuota > parentMinQuota, parent: parent" in \
+        e.value.message
+    client.delete(ELASTIC_QUOTAS, "child-a", NS)
+
+    def create_child_b() -> bool:
+        try:
+            client.create(ELASTIC_QUOTAS, _quota("child-b", "5", parent="parent"), NS)
+        except ApiError as err:
+            assert "SumMinQuota" in err.message, err.message  # only the lag, nothing else
+            return False
+        return True
+
+    wait_for(create_child_b, timeout=30, what="child-a's room to be freed")
+    # and its name: child-a comes back under the parent (6 + 5 > 10 would refuse, so 5)
+    client.create(ELASTIC_QUOTAS, _quota("child-a", "5", parent="parent"), NS)
+    assert _names(client) == {"parent", "child-a", "child-b"}
+
+
+def test_create_refused_by_a_later_webhook_leaves_no_trace(
+        cluster: tuple[Client, WebhookServer]) -> None:
+    client, server = cluster
+    # A second validating webhook that refuses quotas labelled refuse=yes: its path has no
+    # handler, so the call fails and failurePolicy Fail refuses the create after
+    # koordinator's own webhook admitted it.
+    client.create(VALIDATING_WEBHOOK_CONFIGURATIONS, {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "zz-refuse-labelled-quotas"},
+        "webhooks": [{
+            "name": "refuse.example.com", "admissionReviewVersions": ["v1"],
+            "sideEffects": "None", "failurePolicy": "Fail",
+            "clientConfig": {"url": f"https://127.0.0.1:{server.port}/refuse",
+                             "caBundle": base64.b64encode(_ca_file(server).read_bytes()).decode()},
+            "objectSelector": {"matchLabels": {"refuse": "yes"}},
+            "rules": [{"apiGroups": ["scheduling.sigs.k8s.io"], "apiVersions": ["v1alpha1"],
+                       "operations": ["CREATE"], "resources": ["elasticquotas"]}]}]})
+    with pytest.raises(ApiError) as e:
+        client.create(ELASTIC_QUOTAS, _quota("team-c", "2", labels={"refuse": "yes"}), NS)
+    assert "refuse.example.com" in e.value.message
+    assert server.topology.get("team-c") is None
+    client.create(ELASTIC_QUOTAS, _quota("team-c", "2"), NS)
+    assert "team-c" in _names(client)
+
+
+def test_configuration_declares_no_side_effects(cluster: tuple[Client, WebhookServer]) -> None:
+    client, _ = cluster
+    cfg = client.get(VALIDATING_WEBHOOK_CONFIGURATIONS,
+                     "koordinator-validating-webhook-configuration")
+    hooks = {h["name"]: h for h in cfg["webhooks"]}
+    assert hooks["velasticquota.koordinator.sh"]["sideEffects"] == "None"

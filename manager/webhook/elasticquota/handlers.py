@@ -3,7 +3,9 @@
 Corresponds to upstream ``pkg/webhook/elasticquota/mutating`` (defaults: parent label, tree
 ID inherited from the parent, shared-weight aligned to ``spec.max``) and
 ``pkg/webhook/elasticquota/validating`` (``ValidAddQuota``, ``ValidUpdateQuota``,
-``ValidDeleteQuota`` on the shared QuotaTopology).
+``ValidDeleteQuota`` on the shared QuotaTopology). Neither changes the tree: the informer
+feeds it (``topology``); before a check, the quotas it names are settled against the API
+server, so one just created or deleted is seen as it is stored.
 """
 
 from __future__ import annotations
@@ -17,13 +19,23 @@ from api.extension.elastic_quota import (
     LABEL_QUOTA_PARENT,
     LABEL_QUOTA_TREE_ID,
     ROOT_QUOTA_NAME,
+    get_parent_quota_name,
 )
 from pkg.features.features import ELASTIC_MUTATING_WEBHOOK, ELASTIC_VALIDATING_WEBHOOK
 
 from ..admission import AdmissionRequest, AdmissionResponse, allowed, errored, patch_response
 from ..configuration import MUTATE_ELASTIC_QUOTA, VALIDATE_ELASTIC_QUOTA
 from ..framework import HandlerBuilder
-from .topology import QuotaError, QuotaTopology
+from .topology import Obj, QuotaError, QuotaTopology
+
+# How long a check waits for the informer to catch up with a quota stored (or deleted) a
+# moment ago; well inside the webhook's 10 s timeout.
+SETTLE_TIMEOUT = 3.0
+
+
+def _parent(quota: Obj) -> str:
+    md = quota.get("metadata") or {}
+    return get_parent_quota_name(md.get("name", ""), md.get("labels"))
 
 
 @dataclass(slots=True)
@@ -43,6 +55,7 @@ class QuotaMutatingHandler:
             labels[LABEL_QUOTA_PARENT] = ROOT_QUOTA_NAME
         parent = labels[LABEL_QUOTA_PARENT]
         if not labels.get(LABEL_QUOTA_TREE_ID) and parent != ROOT_QUOTA_NAME:
+            self.topology.settle({parent: True}, SETTLE_TIMEOUT)
             info = self.topology.get(parent)
             if info is None:
                 return errored(500, f"fill quota {name} failed, parent not exist")
@@ -71,6 +84,17 @@ class QuotaMutatingHandler:
         return patch_response(req.object, quota)
 
 
+def _expected(req: AdmissionRequest) -> dict[str, bool]:
+    """The quotas a check relies on: the quota itself (absent on create, present otherwise)
+    and its parent."""
+    obj = req.object or req.old_object or {}
+    name = req.name or (obj.get("metadata") or {}).get("name", "")
+    expected = {name: req.operation != "CREATE"}
+    if req.object is not None and _parent(req.object) not in ("", ROOT_QUOTA_NAME):
+        expected[_parent(req.object)] = True
+    return expected
+
+
 @dataclass(slots=True)
 class QuotaValidatingHandler:
     topology: QuotaTopology
@@ -78,6 +102,7 @@ class QuotaValidatingHandler:
     def __call__(self, req: AdmissionRequest) -> AdmissionResponse:
         if req.resource != "elasticquotas":
             return allowed()
+        self.topology.settle(_expected(req), SETTLE_TIMEOUT)
         try:
             if req.operation == "CREATE" and req.object is not None:
                 self.topology.valid_add(req.object)

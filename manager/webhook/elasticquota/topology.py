@@ -1,14 +1,18 @@
 """The webhook's quota tree and the rules a new, changed or deleted ElasticQuota must keep.
 
 Corresponds to upstream ``pkg/webhook/elasticquota/quota_topology.go`` and
-``quota_topology_check.go``. The tree (name → info, parent →
-children seeded with ``koordinator-root-quota``, namespace → quota) is fed by an informer and
-by successful validations. Every rule raises ``QuotaError`` with upstream's message.
+``quota_topology_check.go``; the feeding is ``quota_handler.go``'s. The tree (name → info,
+parent → children seeded with ``koordinator-root-quota``, namespace → quota) is built only from
+the informer's add/update/delete events: unlike upstream, whose ``ValidAddQuota`` also inserts,
+admission only checks against it, so a dry run, a forged review or a create that a later
+admission step refuses leaves no phantom quota behind. Every rule raises ``QuotaError`` with
+upstream's message.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -128,14 +132,21 @@ def validate_self(q: QuotaInfo) -> None:
 @dataclass
 class QuotaTopology:
     """The quota tree. ``pods_of`` lists the pods bound to a quota (for is-parent and delete
-    checks): pods labelled with it, in a namespace named like it, or in its namespaces."""
+    checks): pods labelled with it, in a namespace named like it, or in its namespaces.
+    ``exists`` asks the API server whether a quota of that name is stored (None: it could
+    not tell), for ``settle``."""
 
     pods_of: Callable[[QuotaInfo], list[str]] = lambda _q: []
     gate: FeatureGate = default_feature_gate
+    exists: Callable[[str], bool | None] | None = None
     infos: dict[str, QuotaInfo] = field(default_factory=dict)
     children: dict[str, set[str]] = field(default_factory=lambda: {ROOT_QUOTA_NAME: set()})
     namespace_to_quota: dict[str, str] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    changed: threading.Condition = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.changed = threading.Condition(self.lock)
 
     # --- feeding ---------------------------------------------------------------------------
 
@@ -169,10 +180,37 @@ class QuotaTopology:
             return
         with self.lock:
             self._insert(q)
+            self.changed.notify_all()
 
     def on_delete(self, quota: Obj) -> None:
         with self.lock:
             self._remove((quota.get("metadata") or {}).get("name", ""))
+            self.changed.notify_all()
+
+    def settle(self, expected: Mapping[str, bool], timeout: float) -> None:
+        """Wait up to ``timeout`` until the tree agrees with the API server about the quotas
+        a check relies on (``expected``: name → whether the request needs it present). The
+        informer lags a create or delete by a moment, which must neither refuse a request that
+        follows it (a child created right after its parent, a quota recreated right after its
+        delete) nor admit a duplicate name. A name expected present is looked up (``exists``)
+        only when the tree lacks it; one expected absent (a create's own) always is.
+        """
+        if self.exists is None:
+            return
+        with self.lock:
+            ask = [n for n, want in expected.items() if not want or n not in self.infos]
+        truth: dict[str, bool] = {}
+        for name in ask:
+            found = self.exists(name)
+            if found is not None:
+                truth[name] = found
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while any((n in self.infos) != found for n, found in truth.items()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self.changed.wait(left)
 
     def get(self, name: str) -> QuotaInfo | None:
         with self.lock:
@@ -282,7 +320,6 @@ class QuotaTopology:
             self._check_namespaces(q)
             validate_self(q)
             self._check_topology(q)
-            self._insert(q)
 
     def valid_update(self, old: Obj, new: Obj) -> None:
         if not _tree_fields_changed(old, new):
@@ -306,7 +343,6 @@ class QuotaTopology:
                 raise QuotaError(f"{q.name} tree id changed [{current.tree_id}] vs "
                                  f"[{q.tree_id}]")
             self._check_topology(q)
-            self._insert(q)
 
     def valid_delete(self, quota: Obj) -> None:
         name = (quota.get("metadata") or {}).get("name", "")
@@ -324,7 +360,6 @@ class QuotaTopology:
             if pods:
                 raise QuotaError(f"delete quota failed, quota {name} has {len(pods)} child "
                                  f"pods: {', '.join(pods)}")
-            self._remove(name)
 
 
 def _tree_fields_changed(old: Obj, new: Obj) -> bool:
