@@ -63,6 +63,8 @@ REFRESH_TIME = 30 * 60.0
 # an event at most ~10 MiB. Upstream's limit is the goroutines it can start.
 QUEUE_LENGTH = 10_000
 WRITERS = 4
+# The API server rejects a longer note (events.k8s.io validation's NoteLengthLimit, bytes).
+NOTE_LENGTH_LIMIT = 1024
 
 Obj = dict[str, Any]
 _Ref = tuple[tuple[str, str], ...]
@@ -292,5 +294,5 @@ def _describe(event: Obj) -> str:
             f"{ref.get('namespace', '')}/{ref.get('name', '')}")
 
 
-__all__ = ["FINISH_TIME", "NORMAL", "QUEUE_LENGTH", "REFRESH_TIME", "WARNING", "WRITERS",
-           "EventBroadcaster", "EventKey", "EventRecorder"]
+__all__ = ["FINISH_TIME", "NORMAL", "NOTE_LENGTH_LIMIT", "QUEUE_LENGTH", "REFRESH_TIME",
+           "WARNING", "WRITERS", "EventBroadcaster", "EventKey", "EventRecorder"]
