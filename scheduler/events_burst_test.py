@@ -3,7 +3,8 @@ process, as in the end-to-end bench): every pod gets its Scheduled event, none d
 reported by its profile, and kubectl's core/v1 view shows them all.
 
 Run with ``-s`` to see the measured rates behind ``pkg.events.events.QUEUE_LENGTH`` and
-``WRITERS``: pods bound a second by the scheduler, and events written a second.
+``WRITERS``: pods bound a second by the scheduler, and events written a second
+(``BURST_PODS=200`` for a quick run while working on the recorder).
 """
 
 from __future__ import annotations
