@@ -29,7 +29,7 @@ from scheduler.framework.queue import SchedulingQueue
 from scheduler.framework.runtime import Framework, FrameworkDeps, FrameworkError
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import PodInfo
-from scheduler.frameworkext.interface import ClientSet, EventRecorder, InformerFactory
+from scheduler.frameworkext.interface import ClientSet, InformerFactory, RecorderFactory
 from scheduler.frameworkext.outoftree import register_plugin_modules
 from scheduler.metrics.metrics import SchedulerMetrics
 from scheduler.plugins.registry import NOT_YET_IMPLEMENTED, new_registry
@@ -87,7 +87,8 @@ def build_profile(profile: KubeSchedulerProfile, registry: Mapping[str, type[Plu
 
 def build_scheduler(cfg: KubeSchedulerConfiguration, *, client: ClientSet | None = None,
                     informer_factory: InformerFactory | None = None,
-                    binder: Binder | None = None, recorder: EventRecorder | None = None,
+                    binder: Binder | None = None,
+                    recorder_factory: RecorderFactory | None = None,
                     metrics: SchedulerMetrics | None = None, clock: Clock = REAL_CLOCK,
                     registry: Mapping[str, type[Plugin]] | None = None,
                     rng: random.Random | None = None, bind_workers: int = 16,
@@ -104,7 +105,8 @@ def build_scheduler(cfg: KubeSchedulerConfiguration, *, client: ClientSet | None
         binder = ApiBinder(client)
     snapshot = Snapshot()
     deps = FrameworkDeps(snapshot=snapshot, clock=clock, client=client,
-                         informer_factory=informer_factory, binder=binder, recorder=recorder,
+                         informer_factory=informer_factory, binder=binder,
+                         recorder_factory=recorder_factory,
                          metrics=metrics, parallelism=cfg.parallelism)
     profiles: dict[str, Framework] = {}
     skipped: dict[str, dict[str, list[str]]] = {}
@@ -130,6 +132,6 @@ def build_scheduler(cfg: KubeSchedulerConfiguration, *, client: ClientSet | None
         pod_getter = informer_factory.informer_for(PODS, typed=False).indexer.get_by_key
     sched = Scheduler(profiles, queue, Cache(clock=clock), snapshot,
                       percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score or 0,
-                      client=client, recorder=recorder, metrics=metrics, clock=clock,
+                      client=client, metrics=metrics, clock=clock,
                       bind_workers=bind_workers, rng=rng, pod_getter=pod_getter)
     return Built(sched, EventHandlers(sched), skipped)

@@ -18,8 +18,9 @@ import threading
 
 from pkg.client.config import ClientOptions
 from pkg.client.informers import SharedInformerFactory, wait_for_cache_sync
+from pkg.client.rest import Client
 from pkg.component import Component, Hooks, Runner, run
-from pkg.events.recorder import EventBroadcaster
+from pkg.events.events import EventBroadcaster
 from pkg.features import default_feature_gate
 from pkg.leaderelection.config import (
     LeaderElectionConfiguration,
@@ -104,13 +105,16 @@ def build(args: argparse.Namespace, runner: Runner) -> None:
         resource_lock=le.resource_lock, resource_name=le.resource_name,
         resource_namespace=le.resource_namespace)))
     cc = cfg.client_connection
-    client = runner.connect(ClientOptions(
+    options = ClientOptions(
         kubeconfig=args.kubeconfig or cc.kubeconfig or None, master=args.master or None,
-        qps=cc.qps, burst=cc.burst, user_agent=PROG))
+        qps=cc.qps, burst=cc.burst, user_agent=PROG)
+    client = runner.connect(options)
     factory = SharedInformerFactory(client)
-    events = EventBroadcaster(client)
+    # Events go through a client of their own, as kube-scheduler's eventClient: a burst of
+    # events must not use up the rate limit that bindings and status updates need.
+    events = EventBroadcaster(Client.from_options(options))
     built = build_scheduler(cfg, client=client, informer_factory=factory,
-                            recorder=events.new_recorder(PROG), metrics=SchedulerMetrics(),
+                            recorder_factory=events.new_recorder, metrics=SchedulerMetrics(),
                             plugin_modules=args.plugin_module, plugin_path=args.plugin_path)
     built.handlers.register(factory)
     server = runner.serve(f"{args.bind_address}:{args.port}")

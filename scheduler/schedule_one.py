@@ -8,7 +8,9 @@ Corresponds to kube-scheduler ``pkg/scheduler/schedule_one.go``:
   (WaitOnPermit, PreBind, Bind, PostBind) then runs on the binding pool.
   ``_handle_scheduling_failure`` requeues a pod whose attempt failed and records its
   nomination, ``PodScheduled=False`` condition (``_update_pod``), ``FailedScheduling`` event
-  and diagnosis.
+  and diagnosis. Events go through the profile's recorder (events.k8s.io, reported as the
+  profile's schedulerName): ``Scheduled`` with action ``Binding``, ``FailedScheduling`` with
+  action ``Scheduling`` and its note cut to the API's limit (``truncate_note``).
 * ``GenericScheduler.schedule`` is ``schedulePod`` (``findNodesThatFitPod``,
   ``numFeasibleNodesToFind``, ``prioritizeNodes``, ``selectHost``). Filter plugins run over
   the whole snapshot as masks (``Framework.filter_masks``); the feasible nodes taken are the
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from pkg.client.resources import PODS
+from pkg.events.events import NORMAL, NOTE_LENGTH_LIMIT, WARNING
 from pkg.util.clock import Clock
 from scheduler.diagnosis import (
     Diagnosis,
@@ -48,7 +51,7 @@ from scheduler.framework.runtime import Framework
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import PodInfo
-from scheduler.frameworkext.interface import ClientSet, EventRecorder
+from scheduler.frameworkext.interface import ClientSet
 from scheduler.metrics.metrics import SchedulerMetrics
 
 log = logging.getLogger(__name__)
@@ -274,6 +277,16 @@ class GenericScheduler:
         diagnosis.nearest_miss = miss
 
 
+def truncate_note(message: str) -> str:
+    """A FailedScheduling note the API server accepts (upstream ``truncateMessage``): a long
+    diagnosis over thousands of nodes is cut at the limit and ends with " ..."."""
+    raw = message.encode()
+    if len(raw) <= NOTE_LENGTH_LIMIT:
+        return message
+    suffix = " ..."
+    return raw[:NOTE_LENGTH_LIMIT - len(suffix)].decode(errors="ignore") + suffix
+
+
 class ScheduleOne:
     """The cycles of ``scheduler.Scheduler``, which sets these attributes."""
 
@@ -282,7 +295,6 @@ class ScheduleOne:
     cache: Cache
     snapshot: Snapshot
     client: ClientSet | None
-    recorder: EventRecorder | None
     metrics: SchedulerMetrics | None
     clock: Clock
     # The informer's view of a pod by key; failures consult it before requeueing.
@@ -417,9 +429,9 @@ class ScheduleOne:
                 self.metrics.observe_attempt("scheduled", fwk.profile_name,
                                              time.perf_counter() - start, qpi)
             self.diagnoses.forget(assumed.key)
-            if self.recorder is not None:
-                self.recorder.eventf(assumed.pod, "Normal", "Scheduled",
-                                     "Successfully assigned %s to %s", assumed.key, host)
+            if fwk.recorder is not None:
+                fwk.recorder.eventf(assumed.pod, None, NORMAL, "Scheduled", "Binding",
+                                    "Successfully assigned %s to %s", assumed.key, host)
             fwk.run_post_bind(state, assumed, host)
         except Exception:  # noqa: BLE001 - a crashed binding must not lose the pod
             log.exception("binding cycle of pod %s failed", assumed.key)
@@ -484,8 +496,9 @@ class ScheduleOne:
             "pod": pi.key, "reason": reason, "message": message,
             "nominatedNodeName": nominated or None, "time": self._timestamp(),
             "diagnosis": diagnosis.to_dict() if diagnosis is not None else None})
-        if self.recorder is not None:
-            self.recorder.event(pi.pod, "Warning", "FailedScheduling", message)
+        if fwk.recorder is not None:
+            fwk.recorder.eventf(pi.pod, None, WARNING, "FailedScheduling", "Scheduling",
+                                truncate_note(message))
         if self.client is not None:
             self.binder_pool.submit(self._update_pod, pi, reason, message, nominated)
 

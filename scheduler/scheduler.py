@@ -20,7 +20,7 @@ from scheduler.framework.cache import Cache
 from scheduler.framework.queue import SchedulingQueue
 from scheduler.framework.runtime import Framework
 from scheduler.framework.snapshot import Snapshot
-from scheduler.frameworkext.interface import ClientSet, EventRecorder
+from scheduler.frameworkext.interface import ClientSet
 from scheduler.metrics.metrics import SchedulerMetrics
 from scheduler.schedule_one import GenericScheduler, PodGetter, ScheduleOne
 
@@ -28,7 +28,7 @@ from scheduler.schedule_one import GenericScheduler, PodGetter, ScheduleOne
 class Scheduler(ScheduleOne):
     def __init__(self, profiles: dict[str, Framework], queue: SchedulingQueue, cache: Cache,
                  snapshot: Snapshot, *, percentage_of_nodes_to_score: int = 0,
-                 client: ClientSet | None = None, recorder: EventRecorder | None = None,
+                 client: ClientSet | None = None,
                  metrics: SchedulerMetrics | None = None, clock: Clock = REAL_CLOCK,
                  bind_workers: int = 16, rng: random.Random | None = None,
                  pod_getter: PodGetter | None = None) -> None:
@@ -37,7 +37,6 @@ class Scheduler(ScheduleOne):
         self.cache = cache
         self.snapshot = snapshot
         self.client = client
-        self.recorder = recorder
         self.metrics = metrics
         self.clock = clock
         self.pod_getter = pod_getter

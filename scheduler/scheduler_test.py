@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pkg.events.events import NOTE_LENGTH_LIMIT
 from pkg.util.clock import FakeClock
 from scheduler.apis.config import load_scheduler_config
 from scheduler.factory import Built, build_scheduler
@@ -27,12 +28,13 @@ from scheduler.framework.interface import (
     PreFilterResult,
     ReservePlugin,
 )
-from scheduler.framework.plugins.defaultpreemption.testing import FakeClient
+from scheduler.framework.plugins.defaultpreemption.testing import FakeClient, FakeRecorder
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, unschedulable
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.frameworkext.interface import ExtendedHandle
 from scheduler.plugins.registry import new_registry
+from scheduler.schedule_one import truncate_note
 
 HEADER = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -339,6 +341,33 @@ def test_each_pod_is_scheduled_by_the_profile_it_names() -> None:
         assert cluster.binder.bindings == {"default/a": "n1", "default/b": "n2"}
     finally:
         cluster.sched.stop()
+
+
+def test_each_profile_records_its_events_as_its_scheduler_name() -> None:
+    recorders: dict[str, FakeRecorder] = {}
+    cluster = Cluster(PROFILES,
+                      recorder_factory=lambda name: recorders.setdefault(name, FakeRecorder()))
+    try:
+        h = cluster.handlers
+        h.add_node(make_node("n1", "16"))
+        h.add_node(make_node("n2", "2"))
+        h.add_pod_to_queue(make_pod("a"))
+        h.add_pod_to_queue(make_pod("big", "4", scheduler="koord-scheduler"))
+        cluster.schedule(2)
+        assert recorders["default-scheduler"].events == [
+            ("a", "", "Normal", "Scheduled", "Binding", "Successfully assigned default/a to n1")]
+        ((name, related, type_, reason, action, note),) = recorders["koord-scheduler"].events
+        assert (name, related, type_, reason, action) == \
+            ("big", "", "Warning", "FailedScheduling", "Scheduling")
+        assert note.startswith("0/2 nodes are available")
+    finally:
+        cluster.sched.stop()
+
+
+def test_a_long_failed_scheduling_note_is_cut_to_what_the_api_accepts() -> None:
+    assert truncate_note("short") == "short"
+    note = truncate_note("0/5000 nodes are available: " + "é" * 2000)
+    assert len(note.encode()) <= NOTE_LENGTH_LIMIT and note.endswith(" ...")
 
 
 def test_a_pod_deleted_while_waiting_is_forgotten(cluster: Cluster) -> None:

@@ -1,4 +1,6 @@
-"""Kubernetes Events for every component (client-go ``tools/record``).
+"""Kubernetes Events: core/v1 (client-go ``tools/record``, exported here) for koord-manager
+and koordlet, as upstream; events.k8s.io/v1 with series (``tools/events``,
+``pkg.events.events``) for koord-scheduler, as kube-scheduler.
 
     broadcaster = EventBroadcaster(client)
     recorder = broadcaster.new_recorder("koord-descheduler")

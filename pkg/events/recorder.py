@@ -12,7 +12,8 @@ caller and never raises: events go through a bounded queue to a writer thread, w
   different messages within 10 minutes become one Event with the message
   ``(combined from similar events): <latest message>``, counted as above;
 * **rate limits** per source and object: a burst of 25, then one every 5 minutes;
-* retries failed writes (up to 12 attempts, about 10 s apart), as upstream.
+* retries failed writes (up to 12 attempts, about 10 s apart; ``pkg.events.sink``), as
+  upstream.
 
 Events are named ``<object name>.<hex nanoseconds>`` in the object's namespace (``default`` for
 cluster-scoped objects).
@@ -21,19 +22,24 @@ cluster-scoped objects).
 from __future__ import annotations
 
 import logging
-import queue
-import random
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from api.meta import KubeObject
-from pkg.client.errors import ApiError, ConnectionFailure
+from pkg.client.errors import ApiError
 from pkg.client.resources import EVENTS
 from pkg.client.rest import Client
+from pkg.events.sink import (
+    MAX_TRIES,
+    RETRY_INTERVAL,
+    ClientSink,
+    EventSink,
+    QueuedBroadcaster,
+    write_with_retries,
+)
 from pkg.util.clock import REAL_CLOCK, Clock
 from pkg.util.flowcontrol import TokenBucket
 
@@ -47,31 +53,9 @@ AGGREGATE_MAX_EVENTS = 10
 AGGREGATE_INTERVAL = 600.0
 SPAM_BURST = 25
 SPAM_QPS = 1.0 / 300.0
-MAX_TRIES = 12
-RETRY_INTERVAL = 10.0
 QUEUE_LENGTH = 1000
-DROP_LOG_INTERVAL = 10.0
 
 Obj = dict[str, Any]
-
-
-class EventSink(Protocol):
-    def create(self, event: Obj) -> Obj: ...
-
-    def patch(self, namespace: str, name: str, patch: Obj) -> Obj: ...
-
-
-class ClientSink:
-    """Writes Events through the JSON client."""
-
-    def __init__(self, client: Client) -> None:
-        self.client = client
-
-    def create(self, event: Obj) -> Obj:
-        return self.client.create(EVENTS, event, event["metadata"]["namespace"])
-
-    def patch(self, namespace: str, name: str, patch: Obj) -> Obj:
-        return self.client.patch(EVENTS, name, patch, namespace, patch_type="strategic")
 
 
 def object_reference(obj: Any) -> Obj:
@@ -107,93 +91,26 @@ class _Similar:
     last: float = 0.0
 
 
-class EventBroadcaster:
-    """Receives events from recorders and writes them to a sink on a background thread."""
+class EventBroadcaster(QueuedBroadcaster):
+    """Receives events from recorders and writes them to a sink on one background thread
+    (one, so that the correlator sees events in the order they were recorded)."""
 
     def __init__(self, sink: EventSink | Client, *, clock: Clock = REAL_CLOCK,
                  spam_burst: int = SPAM_BURST, spam_qps: float = SPAM_QPS,
                  retry_interval: float = RETRY_INTERVAL, max_tries: int = MAX_TRIES,
                  queue_length: int = QUEUE_LENGTH) -> None:
-        self.sink: EventSink = ClientSink(sink) if isinstance(sink, Client) else sink
-        self.clock = clock
         self.spam_burst = spam_burst
         self.spam_qps = spam_qps
         self.retry_interval = retry_interval
         self.max_tries = max_tries
-        self._queue: queue.Queue[Obj | None] = queue.Queue(queue_length)
         self._seen: OrderedDict[str, _Seen] = OrderedDict()
         self._similar: OrderedDict[str, _Similar] = OrderedDict()
         self._spam: OrderedDict[str, TokenBucket] = OrderedDict()
-        self._stop = threading.Event()
-        self._pending = 0
-        self._last_nanos = 0
-        self._idle = threading.Condition()
-        self.dropped = 0
-        self._last_drop_log = float("-inf")
-        self._thread = threading.Thread(target=self._run, name="event-broadcaster",
-                                        daemon=True)
-        self._thread.start()
+        super().__init__(sink, EVENTS, clock=clock, queue_length=queue_length, writers=1,
+                         name="event-broadcaster")
 
     def new_recorder(self, component: str, host: str = "") -> EventRecorder:
         return EventRecorder(self, component, host)
-
-    def _unique_nanos(self, now: float) -> int:
-        """Nanoseconds for the Event name, strictly increasing (a coarse or fake clock must
-        not give two events one name)."""
-        with self._idle:
-            ns = max(int(now * 1e9), self._last_nanos + 1)
-            self._last_nanos = ns
-            return ns
-
-    # -- queueing -------------------------------------------------------------------------
-
-    def _submit(self, event: Obj) -> None:
-        if self._stop.is_set():
-            return
-        with self._idle:
-            self._pending += 1
-        try:
-            self._queue.put_nowait(event)
-        except queue.Full:
-            with self._idle:
-                self._pending -= 1
-                self._idle.notify_all()
-            self.dropped += 1
-            # One line per burst, not per event: a full queue means the API server is slow,
-            # and a log line per dropped event would only add to the load.
-            now = self.clock.monotonic()
-            if now - self._last_drop_log >= DROP_LOG_INTERVAL:
-                log.error("event queue full; dropping events (%d dropped so far; latest: %s "
-                          "%s)", self.dropped, event.get("reason"), event.get("message"))
-                self._last_drop_log = now
-
-    def flush(self, timeout: float | None = 10.0) -> bool:
-        """Wait until every event handed in so far has been written (or given up)."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._pending == 0, timeout)
-
-    def shutdown(self, timeout: float | None = 10.0) -> None:
-        self.flush(timeout)
-        self._stop.set()
-        try:
-            self._queue.put_nowait(None)
-        except queue.Full:
-            pass
-        self._thread.join(timeout)
-
-    def _run(self) -> None:
-        while True:
-            event = self._queue.get()
-            if event is None:
-                return
-            try:
-                self._record(event)
-            except Exception:  # noqa: BLE001 - events are best effort
-                log.exception("failed to record event")
-            finally:
-                with self._idle:
-                    self._pending -= 1
-                    self._idle.notify_all()
 
     # -- correlation ----------------------------------------------------------------------
 
@@ -255,34 +172,28 @@ class EventBroadcaster:
                                                    event["firstTimestamp"]))
 
     def _write(self, event: Obj, patch: Obj | None) -> Obj | None:
-        for attempt in range(self.max_tries):
+        def once() -> Obj | None:
+            nonlocal patch
+            if patch is not None:
+                try:
+                    return self.sink.patch(event["metadata"]["namespace"],
+                                           event["metadata"]["name"], patch)
+                except ApiError as e:
+                    if e.status != 404:
+                        raise
+                    patch = None  # gone meanwhile: create it again
+            event.get("metadata", {}).pop("resourceVersion", None)
             try:
-                if patch is not None:
-                    try:
-                        return self.sink.patch(event["metadata"]["namespace"],
-                                               event["metadata"]["name"], patch)
-                    except ApiError as e:
-                        if e.status != 404:
-                            raise
-                        patch = None  # gone meanwhile: create it again
-                event.get("metadata", {}).pop("resourceVersion", None)
                 return self.sink.create(event)
             except ApiError as e:
-                if e.status == 409 and e.reason == "AlreadyExists" and patch is None:
+                if e.status == 409 and e.reason == "AlreadyExists":
                     return None
-                if isinstance(e, ConnectionFailure) or e.status >= 500 or e.status == 429:
-                    if attempt + 1 < self.max_tries:
-                        delay = self.retry_interval * (1 + random.random() * 0.25)
-                        if self.clock.sleep(delay, self._stop):
-                            return None
-                        continue
-                log.error("server rejected event %s %s on %s (will not retry): %s",
-                          event["type"], event["reason"], event["involvedObject"].get("name"),
-                          e)
-                return None
-        log.error("unable to write event %s on %s after %d tries", event["reason"],
-                  event["involvedObject"].get("name"), self.max_tries)
-        return None
+                raise
+
+        return write_with_retries(
+            once, f"{event['type']} {event['reason']} on {event['involvedObject'].get('name')}",
+            clock=self.clock, stop=self._stop, max_tries=self.max_tries,
+            retry_interval=self.retry_interval)
 
 
 class EventRecorder:

@@ -26,7 +26,7 @@ from pkg.client.config import ClientOptions
 from pkg.client.informers import EventHandlerFuncs, SharedInformerFactory, wait_for_cache_sync
 from pkg.client.resources import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, NODES, PODS
 from pkg.client.rest import Client
-from pkg.events.recorder import EventBroadcaster
+from pkg.events.events import EventBroadcaster
 from scheduler.bench.inprocess import Result, config_for
 from scheduler.bench.workloads import Workload, node_metric
 from scheduler.eventhandlers import NODE_METRICS
@@ -103,7 +103,7 @@ def _run(server: ApiServerProcess, workload: Workload, nodes: list[dict],
     factory = SharedInformerFactory(client)
     broadcaster = EventBroadcaster(client)
     built = build_scheduler(config_for(workload), client=client, informer_factory=factory,
-                            recorder=broadcaster.new_recorder("koord-scheduler"))
+                            recorder_factory=broadcaster.new_recorder)
     sched = built.scheduler
     built.handlers.register(factory)
     wanted = {f"bench/{p['metadata']['name']}" for p in todo}

@@ -4,7 +4,8 @@ Corresponds to kube-scheduler ``pkg/scheduler/framework/runtime/framework.go``
 (``frameworkImpl``) and ``waiting_pods_map.go``, with Koordinator's framework extender
 (koordinator ``pkg/scheduler/frameworkext/framework_extender.go``) folded in: one
 ``Framework`` per profile, which is also the ``frameworkext.ExtendedHandle`` every plugin is
-built with (snapshot, clock, client, informers, nominator, binder, event recorder, metrics,
+built with (snapshot, clock, client, informers, nominator, binder, the profile's event
+recorder (``FrameworkDeps.recorder_factory`` of its schedulerName), metrics,
 forget-pod handlers, and the simulation helpers preemption needs), and which runs the
 profile's transformers (``frameworkext.framework_extender.Transformers``) before PreFilter,
 Filter and Score.
@@ -62,6 +63,7 @@ from scheduler.frameworkext.interface import (
     EventRecorder,
     ForgetPodHandler,
     InformerFactory,
+    RecorderFactory,
 )
 
 if TYPE_CHECKING:
@@ -85,7 +87,7 @@ class FrameworkDeps:
     informer_factory: InformerFactory | None = None
     nominator: PodNominator | None = None
     binder: Binder | None = None
-    recorder: EventRecorder | None = None
+    recorder_factory: RecorderFactory | None = None
     metrics: SchedulerMetrics | None = None
     parallelism: int = 16
     # Called by plugins to move pods back to activeQ (upstream PodActivator).
@@ -156,6 +158,8 @@ class Framework:
                  percentage_of_nodes_to_score: int | None = None) -> None:
         self.profile_name = profile_name
         self.deps = deps or FrameworkDeps()
+        factory = self.deps.recorder_factory
+        self._recorder = factory(profile_name) if factory is not None else None
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         # Plugins register theirs while they are built.
         self._forget_pod_handlers: list[ForgetPodHandler] = []
@@ -237,7 +241,8 @@ class Framework:
 
     @property
     def recorder(self) -> EventRecorder | None:
-        return self.deps.recorder
+        """Records as this profile (reportingController: its schedulerName)."""
+        return self._recorder
 
     @property
     def metrics(self) -> SchedulerMetrics | None:

@@ -160,8 +160,13 @@ class InformerFactory(Protocol):
 
 
 class EventRecorder(Protocol):
-    """``pkg.events.recorder.EventRecorder``."""
+    """``pkg.events.events.EventRecorder`` (client-go ``tools/events``): kube-scheduler's
+    ``handle.EventRecorder().Eventf(regarding, related, type, reason, action, note, args...)``."""
 
-    def event(self, obj: Any, type_: str, reason: str, message: str) -> None: ...
+    def eventf(self, regarding: Any, related: Any, type_: str, reason: str, action: str,
+               note: str, *args: Any) -> None: ...
 
-    def eventf(self, obj: Any, type_: str, reason: str, fmt: str, *args: Any) -> None: ...
+
+# A profile's recorder by its schedulerName, the events' reportingController (upstream
+# profile.RecorderFactory).
+RecorderFactory = Callable[[str], EventRecorder]

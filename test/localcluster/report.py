@@ -175,14 +175,26 @@ def _workload_pods(pods: Iterable[Obj]) -> list[tuple[tuple[str, str], str, Obj]
     return sorted(out, key=lambda item: item[0])
 
 
+def _occurrences(e: Obj) -> int:
+    """core/v1 recorders count in ``count``; events.k8s.io ones (koord-scheduler) in
+    ``series.count``."""
+    return e.get("count") or (e.get("series") or {}).get("count") or 1
+
+
 def _count(events: Iterable[Obj]) -> int:
-    """Occurrences, with the recorder's aggregated ``count``."""
-    return sum(e.get("count") or 1 for e in events)
+    """Occurrences, with the recorders' aggregated counts."""
+    return sum(_occurrences(e) for e in events)
+
+
+def _last_seen(e: Obj) -> str:
+    """Comparable across both event APIs: RFC 3339 at second precision."""
+    ts = (e.get("lastTimestamp") or (e.get("series") or {}).get("lastObservedTime")
+          or e.get("eventTime") or "")
+    return ts[:19]
 
 
 def _last_message(events: list[Obj]) -> str:
-    return max(events, key=lambda e: (e.get("lastTimestamp") or "", e.get("count") or 1)
-               ).get("message", "")
+    return max(events, key=lambda e: (_last_seen(e), _occurrences(e))).get("message", "")
 
 
 def build(scenario: str, nodes: int, day: float, ran: float,

@@ -20,7 +20,7 @@ from pkg.client.resources import (
     PRIORITY_CLASSES,
 )
 from pkg.client.rest import Client
-from pkg.events.recorder import EventBroadcaster
+from pkg.events.events import EventBroadcaster
 from pkg.util.clock import REAL_CLOCK
 from scheduler.framework.plugins.defaultpreemption.testing import attempt, build_framework
 from scheduler.framework.types import NodeInfo, PodInfo
@@ -87,7 +87,7 @@ def test_the_victim_is_deleted_and_the_pdb_protected_pod_stays(srv: ServerHandle
         if p["spec"].get("nodeName"):
             infos[p["spec"]["nodeName"]].add_pod(PodInfo(p))
     fwk = build_framework(list(infos.values()), client=client, informer_factory=factory,
-                          recorder=broadcaster.new_recorder("koord-scheduler"),
+                          recorder_factory=broadcaster.new_recorder,
                           clock=REAL_CLOCK)
     factory.start()
     try:

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from api.meta import format_time
 from pkg.client.errors import is_not_found
 from pkg.client.resources import PODS
-from pkg.events.recorder import NORMAL
+from pkg.events.events import NORMAL
 from scheduler.diagnosis import Diagnosis, FitError
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import NodeToStatus, PostFilterResult
@@ -220,8 +220,8 @@ class Evaluator:
             return
         recorder = self.handle.recorder
         if recorder is not None:
-            recorder.eventf(victim.pod, NORMAL, "Preempted", "Preempted by pod %s on node %s",
-                            preemptor.uid, node_name)
+            recorder.eventf(victim.pod, preemptor.pod, NORMAL, "Preempted", "Preempting",
+                            "Preempted by pod %s on node %s", preemptor.uid, node_name)
 
     def _delete_victim(self, preemptor: PodInfo, victim: PodInfo) -> bool:
         """Mark the victim a DisruptionTarget and delete it; False when it was gone."""

@@ -35,7 +35,7 @@ def one_victim_cluster(victim: dict[str, Any] | None = None) -> list:
 
 def test_victims_get_the_disruption_condition_then_a_delete_and_an_event() -> None:
     client, recorder = FakeClient(), FakeRecorder()
-    fwk = build_framework(one_victim_cluster(), client=client, recorder=recorder)
+    fwk = build_framework(one_victim_cluster(), client=client, recorder_factory=lambda _: recorder)
 
     a = attempt(fwk, make_pod("p", 10, cpu="2"))
 
@@ -48,7 +48,7 @@ def test_victims_get_the_disruption_condition_then_a_delete_and_an_event() -> No
     assert condition["message"] == ("default-scheduler: preempting to accommodate a higher "
                                     "priority pod")
     assert delete == ("delete", "victim")
-    assert recorder.events == [("victim", "Normal", "Preempted",
+    assert recorder.events == [("victim", "p", "Normal", "Preempted", "Preempting",
                                 "Preempted by pod uid-p on node n1")]
 
 
@@ -69,7 +69,8 @@ def test_a_victim_already_terminating_gets_no_call() -> None:
     victim = make_pod("victim", 1, cpu="4", node="n1")
     victim["metadata"]["deletionTimestamp"] = T0
     client, recorder = FakeClient(), FakeRecorder()
-    fwk = build_framework(one_victim_cluster(victim), client=client, recorder=recorder)
+    fwk = build_framework(one_victim_cluster(victim), client=client,
+                          recorder_factory=lambda _: recorder)
 
     a = attempt(fwk, make_pod("p", 10, cpu="2"))
 
@@ -79,7 +80,7 @@ def test_a_victim_already_terminating_gets_no_call() -> None:
 
 def test_a_victim_gone_already_is_no_error_and_no_event() -> None:
     client, recorder = FakeClient(gone={"victim"}), FakeRecorder()
-    fwk = build_framework(one_victim_cluster(), client=client, recorder=recorder)
+    fwk = build_framework(one_victim_cluster(), client=client, recorder_factory=lambda _: recorder)
 
     a = attempt(fwk, make_pod("p", 10, cpu="2"))
 
@@ -104,7 +105,7 @@ def test_a_failed_delete_is_an_error_and_nominates_nothing() -> None:
 
 def test_a_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
     client, recorder = FakeClient(), FakeRecorder()
-    fwk = build_framework(one_victim_cluster(), client=client, recorder=recorder)
+    fwk = build_framework(one_victim_cluster(), client=client, recorder_factory=lambda _: recorder)
     victim = fwk.snapshot.node_infos[0].pods["default/victim"]
     waiting = WaitingPod(victim, {"Coscheduling": 60.0}, time.monotonic)
     # The victim waits at another plugin's Permit.
@@ -118,7 +119,7 @@ def test_a_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
     status = waiting.wait()
     assert status.code == Code.UNSCHEDULABLE and status.message() == "preempted"
     assert status.plugin == "DefaultPreemption"
-    assert recorder.events == [("victim", "Normal", "Preempted",
+    assert recorder.events == [("victim", "p", "Normal", "Preempted", "Preempting",
                                 "Preempted by pod uid-p on node n1")]
 
 

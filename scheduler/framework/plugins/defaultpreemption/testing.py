@@ -126,10 +126,14 @@ class FakeClient:
 
 @dataclass
 class FakeRecorder:
-    events: list[tuple[str, str, str, str]] = field(default_factory=list)
+    # (regarding, related, type, reason, action, note)
+    events: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
 
-    def eventf(self, obj: Any, type_: str, reason: str, fmt: str, *args: Any) -> None:
-        self.events.append((obj["metadata"]["name"], type_, reason, fmt % args))
+    def eventf(self, regarding: Any, related: Any, type_: str, reason: str, action: str,
+               note: str, *args: Any) -> None:
+        self.events.append((regarding["metadata"]["name"],
+                            related["metadata"]["name"] if related is not None else "",
+                            type_, reason, action, note % args))
 
 
 class FakeNominator:
