@@ -213,12 +213,12 @@ QUANTITY = {"anyOf": [{"type": "integer"}, {"type": "string"}],
 
 
 @pytest.mark.parametrize("value", ["lots", "NaN", "+Inf", ""])
-def test_int_or_string_string_must_match_the_pattern(value):
+def test_int_or_string_string_must_match_the_pattern(value: str) -> None:
     """A ResourceList value of a Koordinator CRD (``cpu: NaN``) is refused as kube-apiserver
     refuses it, naming the field and the pattern."""
     from test.apiserver.crds import validate
 
-    causes: list = []
+    causes: list[tuple[str, str, str]] = []
     validate({"max": {"cpu": value}}, {"type": "object", "properties": {"max": {
         "type": "object", "additionalProperties": QUANTITY}}}, "spec", causes)
     assert [(c[0], c[1]) for c in causes] == [("FieldValueInvalid", "spec.max.cpu")]
@@ -226,9 +226,9 @@ def test_int_or_string_string_must_match_the_pattern(value):
 
 
 @pytest.mark.parametrize("value", [2, "500m", "1.5Gi", "-4", "1e3"])
-def test_int_or_string_accepts_quantities(value):
+def test_int_or_string_accepts_quantities(value: int | str) -> None:
     from test.apiserver.crds import validate
 
-    causes: list = []
+    causes: list[tuple[str, str, str]] = []
     validate(value, QUANTITY, "spec.max.cpu", causes)
     assert causes == []

@@ -847,7 +847,8 @@ def summary(r: Run) -> str:
     head = f"| inputs tried | {' | '.join(COLUMNS)} |"
     lines = [head, "|" + "---|" * (len(COLUMNS) + 1),
              f"| {len(r.results)} | {' | '.join(str(counts[c]) for c in COLUMNS)} |", ""]
-    lines += [f"{rid}: {col}" + (f" -- {r.notes[rid]}" if rid in r.notes else "")
+    lines += [f"{rid}: {col}" + (f" -- {' '.join(r.notes[rid].split())[:400]}"
+                                 if rid in r.notes else "")
               for rid, col in r.results.items()]
     lines.append(f"\n{len(ROWS)} rows in {time.monotonic() - r.started:.0f} s")
     return "\n".join(lines)
