@@ -204,3 +204,31 @@ def test_crd_name_must_match(apis):
     with pytest.raises(ApiException) as e:
         ext.create_custom_resource_definition(crd)
     assert e.value.status == 422
+
+
+QUANTITY = {"anyOf": [{"type": "integer"}, {"type": "string"}],
+            "pattern": r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
+                       r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$",
+            "x-kubernetes-int-or-string": True}
+
+
+@pytest.mark.parametrize("value", ["lots", "NaN", "+Inf", ""])
+def test_int_or_string_string_must_match_the_pattern(value: str) -> None:
+    """A ResourceList value of a Koordinator CRD (``cpu: NaN``) is refused as kube-apiserver
+    refuses it, naming the field and the pattern."""
+    from test.apiserver.crds import validate
+
+    causes: list[tuple[str, str, str]] = []
+    validate({"max": {"cpu": value}}, {"type": "object", "properties": {"max": {
+        "type": "object", "additionalProperties": QUANTITY}}}, "spec", causes)
+    assert [(c[0], c[1]) for c in causes] == [("FieldValueInvalid", "spec.max.cpu")]
+    assert f'Invalid value: "{value}": spec.max.cpu in body should match' in causes[0][2]
+
+
+@pytest.mark.parametrize("value", [2, "500m", "1.5Gi", "-4", "1e3"])
+def test_int_or_string_accepts_quantities(value: int | str) -> None:
+    from test.apiserver.crds import validate
+
+    causes: list[tuple[str, str, str]] = []
+    validate(value, QUANTITY, "spec.max.cpu", causes)
+    assert causes == []

@@ -108,7 +108,9 @@ def validate(value: Any, schema: Obj | None, path: str, causes: list[Cause]) -> 
             causes.append(("FieldValueTypeInvalid", path,
                            f"Invalid value: {_go(value)}: {path} in body must be of type "
                            "integer,string"))
-        return
+            return
+        # A string still meets the string constraints: a quantity's pattern refuses "NaN".
+        typ = None
     if typ and typ in _TYPE_CHECK and not _TYPE_CHECK[typ](value):
         causes.append(("FieldValueTypeInvalid", path,
                        f'Invalid value: "{_GO_TYPE.get(type(value), "unknown")}": {path} in '
