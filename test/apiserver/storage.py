@@ -11,7 +11,8 @@ from __future__ import annotations
 import itertools
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from .watch import Event, Stored, WatchCache
@@ -120,6 +121,14 @@ class Collection:
         return st
 
 
+@dataclass(slots=True)
+class SavedCollection:
+    """The objects of one collection as a previous process kept them (see persistence.py)."""
+
+    namespaced: bool
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> object
+
+
 class Snapshot:
     """The remaining items of a paginated list, frozen at the first page's resourceVersion."""
 
@@ -147,8 +156,8 @@ class Storage:
         self.snapshot_ttl = snapshot_ttl
         self.max_snapshots = max_snapshots
         self._snap_ids = itertools.count(1)
-        # Called after every write with the event (used by controllers inside the server).
-        self.listeners: list[Callable[[tuple[str, str], Event], None]] = []
+        # Called after every write with its collection and event (the persistence journal).
+        self.listeners: list[Callable[[Collection, Event], None]] = []
 
     def collection(
         self,
@@ -175,7 +184,20 @@ class Storage:
     def _emit(self, c: Collection, ev: Event) -> None:
         c.watch.add_event(ev)
         for fn in self.listeners:
-            fn(c.gr, ev)
+            fn(c, ev)
+
+    def restore(self, rv: int, saved: Mapping[tuple[str, str], SavedCollection]) -> None:
+        """Load the objects a previous process kept, at its last resourceVersion ``rv``.
+
+        Watch caches start empty at ``rv``: a watch from an older resourceVersion gets 410 Gone
+        and its client relists, as after an etcd compaction."""
+        self.rv = max(self.rv, rv)
+        for gr, s in saved.items():
+            c = self.collection(gr, s.namespaced)
+            for key, obj in s.items.items():
+                c._put(key, Stored(obj), None)
+        for c in self.collections.values():
+            c.watch.window_rv = self.rv
 
     def create(self, c: Collection, obj: dict[str, Any]) -> Stored:
         rv = self._next_rv()
