@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rate", type=float, default=1000)
     p.add_argument("--seconds", type=float, default=5)
     p.add_argument("--workdir", default=None,
-                   help="keep the objects in this directory, as across restarts")
+                   help="keep the objects in this (new) directory, as across restarts")
     args = p.parse_args(argv)
     rows = run(args)
     w = max(len(r[0]) for r in rows)
