@@ -1,9 +1,11 @@
-"""The write-ahead log and snapshot behind a server started on a workdir (in-process): the log
-is compacted as it grows, one workdir serves one server at a time, deletions and CRD removals
-stay done, Services keep their cluster IPs, and without a workdir nothing is written."""
+"""The write-ahead log and snapshot behind a server started on a workdir (in-process): a write
+that cannot be logged is refused and not applied, the log is compacted as it grows, one workdir
+serves one server at a time, deletions and CRD removals stay done, Services keep their cluster
+IPs, and without a workdir nothing is written."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,35 @@ CRD: dict[str, Any] = {
                            "schema": {"openAPIV3Schema": {
                                "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]},
 }
+
+
+def test_a_write_that_cannot_be_logged_is_refused_and_not_applied(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_write = os.write
+
+    def disk_full(fd: int, data: bytes) -> int:
+        if os.readlink(f"/proc/self/fd/{fd}") == str(tmp_path / "data" / "wal"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    with start(workdir=str(tmp_path)) as srv:
+        client = Client.from_kubeconfig(srv.kubeconfig, qps=-1)
+        client.create(NAMESPACES, {"metadata": {"name": NS}})
+        with monkeypatch.context() as m:
+            m.setattr(os, "write", disk_full)
+            with pytest.raises(ApiError) as e:
+                client.create(CONFIGMAPS, {"metadata": {"name": "lost", "namespace": NS}})
+        assert e.value.status == 500
+        assert f"configmaps {NS}/lost was not stored" in str(e.value)
+        assert "No space left on device" in str(e.value)
+        with pytest.raises(ApiError) as absent:
+            client.get(CONFIGMAPS, "lost", NS)
+        assert absent.value.status == 404
+        client.create(CONFIGMAPS, {"metadata": {"name": "kept", "namespace": NS}})
+    with start(workdir=str(tmp_path)) as srv:
+        client = Client.from_kubeconfig(srv.kubeconfig, qps=-1)
+        names = {o["metadata"]["name"] for o in client.list(CONFIGMAPS, NS)["items"]}
+        assert "kept" in names and "lost" not in names
 
 
 def test_log_is_compacted_into_the_snapshot_as_it_grows(

@@ -156,8 +156,9 @@ class Storage:
         self.snapshot_ttl = snapshot_ttl
         self.max_snapshots = max_snapshots
         self._snap_ids = itertools.count(1)
-        # Called after every write with its collection and event (the persistence journal).
-        self.listeners: list[Callable[[Collection, Event], None]] = []
+        # Called with each write's collection and event before the write is applied or seen
+        # by watchers (the persistence journal's write-ahead log); raising refuses the write.
+        self.before_write: list[Callable[[Collection, Event], None]] = []
 
     def collection(
         self,
@@ -181,9 +182,8 @@ class Storage:
         self.rv += 1
         return self.rv
 
-    def _emit(self, c: Collection, ev: Event) -> None:
-        c.watch.add_event(ev)
-        for fn in self.listeners:
+    def _log(self, c: Collection, ev: Event) -> None:
+        for fn in self.before_write:
             fn(c, ev)
 
     def restore(self, rv: int, saved: Mapping[tuple[str, str], SavedCollection]) -> None:
@@ -204,12 +204,14 @@ class Storage:
         md = obj["metadata"]
         md["resourceVersion"] = str(rv)
         st = Stored(obj)
+        ev = Event(rv, "ADDED", st, None)
+        self._log(c, ev)
         c._put(
             object_key(md.get("namespace") if c.namespaced else None, md["name"]),
             st,
             None,
         )
-        self._emit(c, Event(rv, "ADDED", st, None))
+        c.watch.add_event(ev)
         return st
 
     def update(self, c: Collection, obj: dict[str, Any], old: Stored) -> Stored:
@@ -217,12 +219,14 @@ class Storage:
         md = obj["metadata"]
         md["resourceVersion"] = str(rv)
         st = Stored(obj)
+        ev = Event(rv, "MODIFIED", st, old)
+        self._log(c, ev)
         c._put(
             object_key(md.get("namespace") if c.namespaced else None, md["name"]),
             st,
             old,
         )
-        self._emit(c, Event(rv, "MODIFIED", st, old))
+        c.watch.add_event(ev)
         return st
 
     def delete(self, c: Collection, old: Stored, final: dict[str, Any] | None = None) -> Stored:
@@ -230,11 +234,13 @@ class Storage:
         stored object) with the deletion's resourceVersion."""
         rv = self._next_rv()
         md = old.obj["metadata"]
-        c._remove(object_key(md.get("namespace") if c.namespaced else None, md["name"]))
         last = dict(final if final is not None else old.obj)
         last["metadata"] = dict(last["metadata"], resourceVersion=str(rv))
         st = Stored(last)
-        self._emit(c, Event(rv, "DELETED", st, old))
+        ev = Event(rv, "DELETED", st, old)
+        self._log(c, ev)
+        c._remove(object_key(md.get("namespace") if c.namespaced else None, md["name"]))
+        c.watch.add_event(ev)
         return st
 
     # -- continue-token snapshots -------------------------------------------------------------
