@@ -16,6 +16,7 @@ from pkg.client.errors import ApiError
 from pkg.client.resources import CONFIGMAPS, CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, SERVICES
 from pkg.client.rest import Client
 from test.apiserver import persistence, start
+from test.e2e.cluster import wait_for
 
 NS = "keep"
 CRD: dict[str, Any] = {
@@ -126,6 +127,31 @@ def test_services_keep_their_cluster_ips_after_restart(tmp_path: Path) -> None:
         second = client.create(SERVICES, {**svc, "metadata": {"name": "s1",
                                                               "namespace": "default"}})
         assert second["spec"]["clusterIP"] != first_ip
+
+
+def test_a_namespace_being_deleted_finishes_after_restart(tmp_path: Path) -> None:
+    held = {"metadata": {"name": "held", "namespace": "going",
+                         "finalizers": ["example.com/hold"]}}
+    with start(workdir=str(tmp_path)) as srv:
+        client = Client.from_kubeconfig(srv.kubeconfig, qps=-1)
+        client.create(NAMESPACES, {"metadata": {"name": "going"}})
+        client.create(CONFIGMAPS, held)
+        client.delete(NAMESPACES, "going")
+        wait_for(lambda: client.get(CONFIGMAPS, "held", "going")["metadata"].get(
+            "deletionTimestamp"), timeout=30, what="the namespace controller deletes its content")
+    with start(workdir=str(tmp_path)) as srv:
+        client = Client.from_kubeconfig(srv.kubeconfig, qps=-1)
+        assert client.get(NAMESPACES, "going")["status"]["phase"] == "Terminating"
+        client.patch(CONFIGMAPS, "held", {"metadata": {"finalizers": None}}, "going")
+
+        def gone() -> bool:
+            try:
+                client.get(NAMESPACES, "going")
+            except ApiError as e:
+                return e.status == 404
+            return False
+
+        wait_for(gone, timeout=30, what="the namespace is removed once empty")
 
 
 def test_without_a_workdir_nothing_is_written(tmp_path: Path) -> None:
