@@ -165,7 +165,8 @@ class Journal:
             return
         tmp = self.snapshot_path + ".tmp"
         size = 0
-        with open(tmp, "wb") as f:
+        # Private like the log: Secrets are in it.
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
             size += f.write(orjson.dumps({"rv": storage.rv}) + b"\n")
             for (group, plural), c in storage.collections.items():
                 for key, st in c.items.items():

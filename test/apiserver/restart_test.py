@@ -223,7 +223,8 @@ def test_sigterm_snapshots_and_the_next_run_serves_it(
     client.create(NAMESPACES, {"metadata": {"name": NS}})
     cm = client.create(CONFIGMAPS, {"metadata": {"name": "cm", "namespace": NS}})
     first.terminate()
-    assert (workdir / "data" / "snapshot").stat().st_size > 0
+    snapshot = (workdir / "data" / "snapshot").stat()
+    assert snapshot.st_size > 0 and snapshot.st_mode & 0o077 == 0  # Secrets are in it
     assert (workdir / "data" / "wal").stat().st_size == 0
     second = ApiserverProcess(workdir)
     running.append(second)
@@ -304,6 +305,7 @@ def test_previous_port_taken_serves_on_a_new_one_with_a_log_line(
     port = int(first.url.rsplit(":", 1)[1])
     first.terminate()
     squatter = socket.socket()
+    squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past any TIME_WAIT
     squatter.bind(("127.0.0.1", port))
     squatter.listen(1)
     try:
