@@ -122,15 +122,8 @@ def _workdir_token(workdir: str) -> str:
     except FileNotFoundError:
         pass
     token = new_token()
-    _write_private(path, token.encode())
+    kubeconfig.write_private(path, token.encode())
     return token
-
-
-def _write_private(path: str, data: bytes) -> None:
-    tmp = path + ".tmp"
-    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
 
 
 async def serve(options: Options | None = None) -> Server:
@@ -199,7 +192,7 @@ async def _serve(o: Options, workdir: str, api: Api, journal: persistence.Journa
         http_url = f"http://{o.host}:{ports['http_port']}"
     elif not o.tls:
         http_url = url
-    _write_private(ports_path, orjson.dumps(ports))
+    kubeconfig.write_private(ports_path, orjson.dumps(ports))
     kc = o.kubeconfig or os.path.join(workdir, "kubeconfig")
     kubeconfig.write(kc, url, ca_pem, token)
     return Server(o, api, handlers, runner, url, http_url, kc,
