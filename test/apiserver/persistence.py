@@ -37,7 +37,8 @@ MIN_COMPACT_BYTES = 16 * 1024 * 1024
 
 
 class PersistenceError(RuntimeError):
-    """A data directory that cannot be used: unreadable records, or in use by another server."""
+    """A workdir that cannot be used: unreadable records or certificates, or in use by another
+    server."""
 
 
 class Journal:

@@ -35,6 +35,7 @@ from pkg.util.flowcontrol import Backoff
 from test.e2e.cluster import wait_for
 
 REPO_ROOT = Path(__file__).absolute().parents[2]
+ENV = dict(os.environ, PYTHONPATH=str(REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 NS = "keep"
 
 
@@ -43,13 +44,11 @@ class ApiserverProcess:
 
     def __init__(self, workdir: Path, *extra: str) -> None:
         self.log = workdir.parent / f"{workdir.name}.log"
-        env = dict(os.environ, PYTHONPATH=str(REPO_ROOT) + os.pathsep + os.environ.get(
-            "PYTHONPATH", ""))
         with open(self.log, "a") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "test.apiserver", "--port", "0", "--workdir",
                  str(workdir), "--random-token", *extra],
-                cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
+                cwd=REPO_ROOT, env=ENV, stdout=subprocess.PIPE, stderr=err, text=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().split()
         assert line and line[0] == "READY", self.log.read_text()
@@ -263,12 +262,24 @@ def test_damaged_log_is_refused_naming_the_file_and_line(
     first.kill()
     wal = workdir / "data" / "wal"
     wal.write_bytes(b"not json\n" + wal.read_bytes())
-    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT) + os.pathsep + os.environ.get(
-        "PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-m", "test.apiserver", "--workdir", str(workdir)],
-                       cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60)
+                       cwd=REPO_ROOT, env=ENV, capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
     assert f"{wal}:1: unreadable record" in p.stderr
+    assert p.stdout == ""
+
+
+def test_damaged_certificate_is_refused_naming_the_file(
+        workdir: Path, running: list[ApiserverProcess]) -> None:
+    first = ApiserverProcess(workdir)
+    running.append(first)
+    first.terminate()
+    cert = workdir / "pki" / "apiserver.crt"
+    cert.write_bytes(cert.read_bytes()[:100])
+    p = subprocess.run([sys.executable, "-m", "test.apiserver", "--workdir", str(workdir)],
+                       cwd=REPO_ROOT, env=ENV, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert f"error: {cert}: cannot serve with this certificate and key" in p.stderr
     assert p.stdout == ""
 
 

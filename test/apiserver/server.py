@@ -156,10 +156,16 @@ async def _serve(o: Options, workdir: str, api: Api, journal: persistence.Journa
     ssl_ctx = None
     files = None
     if o.tls:
-        files = certs.load_or_generate(os.path.join(workdir, "pki"))
+        pki = os.path.join(workdir, "pki")
+        files = certs.load_or_generate(pki)
         ca_pem = files.ca_pem()
         ssl_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        ssl_ctx.load_cert_chain(files.cert, files.key)
+        try:
+            ssl_ctx.load_cert_chain(files.cert, files.key)
+        except ssl.SSLError as e:
+            raise persistence.PersistenceError(
+                f"{files.cert}: cannot serve with this certificate and key ({e.reason}); "
+                f"remove {pki} to mint a new CA, and give clients the new kubeconfig") from None
     token = o.token
     if token is None and o.random_token:
         token = _workdir_token(workdir)
