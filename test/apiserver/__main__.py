@@ -1,10 +1,12 @@
 """``python -m test.apiserver``: run the embedded API server in the foreground.
 
 Prints one line ``READY <url> <kubeconfig>`` on stdout once it accepts connections, then
-serves until SIGINT/SIGTERM. ``--simulated-nodes FILE`` registers simulated kubelets first: a
+serves until SIGINT/SIGTERM (then, with ``--workdir``, snapshots the objects there for the next
+run on it; see ``persistence.py``). ``--simulated-nodes FILE`` registers simulated kubelets first: a
 YAML list of ``nodes.NodeSpec`` mappings (``name``, ``cpu``, ``memory``, ``pods``, ``labels``,
 ``annotations``, ``taints``, ``extra``, ``allocatable``, ...); a bad entry is an error naming
-its index and field, before anything is served.
+its index and field, before anything is served; nodes a previous run on the workdir stored
+are resumed, not registered again.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import logging
 import signal
 import sys
 from pathlib import Path
@@ -19,7 +22,8 @@ from pathlib import Path
 import yaml
 
 from .nodes import NodeSpec
-from .server import Options, new_token, serve
+from .persistence import PersistenceError
+from .server import Options, serve
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -30,9 +34,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="also serve plain HTTP on this port (0: a free one)")
     p.add_argument("--insecure", action="store_true", help="serve plain HTTP only")
     p.add_argument("--kubeconfig-out", default=None, help="where to write the kubeconfig")
-    p.add_argument("--workdir", default=None, help="directory for certificates")
+    p.add_argument("--workdir", default=None,
+                   help="directory for certificates and the objects, kept across restarts "
+                        "(default: a temporary one, nothing kept)")
     p.add_argument("--token", default=None, help="require this bearer token")
-    p.add_argument("--random-token", action="store_true", help="require a random token")
+    p.add_argument("--random-token", action="store_true",
+                   help="require a random token (kept in --workdir for the next run)")
     p.add_argument("--watch-cache-size", type=int, default=20_000)
     p.add_argument("--bookmark-interval", type=float, default=5.0)
     p.add_argument("--simulated-nodes", default=None, metavar="FILE",
@@ -67,16 +74,16 @@ def load_node_specs(path: str) -> list[NodeSpec]:
 
 
 async def amain(args: argparse.Namespace) -> None:
-    token = args.token or (new_token() if args.random_token else None)
     specs = load_node_specs(args.simulated_nodes) if args.simulated_nodes else []
     server = await serve(Options(
         host=args.host, port=args.port, tls=not args.insecure, http_port=args.http_port,
-        token=token, kubeconfig=args.kubeconfig_out, workdir=args.workdir,
+        token=args.token, random_token=args.random_token, kubeconfig=args.kubeconfig_out,
+        workdir=args.workdir,
         watch_cache_size=args.watch_cache_size, bookmark_interval=args.bookmark_interval,
         lease_interval=args.node_lease_interval,
         node_status_interval=args.node_status_interval))
     for spec in specs:
-        await server.nodes.register(spec)
+        await server.nodes.register_or_resume(spec)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -88,9 +95,10 @@ async def amain(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="test.apiserver: %(levelname)s %(message)s")
     try:
         asyncio.run(amain(parse_args(argv)))
-    except NodesFileError as e:
+    except (NodesFileError, PersistenceError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0

@@ -86,6 +86,17 @@ class Api:
         for info in self.registry.all():
             self.collection(info)
 
+    def resume(self) -> None:
+        """Carry on with objects restored from a previous run (persistence.py): their
+        Services' cluster IPs stay taken and terminating namespaces finish emptying."""
+        for st in self.storage.collection(("", "services"), True).items.values():
+            self.cluster_ips.used.update((st.obj.get("spec") or {}).get("clusterIPs") or ())
+        for st in self.storage.collection(("", "namespaces"), False).items.values():
+            if st.obj["metadata"].get("deletionTimestamp"):
+                self.terminating_namespaces.add(st.obj["metadata"]["name"])
+        if self.terminating_namespaces:
+            self._kick_namespace_controller()
+
     # -- helpers ----------------------------------------------------------------------------
 
     def collection(self, info: ResourceInfo) -> Collection:

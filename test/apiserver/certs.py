@@ -3,6 +3,8 @@
 Uses the ``cryptography`` package (ECDSA P-256 keys, generated in milliseconds) and falls back
 to the ``openssl`` command line when it is not installed. Files are written to a directory the
 caller owns; the CA certificate goes into the kubeconfig as ``certificate-authority-data``.
+``load_or_generate`` keeps the files a previous run left, so a restarted server on the same
+workdir is still trusted by every kubeconfig and client that holds its CA.
 """
 
 from __future__ import annotations
@@ -26,10 +28,23 @@ class CertFiles:
             return f.read()
 
 
+def load_or_generate(directory: str,
+                     hosts: tuple[str, ...] = ("127.0.0.1", "localhost")) -> CertFiles:
+    """The CA and serving certificate already in ``directory``, else new ones."""
+    files = _files(directory)
+    if all(os.path.exists(p) for p in (files.ca_cert, files.ca_key, files.cert, files.key)):
+        return files
+    return generate(directory, hosts)
+
+
+def _files(directory: str) -> CertFiles:
+    return CertFiles(*(os.path.join(directory, n) for n in
+                       ("ca.crt", "ca.key", "apiserver.crt", "apiserver.key")))
+
+
 def generate(directory: str, hosts: tuple[str, ...] = ("127.0.0.1", "localhost")) -> CertFiles:
     os.makedirs(directory, exist_ok=True)
-    files = CertFiles(*(os.path.join(directory, n) for n in
-                        ("ca.crt", "ca.key", "apiserver.crt", "apiserver.key")))
+    files = _files(directory)
     try:
         _generate_cryptography(files, hosts)
     except ImportError:

@@ -326,7 +326,8 @@ class CRStrategy(Strategy):
 
 
 def install(api: Api) -> None:
-    """Serve the CRD resource and keep custom resources registered as CRDs change."""
+    """Serve the CRD resource, the custom resources of the CRDs already stored (restored from
+    a previous run) and keep custom resources registered as CRDs change."""
     api.strategies[CRD_GR] = Strategy(crd_default, crd_prepare_create, crd_prepare_update,
                                       crd_validate, crd_validate_update)
     served: dict[tuple[str, str], list[str]] = {}
@@ -365,6 +366,9 @@ def install(api: Api) -> None:
         api.collection(infos[0]) if infos else None
 
     api.after_write.append(on_write)
+    crd_info = api.info(CRD_GR[0], "v1", CRD_GR[1])
+    for st in api.collection(crd_info).sorted_items():
+        on_write(crd_info, "ADDED", st)
 
 
 def strict_unknown_fields(unknown: list[str]) -> errors.ApiError:

@@ -1,4 +1,5 @@
-"""Writing a kubeconfig that points clients (kubectl, the Python client) at the server."""
+"""Writing a kubeconfig that points clients (kubectl, the Python client) at the server, and the
+other private files of a workdir (``write_private``)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,14 @@ def render(server: str, ca_pem: bytes | None = None, token: str | None = None,
 def write(path: str, server: str, ca_pem: bytes | None = None,
           token: str | None = None) -> str:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-        f.write(render(server, ca_pem, token))
-    os.replace(tmp, path)
+    write_private(path, render(server, ca_pem, token).encode())
     return path
+
+
+def write_private(path: str, data: bytes) -> None:
+    """Replace ``path`` whole (never half-written), readable by its owner only: it holds
+    a credential."""
+    tmp = path + ".tmp"
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)

@@ -147,14 +147,27 @@ class SimulatedNodes:
         """Create the Node and its Lease (AlreadyExists if the name is taken)."""
         index = len(self.nodes) + 1
         st = await self.api.create(self._nodes, None, self._node_object(spec, index))
+        self._run(spec, st, 2)
+        return st
+
+    async def register_or_resume(self, spec: NodeSpec) -> Stored:
+        """Register the node, or resume the kubelet of the one a previous run on the same
+        workdir stored: the stored Node is kept as it is, its Lease renewals and heartbeats
+        carry on and its pods are looked after again."""
+        st = self.api.collection(self._nodes).get(None, spec.name)
+        if st is None:
+            return await self.register(spec)
+        self._run(spec, st, 2 + len(self.api.collection(self._pods).indexed(spec.name)))
+        return st
+
+    def _run(self, spec: NodeSpec, st: Stored, next_ip: int) -> None:
         self.nodes[spec.name] = spec
-        self._ip_next[spec.name] = 2
+        self._ip_next[spec.name] = next_ip
         self._renew(spec.name, st.obj["metadata"]["uid"])
         self._start_heartbeat()
-        # Pods bound before the node existed start now.
+        # Pods bound before the node existed (or while its kubelet was down) start now.
         for p in self.api.collection(self._pods).indexed(spec.name):
             self._consider(p)
-        return st
 
     async def remove(self, name: str) -> None:
         """Stop simulating a node and delete its Node object."""

@@ -2,11 +2,15 @@
 
 ``start()`` runs the server's event loop in a daemon thread and returns a ``ServerHandle``
 once it accepts connections; ``python -m test.apiserver`` runs the same in the foreground.
+Given a workdir, a restart on it keeps what clients hold: the objects and resourceVersions
+(``persistence.py``), the CA and serving certificate, a generated token (``token``) and a port
+that 0 picked (``ports.json``, reused while it is free).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import secrets
 import socket
@@ -17,15 +21,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import orjson
 from aiohttp import web
 
-from . import admission, bootstrap, certs, controllers, crds, kubeconfig
+from . import admission, bootstrap, certs, controllers, crds, kubeconfig, persistence
 from .api import Api
 from .handlers import Handlers
 from .nodes import NodeSpec, SimulatedNodes
 from .storage import Storage
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -35,8 +41,11 @@ class Options:
     tls: bool = True
     http_port: int | None = None  # an extra plain-HTTP listener (0: any free port)
     token: str | None = None  # require "Authorization: Bearer <token>"
+    random_token: bool = False  # without token: require a random one (kept in the workdir)
     kubeconfig: str | None = None  # where to write the kubeconfig (default: in workdir)
-    workdir: str | None = None  # certificates and kubeconfig (default: a temporary dir)
+    # Certificates, kubeconfig and, when given, the objects kept across restarts (default: a
+    # temporary dir, and nothing is kept).
+    workdir: str | None = None
     watch_cache_size: int = 20_000  # events kept per resource for watch resumption
     bookmark_interval: float = 5.0  # seconds between BOOKMARK events on idle watches
     # Simulated kubelets (see nodes.py).
@@ -62,6 +71,7 @@ class Server:
     workdir: str
     nodes: SimulatedNodes
     webhooks: admission.Webhooks
+    journal: persistence.Journal | None = None
     _tmp: tempfile.TemporaryDirectory[str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -69,6 +79,8 @@ class Server:
         self.handlers.close_watchers()
         await self.runner.cleanup()
         await self.webhooks.close()
+        if self.journal is not None:
+            self.journal.close()
         if self._tmp is not None:
             self._tmp.cleanup()
 
@@ -76,10 +88,42 @@ class Server:
 def _listen(host: str, port: int) -> socket.socket:
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((host, port))
+    try:
+        s.bind((host, port))
+    except OSError:
+        s.close()
+        raise
     s.listen(1024)
     s.setblocking(False)
     return s
+
+
+def _listen_again(host: str, port: int, previous: object, what: str) -> socket.socket:
+    """Listen on ``port``; when that is 0, on the ``previous`` run's port if it is free, so
+    kubeconfigs written then stay valid."""
+    if port == 0 and isinstance(previous, int) and previous > 0:
+        try:
+            return _listen(host, previous)
+        except OSError as e:
+            log.warning("%s: port %d of the previous run is taken (%s); serving on a new "
+                        "port, and kubeconfigs written before name the old one", what,
+                        previous, e.strerror)
+    return _listen(host, port)
+
+
+def _workdir_token(workdir: str) -> str:
+    """The random token a previous run on ``workdir`` generated, else a new one, kept."""
+    path = os.path.join(workdir, "token")
+    try:
+        with open(path) as f:
+            token = f.read().strip()
+        if token:
+            return token
+    except FileNotFoundError:
+        pass
+    token = new_token()
+    kubeconfig.write_private(path, token.encode())
+    return token
 
 
 async def serve(options: Options | None = None) -> Server:
@@ -92,23 +136,51 @@ async def serve(options: Options | None = None) -> Server:
         workdir = tmp.name
     os.makedirs(workdir, exist_ok=True)
     api = Api(Storage(watch_capacity=o.watch_cache_size))
+    if tmp is not None:
+        return await _serve(o, workdir, api, None, tmp)
+    journal = persistence.Journal(os.path.join(workdir, "data"))
+    try:
+        restored = journal.restore(api.storage)
+        if restored:
+            log.info("restored %d objects at resourceVersion %d from %s", restored,
+                     api.storage.rv, journal.directory)
+        return await _serve(o, workdir, api, journal, None)
+    except BaseException:
+        journal.close()
+        raise
+
+
+async def _serve(o: Options, workdir: str, api: Api, journal: persistence.Journal | None,
+                 tmp: tempfile.TemporaryDirectory[str] | None) -> Server:
     ca_pem = None
     ssl_ctx = None
     files = None
     if o.tls:
-        files = certs.generate(os.path.join(workdir, "pki"))
+        pki = os.path.join(workdir, "pki")
+        files = certs.load_or_generate(pki)
         ca_pem = files.ca_pem()
         ssl_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        ssl_ctx.load_cert_chain(files.cert, files.key)
+        try:
+            ssl_ctx.load_cert_chain(files.cert, files.key)
+        except ssl.SSLError as e:
+            raise persistence.PersistenceError(
+                f"{files.cert}: cannot serve with this certificate and key ({e.reason}); "
+                f"remove {pki} to mint a new CA, and give clients the new kubeconfig") from None
+    token = o.token
+    if token is None and o.random_token:
+        token = _workdir_token(workdir)
     crds.install(api)
     controllers.install(api)
     webhooks = admission.install(api)
     bootstrap.install(api, ca_pem)
+    api.resume()
     sim = SimulatedNodes(api, o.lease_interval, o.node_status_interval, o.pod_start_delay,
                          o.pod_termination_delay)
-    main_sock = _listen(o.host, o.port)
+    ports_path = os.path.join(workdir, "ports.json")
+    previous = _previous_ports(ports_path)
+    main_sock = _listen_again(o.host, o.port, previous.get("port"), "serving")
     port = main_sock.getsockname()[1]
-    handlers = Handlers(api, o.token, f"{o.host}:{port}", o.bookmark_interval)
+    handlers = Handlers(api, token, f"{o.host}:{port}", o.bookmark_interval)
     app = web.Application(client_max_size=16 * 1024 * 1024)
     app.router.add_route("*", "/{tail:.*}", handlers.handle)
     runner = web.AppRunner(app, access_log=None, handle_signals=False,
@@ -118,16 +190,30 @@ async def serve(options: Options | None = None) -> Server:
     scheme = "https" if o.tls else "http"
     url = f"{scheme}://{o.host}:{port}"
     http_url = None
+    ports = {"port": port}
     if o.http_port is not None and o.tls:
-        hs = _listen(o.host, o.http_port)
+        hs = _listen_again(o.host, o.http_port, previous.get("http_port"), "plain HTTP")
         await web.SockSite(runner, hs).start()
-        http_url = f"http://{o.host}:{hs.getsockname()[1]}"
+        ports["http_port"] = hs.getsockname()[1]
+        http_url = f"http://{o.host}:{ports['http_port']}"
     elif not o.tls:
         http_url = url
+    kubeconfig.write_private(ports_path, orjson.dumps(ports))
     kc = o.kubeconfig or os.path.join(workdir, "kubeconfig")
-    kubeconfig.write(kc, url, ca_pem, o.token)
+    kubeconfig.write(kc, url, ca_pem, token)
     return Server(o, api, handlers, runner, url, http_url, kc,
-                  files.ca_cert if files else None, o.token, workdir, sim, webhooks, tmp)
+                  files.ca_cert if files else None, token, workdir, sim, webhooks, journal,
+                  tmp)
+
+
+def _previous_ports(path: str) -> dict[str, object]:
+    """The ports the previous run on this workdir served on (empty when unknown)."""
+    try:
+        with open(path, "rb") as f:
+            ports = orjson.loads(f.read())
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return {}
+    return ports if isinstance(ports, dict) else {}
 
 
 class ServerHandle:

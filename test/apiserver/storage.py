@@ -11,7 +11,8 @@ from __future__ import annotations
 import itertools
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from .watch import Event, Stored, WatchCache
@@ -120,6 +121,14 @@ class Collection:
         return st
 
 
+@dataclass(slots=True)
+class SavedCollection:
+    """The objects of one collection as a previous process kept them (see persistence.py)."""
+
+    namespaced: bool
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> object
+
+
 class Snapshot:
     """The remaining items of a paginated list, frozen at the first page's resourceVersion."""
 
@@ -147,8 +156,9 @@ class Storage:
         self.snapshot_ttl = snapshot_ttl
         self.max_snapshots = max_snapshots
         self._snap_ids = itertools.count(1)
-        # Called after every write with the event (used by controllers inside the server).
-        self.listeners: list[Callable[[tuple[str, str], Event], None]] = []
+        # Called with each write's collection and event before the write is applied or seen
+        # by watchers (the persistence journal's write-ahead log); raising refuses the write.
+        self.before_write: list[Callable[[Collection, Event], None]] = []
 
     def collection(
         self,
@@ -172,22 +182,36 @@ class Storage:
         self.rv += 1
         return self.rv
 
-    def _emit(self, c: Collection, ev: Event) -> None:
-        c.watch.add_event(ev)
-        for fn in self.listeners:
-            fn(c.gr, ev)
+    def _log(self, c: Collection, ev: Event) -> None:
+        for fn in self.before_write:
+            fn(c, ev)
+
+    def restore(self, rv: int, saved: Mapping[tuple[str, str], SavedCollection]) -> None:
+        """Load the objects a previous process kept, at its last resourceVersion ``rv``.
+
+        Watch caches start empty at ``rv``: a watch from an older resourceVersion gets 410 Gone
+        and its client relists, as after an etcd compaction."""
+        self.rv = max(self.rv, rv)
+        for gr, s in saved.items():
+            c = self.collection(gr, s.namespaced)
+            for key, obj in s.items.items():
+                c._put(key, Stored(obj), None)
+        for c in self.collections.values():
+            c.watch.window_rv = self.rv
 
     def create(self, c: Collection, obj: dict[str, Any]) -> Stored:
         rv = self._next_rv()
         md = obj["metadata"]
         md["resourceVersion"] = str(rv)
         st = Stored(obj)
+        ev = Event(rv, "ADDED", st, None)
+        self._log(c, ev)
         c._put(
             object_key(md.get("namespace") if c.namespaced else None, md["name"]),
             st,
             None,
         )
-        self._emit(c, Event(rv, "ADDED", st, None))
+        c.watch.add_event(ev)
         return st
 
     def update(self, c: Collection, obj: dict[str, Any], old: Stored) -> Stored:
@@ -195,12 +219,14 @@ class Storage:
         md = obj["metadata"]
         md["resourceVersion"] = str(rv)
         st = Stored(obj)
+        ev = Event(rv, "MODIFIED", st, old)
+        self._log(c, ev)
         c._put(
             object_key(md.get("namespace") if c.namespaced else None, md["name"]),
             st,
             old,
         )
-        self._emit(c, Event(rv, "MODIFIED", st, old))
+        c.watch.add_event(ev)
         return st
 
     def delete(self, c: Collection, old: Stored, final: dict[str, Any] | None = None) -> Stored:
@@ -208,11 +234,13 @@ class Storage:
         stored object) with the deletion's resourceVersion."""
         rv = self._next_rv()
         md = old.obj["metadata"]
-        c._remove(object_key(md.get("namespace") if c.namespaced else None, md["name"]))
         last = dict(final if final is not None else old.obj)
         last["metadata"] = dict(last["metadata"], resourceVersion=str(rv))
         st = Stored(last)
-        self._emit(c, Event(rv, "DELETED", st, old))
+        ev = Event(rv, "DELETED", st, old)
+        self._log(c, ev)
+        c._remove(object_key(md.get("namespace") if c.namespaced else None, md["name"]))
+        c.watch.add_event(ev)
         return st
 
     # -- continue-token snapshots -------------------------------------------------------------

@@ -108,7 +108,7 @@ class Components:
         nodes_file = self.workdir / "nodes.yaml"
         nodes_file.write_text(yaml.safe_dump(node_specs(self.scenario)))
         proc = self._start(APISERVER, "test.apiserver", [
-            "--port", "0", "--kubeconfig-out", str(self.kubeconfig),
+            "--port", "0", "--kubeconfig-out", str(self.kubeconfig), "--random-token",
             "--workdir", str(self.workdir / "apiserver"), "--simulated-nodes", str(nodes_file)])
 
         def ready() -> bool:

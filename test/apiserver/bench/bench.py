@@ -1,14 +1,15 @@
 """Benchmark of the embedded API server: a large cluster listed and watched by real clients.
 
     python -m test.apiserver.bench [--nodes 5000] [--pods 50000] [--watchers 10]
-                                   [--rate 1000] [--seconds 5]
+                                   [--rate 1000] [--seconds 5] [--workdir DIR]
 
 Fills the server with nodes and pods (through the API, in the server's loop), then measures:
 full lists through the official Python client (raw bytes, ``_preload_content=False``, and
 paginated with limit=500 like an informer), ``kubectl get pods -A`` (Table output), pod
 creation over HTTP, and watch fan-out (a writer patching pods at ``--rate`` per second while
 ``--watchers`` watch connections in another process count what they receive, and how late).
-Prints one table.
+With ``--workdir`` every write is also logged there, as by a server that keeps its objects
+across restarts, and the table ends with the restart (snapshot, then load). Prints one table.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def _watchers_proc(url: str, ca: str, token: str, n: int, seconds: float, rv: st
 
 def run(args: argparse.Namespace) -> list[tuple[str, str, str]]:
     rows: list[tuple[str, str, str]] = []
-    srv = start(token="bench")
+    srv = start(token="bench", workdir=args.workdir)
     api = srv.api
     try:
         async def fill() -> tuple[float, float]:
@@ -156,7 +157,18 @@ def run(args: argparse.Namespace) -> list[tuple[str, str, str]]:
 
         rows.extend(watch_fanout(srv, args))
     finally:
+        t0 = time.perf_counter()
         srv.stop()
+    if args.workdir:
+        t = time.perf_counter() - t0
+        size = os.path.getsize(os.path.join(args.workdir, "data", "snapshot"))
+        rows.append(("stop: snapshot of the store", f"{t:.2f} s", f"{size / 1e6:.0f} MB"))
+        t0 = time.perf_counter()
+        srv = start(token="bench", workdir=args.workdir)
+        t = time.perf_counter() - t0
+        n = sum(len(c) for c in srv.api.storage.collections.values())
+        srv.stop()
+        rows.append((f"start again: load {n} objects", f"{t:.2f} s", ""))
     return rows
 
 
@@ -205,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--watchers", type=int, default=10)
     p.add_argument("--rate", type=float, default=1000)
     p.add_argument("--seconds", type=float, default=5)
+    p.add_argument("--workdir", default=None,
+                   help="keep the objects in this (new) directory, as across restarts")
     args = p.parse_args(argv)
     rows = run(args)
     w = max(len(r[0]) for r in rows)
