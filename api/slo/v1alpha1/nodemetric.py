@@ -13,7 +13,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from api.base import CRD_REQUIRED, ApiModel, GoJSONModel, Int32, Int64
-from api.core import ResourceList
+from api.core import MeasuredResourceList
 from api.meta import Duration, KubeObject, Time
 from api.scheduling.v1alpha1.device import DeviceInfo
 from api.slo.v1alpha1.extensions import ExtensionsMap
@@ -68,9 +68,10 @@ class NodeMetricSpec(ApiModel):
 
 
 class ResourceMap(ApiModel):
-    """A usage: resource quantities plus per-device usage."""
+    """A usage: resource quantities plus per-device usage (no negative, non-finite or
+    beyond-int64 quantity: see ``MeasuredResourceList``)."""
 
-    resources: ResourceList | None = None
+    resources: MeasuredResourceList | None = None
     devices: list[DeviceInfo] | None = None
 
 
