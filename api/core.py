@@ -18,7 +18,6 @@ from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
 
 from api.base import ApiModel, Int64, IntOrStringMarker, QuantityMarker, Schemaless
 from api.meta import Time
-from pkg.util.podresources import measured_quantity_int
 
 # The pattern upstream's CRDs put on every Quantity.
 QUANTITY_PATTERN = (
@@ -53,19 +52,6 @@ Quantity = Annotated[
 
 # corev1.ResourceList: resource name → Quantity.
 ResourceList = dict[str, Quantity]
-
-
-def _check_measured(resources: dict[str, str]) -> dict[str, str]:
-    for name, quantity in resources.items():
-        measured_quantity_int(name, quantity)
-    return resources
-
-
-# A ResourceList a component measured (NodeMetric usage): the same wire form, but a negative,
-# non-finite or beyond-int64 value (pkg.util.podresources.MAX_QUANTITY_INT, milli for cpu) is
-# refused. kube-apiserver's schema accepts such values, so the API server stores them and
-# consumers that read raw JSON check them again.
-MeasuredResourceList = Annotated[ResourceList, AfterValidator(_check_measured)]
 
 
 def quantity_value(quantity: str | int | float) -> Decimal:
@@ -231,8 +217,8 @@ SchemalessObject = Annotated[dict[str, Any], Schemaless()]
 
 
 __all__ = [
-    "QUANTITY_PATTERN", "DeleteOptions", "IntOrString", "MeasuredResourceList",
-    "NodeSelectorRequirement", "NodeSelectorTerm", "ObjectReference", "Preconditions", "Quantity",
-    "QuantityFormat", "ResourceList", "SchemalessObject", "Taint", "Toleration", "format_quantity",
+    "QUANTITY_PATTERN", "DeleteOptions", "IntOrString", "NodeSelectorRequirement",
+    "NodeSelectorTerm", "ObjectReference", "Preconditions", "Quantity", "QuantityFormat",
+    "ResourceList", "SchemalessObject", "Taint", "Toleration", "format_quantity",
     "quantity_format", "quantity_value",
 ]
