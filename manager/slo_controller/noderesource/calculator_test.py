@@ -114,3 +114,13 @@ def test_untrusted_usage_degrades_instead_of_absurd_batch(field, value, problem)
     for name in (BATCH_CPU, BATCH_MEMORY):
         assert nr.resets[name] and nr.resources[name] is None
         assert "degradedByBatchResource" in nr.messages[name]
+
+
+def test_deeply_nested_origin_annotation_is_rewritten() -> None:
+    # json.loads raised RecursionError on a node annotation nested 5,000 levels.
+    case = Case("deep", CASES[0].config, CASES[0].pods, {}, annotations={
+        "node.koordinator.sh/originExtendedAllocatable": "[" * 5000 + "]" * 5000})
+    node, _ = run(case)
+    origin = json.loads(node["metadata"]["annotations"][
+        "node.koordinator.sh/originExtendedAllocatable"])
+    assert origin == {"resources": {BATCH_CPU: "25k", BATCH_MEMORY: "33G"}}

@@ -2,7 +2,8 @@
 
 Corresponds to upstream ``pkg/webhook/cm/validating`` and its ``plugins/sloconfig`` checkers.
 For each strategy key whose value is non-empty and changed:
-JSON parse (``ParseConfigFail``), node entries need a parsable non-empty ``nodeSelector``
+JSON parse (``ParseConfigFail``; also JSON nested beyond ``MAX_JSON_DEPTH``, with the message
+koord-manager's parser gives), node entries need a parsable non-empty ``nodeSelector``
 and the values must be in range (``ConfigParamInvalid``, reusing api/configuration's parsers),
 names unique when ``--node-strategy-name-need-check``, no two node selectors overlap
 (``NodeStrategiesOverlap``), no existing node matched by two entries (``ExistNodeConfict``).
@@ -22,7 +23,7 @@ from api.configuration import (
     RESOURCE_THRESHOLD_CONFIG_KEY,
     SYSTEM_CONFIG_KEY,
 )
-from api.configuration.slo_controller_config import KEY_PARSERS
+from api.configuration.slo_controller_config import KEY_PARSERS, decode_config_json
 from api.errors import MalformedValueError
 from pkg.client import ApiError
 from pkg.client.resources import NODES
@@ -102,26 +103,29 @@ class ConfigMapValidatingHandler:
                 (md.get("namespace") or req.namespace) != self.options.config_namespace:
             return allowed()
         try:
-            self.validate(obj.get("data") or {}, (req.old_object or {}).get("data") or {})
+            self.validate(obj.get("data") or {}, (req.old_object or {}).get("data") or {},
+                          obj=f"configmap {self.options.config_namespace}/"
+                              f"{self.options.slo_config_name}")
         except ConfigRejected as e:
             return errored(400, e.body())
         return allowed()
 
-    def validate(self, data: dict[str, Any], old: dict[str, Any]) -> None:
+    def validate(self, data: dict[str, Any], old: dict[str, Any],
+                 obj: str | None = None) -> None:
+        """Raises ConfigRejected; messages name ``obj`` (the ConfigMap) and the key as
+        koord-manager's own parsing does (the same MalformedValueError text)."""
         multi: list[tuple[str, list[tuple[str, Selector]]]] = []
         for key in CHECKED_KEYS:
             text = data.get(key)
             if not text or text == old.get(key):
                 continue
             try:
-                parsed = json.loads(text)
-                if not isinstance(parsed, dict):
-                    raise ValueError("expected a JSON object")
-            except ValueError as e:
-                raise ConfigRejected("ParseConfigFail", f"{key}: invalid JSON: {e}") from None
+                parsed = decode_config_json(key, text, obj)
+            except MalformedValueError as e:
+                raise ConfigRejected("ParseConfigFail", str(e)) from None
             selectors = _selectors(key, parsed)
             try:
-                KEY_PARSERS[key][1](text)
+                KEY_PARSERS[key][1](text, obj=obj)
             except MalformedValueError as e:
                 raise ConfigRejected("ConfigParamInvalid", str(e)) from None
             self._check_names(key, parsed)
@@ -179,11 +183,8 @@ def multi_strategy_selectors(data: dict[str, Any]) -> list[tuple[str, list[tuple
         if not text:
             continue
         try:
-            parsed = json.loads(text)
-            if not isinstance(parsed, dict):
-                continue
-            selectors = _selectors(key, parsed)
-        except (ValueError, ConfigRejected):
+            selectors = _selectors(key, decode_config_json(key, text))
+        except (MalformedValueError, ConfigRejected):
             continue
         if len(selectors) > 1:
             out.append((key, selectors))
