@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
@@ -116,7 +118,8 @@ def test_aggregated_usage_duration_is_always_written() -> None:
         {"usage": {}, "duration": "0s"}]
 
 
-def _with_usage(node_usage: dict[str, object], pod_usage: dict[str, object]) -> dict[str, object]:
+def _with_usage(node_usage: Mapping[str, object],
+                pod_usage: Mapping[str, object]) -> dict[str, Any]:
     obj = json.loads(NODE_METRIC)
     obj["status"]["nodeMetric"]["nodeUsage"]["resources"] = node_usage
     obj["status"]["podsMetric"][0]["podUsage"]["resources"] = pod_usage
