@@ -2,12 +2,13 @@
 
 Corresponds to upstream ``pkg/webhook/cm/validating`` and its ``plugins/sloconfig`` checkers.
 For each strategy key whose value is non-empty and changed:
-JSON parse (``ParseConfigFail``; also JSON nested beyond ``MAX_JSON_DEPTH``, with the message
-koord-manager's parser gives), node entries need a parsable non-empty ``nodeSelector``
+JSON parse (``ParseConfigFail``), node entries need a parsable non-empty ``nodeSelector``
 and the values must be in range (``ConfigParamInvalid``, reusing api/configuration's parsers),
 names unique when ``--node-strategy-name-need-check``, no two node selectors overlap
 (``NodeStrategiesOverlap``), no existing node matched by two entries (``ExistNodeConfict``).
-Errors answer 400 with a JSON ``{reason, message}`` body.
+Errors answer 400 with a JSON ``{reason, message}`` body. Beyond upstream, a value of any
+slo-controller-config key nested deeper than ``MAX_JSON_DEPTH`` is refused (``ParseConfigFail``)
+with the message koord-manager's parser gives (``decode_config_json``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from api.configuration import (
 )
 from api.configuration.slo_controller_config import KEY_PARSERS, decode_config_json
 from api.errors import MalformedValueError
+from api.extension.codec import json_depth_error
 from pkg.client import ApiError
 from pkg.client.resources import NODES
 from pkg.features.features import CONFIG_MAP_VALIDATING_WEBHOOK
@@ -115,6 +117,15 @@ class ConfigMapValidatingHandler:
         """Raises ConfigRejected; messages name ``obj`` (the ConfigMap) and the key as
         koord-manager's own parsing does (the same MalformedValueError text)."""
         multi: list[tuple[str, list[tuple[str, Selector]]]] = []
+        for key in KEY_PARSERS.keys() - CHECKED_KEYS:
+            # Not checked upstream, but JSON nested too deep is refused for every key: koord-
+            # manager could only record that it keeps the last good value.
+            text = data.get(key)
+            if isinstance(text, str) and text != old.get(key) and json_depth_error(text):
+                try:
+                    decode_config_json(key, text, obj)  # raises: the manager's message
+                except MalformedValueError as e:
+                    raise ConfigRejected("ParseConfigFail", str(e)) from None
         for key in CHECKED_KEYS:
             text = data.get(key)
             if not text or text == old.get(key):
