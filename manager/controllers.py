@@ -73,7 +73,8 @@ REGISTRY: dict[str, Callable[[Context], Controller]] = {
     NODEMETRIC: lambda c: NodeMetricController(c.client, c.factory, c.config_cache()),
     NODERESOURCE: lambda c: NodeResourceController(
         c.client, c.factory, c.config_cache(),
-        plugins=enabled_plugins(c.noderesource_plugins)),
+        plugins=enabled_plugins(c.noderesource_plugins),
+        recorder=c.events.new_recorder("slo-controller")),
     NODESLO: lambda c: NodeSLOController(c.client, c.factory, c.config_cache(),
                                          c.events.new_recorder("nodeslo-controller")),
     QUOTAPROFILE: lambda c: QuotaProfileController(

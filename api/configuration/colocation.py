@@ -27,6 +27,7 @@ from pydantic import Field, ValidationError
 from api.base import GoJSONModel, Int64
 from api.configuration.merge import merge_cfg
 from api.configuration.profile import NodeCfgProfile, first_matching, node_annotations, node_labels
+from api.extension.codec import json_depth_error
 from api.extension.node_colocation import (
     ANNOTATION_NODE_COLOCATION_STRATEGY,
     LABEL_CPU_RECLAIM_RATIO,
@@ -222,6 +223,9 @@ def colocation_strategy_on_node(node: Mapping[str, Any]) -> ColocationStrategy |
     text = node_annotations(node).get(ANNOTATION_NODE_COLOCATION_STRATEGY)
     if text is None:
         return None
+    too_deep = json_depth_error(text)
+    if too_deep is not None:
+        raise ValueError(f"{ANNOTATION_NODE_COLOCATION_STRATEGY}: {too_deep}")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:

@@ -11,6 +11,8 @@ from api.configuration.colocation import (
     ColocationCfg,
     ColocationStrategy,
     InvalidColocationStrategyError,
+    apply_node_overrides,
+    colocation_strategy_on_node,
     colocation_strategy_problems,
     default_colocation_cfg,
     default_colocation_strategy,
@@ -165,3 +167,14 @@ def test_keys_match_ignoring_case_and_unknown_keys_are_ignored() -> None:
          "notAField": 1}, strict=True)
     assert strategy.to_dict() == {"enable": True, "cpuReclaimThresholdPercent": 42,
                                   "midCPUThresholdPercent": 50}
+
+
+def test_deeply_nested_node_strategy_annotation_is_refused_and_ignored():
+    # json.loads raised RecursionError, out of the noderesource controller's override step.
+    deep = _node(annotations={"node.koordinator.sh/colocation-strategy":
+                              '{"cpuReclaimThresholdPercent": 70, "x": ' + "[" * 5000
+                              + "]" * 5000 + "}"})
+    with pytest.raises(ValueError, match="nested more than 100 levels deep"):
+        colocation_strategy_on_node(deep)
+    strategy = default_colocation_strategy()
+    assert apply_node_overrides(strategy, deep) == strategy

@@ -6,7 +6,8 @@ the ConfigMap location of `pkg/util/sloconfig/config.go`, and the per-key handle
 cpunormalization and resourceamplification plugins).
 
 Each key is parsed on its own with Go's decoding rules (keys case-insensitive, unknown keys
-ignored, no type coercion) and resolved (defaults merged in, node entries merged onto the
+ignored, no type coercion; JSON nested deeper than ``api.extension.codec.MAX_JSON_DEPTH`` is
+refused) and resolved (defaults merged in, node entries merged onto the
 cluster strategy). ``parse_slo_controller_config`` raises ``MalformedValueError`` naming the
 first bad key; ``parse_slo_controller_config_lenient`` keeps the previous good value of every
 bad key and returns the errors, which is what a controller wants: bad input never resets a
@@ -41,6 +42,7 @@ from api.configuration.node_strategies import (
 )
 from api.configuration.resource_amplification import ResourceAmplificationCfg
 from api.errors import MalformedValueError
+from api.extension.codec import json_depth_error
 from api.slo.v1alpha1.nodeslo import NodeSLOSpec
 
 # Where koord-manager reads it (flags --slo-config-name, --config-namespace).
@@ -183,11 +185,16 @@ def _json_kind(value: Any) -> str:
     return "an array"
 
 
-def _load(key: str, text: Any, model: type[BaseModel], obj: str | None) -> Any:
-    """Parse one key's JSON into ``model`` the way Go's decoder would."""
+def decode_config_json(key: str, text: Any, obj: str | None = None) -> dict[str, Any]:
+    """One key's value as a JSON object (``null`` → ``{}``), else MalformedValueError naming
+    ``obj`` (``"configmap koordinator-system/slo-controller-config"``) and ``key``: not a string,
+    invalid JSON, nested deeper than ``MAX_JSON_DEPTH``, or not an object."""
     if not isinstance(text, str):
         raise MalformedValueError(key, f"value must be a string, got {type(text).__name__}",
                                   obj=obj)
+    too_deep = json_depth_error(text)
+    if too_deep is not None:  # json.loads would raise RecursionError
+        raise MalformedValueError(key, f"invalid JSON: {too_deep}", obj=obj)
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as err:
@@ -201,6 +208,12 @@ def _load(key: str, text: Any, model: type[BaseModel], obj: str | None) -> Any:
     if not isinstance(data, dict):
         raise MalformedValueError(key, f"expected a JSON object, got {_json_kind(data)}",
                                   obj=obj)
+    return data
+
+
+def _load(key: str, text: Any, model: type[BaseModel], obj: str | None) -> Any:
+    """Parse one key's JSON into ``model`` the way Go's decoder would."""
+    data = decode_config_json(key, text, obj)
     try:
         return model.model_validate(data, strict=True)
     except ValidationError as err:
@@ -307,7 +320,7 @@ __all__ = [
     "CPU_NORMALIZATION_CONFIG_KEY", "HOST_APPLICATION_CONFIG_KEY", "KEY_PARSERS",
     "RESOURCE_AMPLIFICATION_CONFIG_KEY", "RESOURCE_QOS_CONFIG_KEY",
     "RESOURCE_THRESHOLD_CONFIG_KEY", "SLOControllerConfig", "SLO_CTRL_CONFIG_MAP",
-    "SYSTEM_CONFIG_KEY", "parse_colocation_config", "parse_cpu_burst_config",
+    "SYSTEM_CONFIG_KEY", "decode_config_json", "parse_colocation_config", "parse_cpu_burst_config",
     "parse_cpu_normalization_config", "parse_host_application_config",
     "parse_resource_amplification_config", "parse_resource_qos_config",
     "parse_resource_threshold_config", "parse_slo_controller_config",

@@ -13,7 +13,9 @@ from api.configuration import (
     parse_slo_controller_config,
     parse_slo_controller_config_lenient,
 )
+from api.configuration.slo_controller_config import KEY_PARSERS
 from api.errors import MalformedValueError
+from api.extension.codec import MAX_JSON_DEPTH
 from pkg.util.testdata import upstream_data_dir
 
 # slo-controller-config with every key set.
@@ -218,3 +220,29 @@ def test_resolved_config_dumps_as_json() -> None:
     dumped = json.loads(config.colocation.to_json())
     assert dumped["nodeConfigs"][0]["cpuReclaimThresholdPercent"] == 70
     assert dumped["nodeConfigs"][0]["memoryReclaimThresholdPercent"] == 65
+
+
+DEEP = "[" * 5000 + "]" * 5000  # json.loads raised RecursionError from about 1,000 levels
+
+
+@pytest.mark.parametrize("key", sorted(KEY_PARSERS))
+@pytest.mark.parametrize("text", [DEEP, '{"enable": true, "unknownField": ' + DEEP + "}",
+                                  "[" * 101 + "]" * 101])
+def test_json_nested_too_deep_is_refused_naming_the_configmap_and_key(key: str,
+                                                                     text: str) -> None:
+    obj = "configmap koordinator-system/slo-controller-config"
+    with pytest.raises(MalformedValueError) as caught:
+        parse_slo_controller_config({key: text}, obj=obj)
+    assert str(caught.value) == (f"{obj}: invalid value for {key!r}: invalid JSON: JSON nested "
+                                 f"more than {MAX_JSON_DEPTH} levels deep")
+    # The controller's parse keeps the last good value of that key.
+    good = parse_slo_controller_config({})
+    kept, errors = parse_slo_controller_config_lenient({key: text}, good, obj=obj)
+    assert kept == good and [e.key for e in errors] == [key]
+
+
+def test_json_nested_up_to_the_bound_still_parses() -> None:
+    nested = "[" * (MAX_JSON_DEPTH - 1) + "]" * (MAX_JSON_DEPTH - 1)
+    config = parse_slo_controller_config(
+        {"colocation-config": '{"enable": true, "unknownField": ' + nested + "}"})
+    assert config.colocation.enable is True

@@ -122,6 +122,31 @@ def parse_float(text: str) -> float:
 
 # --- encoding/json ---------------------------------------------------------------------------
 
+# The deepest a label, annotation or ConfigMap value's JSON may nest. Upstream's shapes nest
+# fewer than 10 levels; Go's decoder allows 10,000, which Python's recursive decoder (and
+# everything that walks the result) cannot take: it raised RecursionError from about 1,000.
+MAX_JSON_DEPTH = 100
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def json_depth_error(text: str) -> str | None:
+    """Why ``text`` nests too deep to decode (beyond ``MAX_JSON_DEPTH``), or None.
+
+    Counts brackets outside strings without recursing, so any text is safe to check first.
+    """
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return None
+    depth = 0
+    for bracket in _JSON_BRACKET.findall(_JSON_STRING.sub("", text)):
+        if bracket in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return f"JSON nested more than {MAX_JSON_DEPTH} levels deep"
+        else:
+            depth -= 1
+    return None
+
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
@@ -135,8 +160,12 @@ def require_str(key: str, raw: Any) -> str:
 
 
 def decode_json(key: str, raw: str) -> Any:
-    """``raw`` parsed as strict JSON (no NaN/Infinity), else MalformedValueError for ``key``."""
+    """``raw`` parsed as strict JSON (no NaN/Infinity, at most ``MAX_JSON_DEPTH`` levels),
+    else MalformedValueError for ``key``."""
     require_str(key, raw)
+    too_deep = json_depth_error(raw)
+    if too_deep is not None:
+        raise MalformedValueError(key, f"not valid JSON: {too_deep}")
     try:
         return json.loads(raw, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
@@ -222,7 +251,8 @@ def parse_float_value(key: str, raw: str) -> float:
 
 
 __all__ = [
-    "INT32_MAX", "INT32_MIN", "INT64_MAX", "INT64_MIN", "decode_json", "decode_model",
-    "decode_value", "describe_validation_error", "parse_bool", "parse_bool_value", "parse_float",
-    "parse_float_value", "parse_int", "parse_int_value", "require_str", "validate",
+    "INT32_MAX", "INT32_MIN", "INT64_MAX", "INT64_MIN", "MAX_JSON_DEPTH", "decode_json",
+    "decode_model", "decode_value", "describe_validation_error", "json_depth_error",
+    "parse_bool", "parse_bool_value", "parse_float", "parse_float_value", "parse_int",
+    "parse_int_value", "require_str", "validate",
 ]

@@ -5,7 +5,14 @@ import math
 import pytest
 
 from api.errors import MalformedValueError
-from api.extension.codec import decode_json, parse_bool, parse_float, parse_int
+from api.extension.codec import (
+    MAX_JSON_DEPTH,
+    decode_json,
+    json_depth_error,
+    parse_bool,
+    parse_float,
+    parse_int,
+)
 
 
 @pytest.mark.parametrize(("text", "base", "bits", "expected"), [
@@ -64,3 +71,17 @@ def test_decode_json_is_strict():
         with pytest.raises(MalformedValueError) as info:
             decode_json("k", bad)
         assert info.value.key == "k"
+
+
+def test_decode_json_refuses_nesting_beyond_the_bound():
+    # An annotation nested 5,000 levels raised RecursionError out of json.loads.
+    for deep in ("[" * 5000 + "]" * 5000, '{"a":' * 101 + "1" + "}" * 101):
+        with pytest.raises(MalformedValueError) as info:
+            decode_json("k", deep)
+        assert str(info.value) == ("invalid value for 'k': not valid JSON: JSON nested more "
+                                   f"than {MAX_JSON_DEPTH} levels deep")
+    at_bound = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    assert json_depth_error(at_bound) is None
+    assert isinstance(decode_json("k", at_bound), list)
+    # Brackets inside strings (escaped quotes included) are not nesting.
+    assert json_depth_error('{"a": "' + '\\"[' * 500 + '"}') is None

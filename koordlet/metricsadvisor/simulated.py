@@ -15,8 +15,9 @@ so every NodeMetric memory collect policy reports), computed from annotations:
   ``kubernetes.io/batch-cpu``) when every container has one;
 * the BE pods' total CPU is capped by the BE cgroup's ``cfs_quota_us / cfs_period_us`` when
   the quota is positive, each BE pod scaled proportionally, so cpusuppress shows;
-* only Running pods count; a malformed annotation logs one warning naming the pod and counts
-  as 0.
+* only Running pods count; a malformed annotation (JSON nested beyond ``MAX_JSON_DEPTH``, a
+  negative quantity or one a NodeMetric refuses, such as ``cpu: 1e30``) logs one warning naming
+  the pod and counts as 0.
 
 ``SimulatedNodeInfoCollector`` stands in for the NodeInfoCollector: the node's CPU topology is
 ``status.capacity.cpu`` logical CPUs on one socket and one NUMA node, one CPU per core, one
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from api.core import quantity_value
+from api.extension.codec import json_depth_error
 from api.extension.qos import KubeQoSClass, QoSClass, get_pod_qos_class_with_default
 from api.extension.resource import BATCH_CPU
 from koordlet.metriccache import metric_types as mt
@@ -43,7 +45,7 @@ from koordlet.metriccache.metric_cache import MetricCache, MetricSample
 from koordlet.metricsadvisor.nodeinfo import CPUTopology, ProcessorInfo
 from koordlet.util.system.cgroup import CgroupError, cgroup_file_read
 from koordlet.util.system.cgroup_env import CgroupEnv
-from pkg.util.podresources import CPU, MEMORY, quantity_int
+from pkg.util.podresources import CPU, MEMORY, measured_quantity_int, quantity_int
 
 log = logging.getLogger(__name__)
 
@@ -75,19 +77,25 @@ class Curve:
 ZERO = Curve(0.0, 0.0)
 
 
-def _quantity(resource: str, value: Any) -> float:
+def _quantity(resource: str, where: str, value: Any) -> float:
+    text = value if isinstance(value, str) else str(value)
     try:
-        q = float(quantity_value(value if isinstance(value, str) else str(value)))
+        q = float(quantity_value(text))
     except (ValueError, ArithmeticError) as e:
-        raise UsageError(f"{resource}: {value!r} is not a quantity ({e})") from None
+        raise UsageError(f"{where}: {value!r} is not a quantity ({e})") from None
     if q < 0:
-        raise UsageError(f"{resource}: {value!r} is negative")
+        raise UsageError(f"{where}: {value!r} is negative")
+    try:
+        # koordlet would report it in a NodeMetric, whose model refuses beyond-int64 usage.
+        measured_quantity_int(resource, text)
+    except ValueError as e:
+        raise UsageError(f"{where}: {e}") from None
     return q
 
 
 def parse_curve(resource: str, value: Any) -> Curve:
     if isinstance(value, str | int | float) and not isinstance(value, bool):
-        q = _quantity(resource, value)
+        q = _quantity(resource, resource, value)
         return Curve(q, q)
     if not isinstance(value, dict) or "base" not in value or "peak" not in value:
         raise UsageError(f"{resource}: want a quantity or an object with base and peak")
@@ -100,14 +108,17 @@ def parse_curve(resource: str, value: Any) -> Curve:
                          "numbers") from None
     if period <= 0:
         raise UsageError(f"{resource}: periodSeconds must be > 0")
-    return Curve(_quantity(f"{resource}.base", value["base"]),
-                 _quantity(f"{resource}.peak", value["peak"]), period, peak_at, epoch)
+    return Curve(_quantity(resource, f"{resource}.base", value["base"]),
+                 _quantity(resource, f"{resource}.peak", value["peak"]), period, peak_at, epoch)
 
 
 def parse_usage(raw: str | None) -> tuple[Curve, Curve]:
     """(cpu, memory) curves of an annotation value; missing keys are 0."""
     if not raw:
         return ZERO, ZERO
+    too_deep = json_depth_error(raw)
+    if too_deep is not None:
+        raise UsageError(f"not JSON: {too_deep}")
     try:
         obj = json.loads(raw)
     except json.JSONDecodeError as e:

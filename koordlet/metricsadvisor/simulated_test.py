@@ -1,6 +1,7 @@
 import json
 import logging
 import math
+import re
 
 import pytest
 
@@ -111,3 +112,16 @@ def test_simulated_topology_has_the_node_capacity_in_cpus() -> None:
     assert topo is not None
     assert [p.cpu_id for p in topo.processors] == list(range(16))
     assert len(topo.cores()) == 16 and topo.sockets() == {0} and topo.numa_nodes() == {0}
+
+
+@pytest.mark.parametrize(("raw", "why"), [
+    # Reported as usage, cpu 1e30 made a NodeMetric every consumer had to refuse.
+    ('{"cpu": "1e30"}', "cpu: cpu quantity '1e30' is beyond Kubernetes' int64 range"),
+    ('{"cpu": {"base": "1", "peak": "1e30"}}', "cpu.peak: cpu quantity '1e30' is beyond"),
+    ('{"memory": "1e30"}', "memory: memory quantity '1e30' is beyond"),
+    # json.loads raised RecursionError (not UsageError) out of the collector.
+    ('{"cpu": ' + "[" * 5000 + "]" * 5000 + "}", "not JSON: JSON nested more than 100 levels"),
+], ids=["cpu-1e30", "peak-1e30", "memory-1e30", "nested-5000-deep"])
+def test_absurd_or_deeply_nested_usage_is_refused(raw: str, why: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(why)):
+        parse_usage(raw)

@@ -16,13 +16,13 @@ Checkpointing (``--prediction-checkpoint-filepath``) is not implemented: models 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from api.extension.amplification import ANNOTATION_NODE_RAW_ALLOCATABLE
+from api.extension.codec import decode_json
 from api.extension.priority import PriorityClass, get_pod_priority_class_raw
 from api.meta import parse_time
 from koordlet.metriccache import aggregate, metric_types
@@ -138,7 +138,9 @@ def node_allocatable(node: Mapping[str, Any]) -> dict[str, int]:
     raw = node.get("metadata", {}).get("annotations", {}).get(ANNOTATION_NODE_RAW_ALLOCATABLE)
     if raw:
         try:
-            return resource_list(json.loads(raw))
+            parsed = decode_json(ANNOTATION_NODE_RAW_ALLOCATABLE, raw)  # bounded nesting
+            if isinstance(parsed, dict):
+                return resource_list(parsed)
         except ValueError:
             log.warning("node %s: malformed %s", node.get("metadata", {}).get("name"),
                         ANNOTATION_NODE_RAW_ALLOCATABLE)

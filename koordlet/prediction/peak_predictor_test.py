@@ -1,5 +1,8 @@
 from typing import Any
 
+import pytest
+
+from api.extension.amplification import ANNOTATION_NODE_RAW_ALLOCATABLE
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig, MetricSample
 from koordlet.prediction.peak_predictor import (
@@ -7,6 +10,7 @@ from koordlet.prediction.peak_predictor import (
     SYS_UID,
     PeakPredictServer,
     PredictionConfig,
+    node_allocatable,
     priority_uid,
     prod_reclaimable,
 )
@@ -92,3 +96,11 @@ def test_cold_start_pods_count_their_requests_as_peak() -> None:
     reclaimable, peak = prod_reclaimable(server, NODE, [young], T0 + 60 * 31)
     assert peak["cpu"] >= 3000
     assert reclaimable["cpu"] == 0  # nothing reclaimable until the pod has history
+
+
+@pytest.mark.parametrize("raw", ["[" * 5000 + "]" * 5000, "[1]", "{not json"])
+def test_malformed_raw_allocatable_annotation_falls_back_to_allocatable(raw: str) -> None:
+    # Nested 5,000 levels it raised RecursionError; a JSON array raised AttributeError.
+    node = {"metadata": {"name": "n1", "annotations": {ANNOTATION_NODE_RAW_ALLOCATABLE: raw}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}}}
+    assert node_allocatable(node) == {"cpu": 4000, "memory": 8 * 1024**3}

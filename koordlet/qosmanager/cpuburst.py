@@ -20,13 +20,14 @@ import random
 from dataclasses import dataclass
 from enum import Enum
 
+from api.errors import MalformedValueError
 from api.extension.pod_qos import parse_pod_cpu_burst
 from api.extension.qos import QoSClass, get_kube_qos_class, get_pod_qos_class_raw
 from api.slo.v1alpha1.defaults import default_cpu_burst_strategy
 from api.slo.v1alpha1.strategies import CPUBurstPolicy, CPUBurstStrategy
 from koordlet.metriccache import metric_types as mt
 from koordlet.qosmanager.framework import Context, KubeDict
-from koordlet.qosmanager.helpers import avg_over, last_value, pod_uid
+from koordlet.qosmanager.helpers import AnnotationWarnings, avg_over, last_value, pod_uid
 from koordlet.resourceexecutor.reader import CgroupReader
 from koordlet.resourceexecutor.updater import new_cgroup_updater
 from koordlet.util.system.cgroup import CFS_BASE_PERIOD, CgroupError, milli_cpu_to_quota
@@ -95,14 +96,15 @@ class BurstLimiter:
         return self.tokens > 0
 
 
-def merged_config(node_cfg: CPUBurstStrategy, pod: KubeDict) -> CPUBurstStrategy:
-    """NodeSLO config overlaid by the pod annotation; a malformed one is logged and ignored."""
+def merged_config(node_cfg: CPUBurstStrategy, pod: KubeDict,
+                  warnings: AnnotationWarnings) -> CPUBurstStrategy:
+    """NodeSLO config overlaid by the pod annotation; a malformed one is ignored and reported
+    once per value."""
     md = pod.get("metadata") or {}
     try:
         override = parse_pod_cpu_burst(md.get("annotations"))
-    except ValueError as e:
-        logger.warning("cpuburst: pod %s/%s annotation koordinator.sh/cpuBurst: %s",
-                       md.get("namespace"), md.get("name"), e)
+    except MalformedValueError as e:
+        warnings.report(pod, "Pod", e)
         return node_cfg
     if override is None:
         return node_cfg
@@ -124,6 +126,7 @@ class CPUBurst:
         self.ctx = ctx
         self.reader = CgroupReader.for_env(ctx.env)
         self.limiters: dict[str, BurstLimiter] = {}  # container id → limiter
+        self.warnings = AnnotationWarnings(ctx, "cpuburst")
 
     def enabled(self) -> bool:
         config = self.ctx.config
@@ -144,7 +147,7 @@ class CPUBurst:
                 continue
             if (pod.get("status") or {}).get("phase") != "Running":
                 continue
-            cfg = merged_config(node_cfg, pod)
+            cfg = merged_config(node_cfg, pod, self.warnings)
             self.apply_static_burst(pod, cfg)
             self.apply_quota_burst(pod, cfg, state)
         self._gc_limiters(node_cfg)

@@ -5,6 +5,7 @@ reset, and a kernel without the burst file."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from api.slo.v1alpha1.nodeslo import NodeSLO
@@ -117,7 +118,8 @@ def test_auto_policy_bursts_scales_with_node_state_and_resets(tmp_path: Path) ->
     assert (tmp_path / cdir / "cpu.max.burst").read_text().strip() == "0"
 
 
-def test_pod_annotation_overrides_and_missing_burst_file_is_skipped(tmp_path: Path) -> None:
+def test_pod_annotation_overrides_and_missing_burst_file_is_skipped(tmp_path: Path,
+                                                                     caplog) -> None:
     pod = _ls_pod({"koordinator.sh/cpuBurst": json.dumps({"policy": "cfsQuotaBurstOnly"})})
     plugin, ctx, pod_dir, cdir = _setup(tmp_path, False, pod)
     _tick(ctx, 1.0, 0.3)
@@ -126,5 +128,10 @@ def test_pod_annotation_overrides_and_missing_burst_file_is_skipped(tmp_path: Pa
     assert CgroupReader.for_env(ctx.env).read_cpu_quota(cdir) == 240000
 
     pod["metadata"]["annotations"] = {"koordinator.sh/cpuBurst": "{not json"}
-    _run(plugin, tmp_path, pod_dir, cdir)  # malformed: logged, NodeSLO's policy (auto) applies
-    assert CgroupReader.for_env(ctx.env).read_cpu_quota(cdir) == 288000
+    with caplog.at_level(logging.WARNING, logger="koordlet.qosmanager.helpers"):
+        _run(plugin, tmp_path, pod_dir, cdir)  # malformed: NodeSLO's policy (auto) applies
+        assert CgroupReader.for_env(ctx.env).read_cpu_quota(cdir) == 288000
+        _run(plugin, tmp_path, pod_dir, cdir)
+    (line,) = [r.getMessage() for r in caplog.records]  # said once, not every round
+    assert line.startswith("cpuburst: ignoring malformed annotation koordinator.sh/cpuBurst on "
+                           "pod ")

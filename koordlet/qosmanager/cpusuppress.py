@@ -15,6 +15,10 @@ two policies, the other one being recovered:
 When suppression is disabled the quota is recovered to −1 once and the cpusets to the full BE
 cpuset. Upstream's kubelet-static-CPU-manager variant (only container dirs narrowed) is not
 implemented: the NodeResourceTopology annotation it keys on is not read here.
+
+A malformed ``node.koordinator.sh/reservation`` or ``system-qos-resource`` node annotation (or
+pod ``resource-status``) counts as absent and is reported once per value
+(``AnnotationWarnings``): it made every round throw, leaving suppression off on the node.
 """
 
 from __future__ import annotations
@@ -23,8 +27,16 @@ import logging
 import os
 from dataclasses import dataclass
 
-from api.extension.node import parse_node_reservation, parse_system_qos_resource
-from api.extension.numa import parse_resource_status
+from api.errors import MalformedValueError
+from api.extension.node import (
+    ANNOTATION_NODE_RESERVATION,
+    ANNOTATION_NODE_SYSTEM_QOS_RESOURCE,
+    NodeReservation,
+    SystemQOSResource,
+    parse_node_reservation,
+    parse_system_qos_resource,
+)
+from api.extension.numa import ANNOTATION_RESOURCE_STATUS, parse_resource_status
 from api.extension.qos import KubeQoSClass, QoSClass, get_kube_qos_class, get_pod_qos_class_raw
 from api.slo.v1alpha1.host_application import CgroupBaseType
 from api.slo.v1alpha1.strategies import CPUSuppressPolicy, ResourceThresholdStrategy
@@ -33,6 +45,7 @@ from koordlet.metrics.metrics import record_be_suppress_cpu_cores
 from koordlet.metricsadvisor.nodeinfo import ProcessorInfo
 from koordlet.qosmanager.cpuset_policy import be_cpuset_size, select_be_cpus
 from koordlet.qosmanager.framework import Context, KubeDict
+from koordlet.qosmanager.helpers import AnnotationWarnings
 from koordlet.resourceexecutor.reader import CgroupReader
 from koordlet.resourceexecutor.updater import new_cgroup_updater
 from koordlet.util.system.cgroup import CgroupError
@@ -90,14 +103,13 @@ def is_be_pod(pod: KubeDict) -> bool:
     )
 
 
-def reserved_cpu_milli(node: KubeDict) -> int:
-    """max(capacity − allocatable, node.koordinator.sh/reservation cpu), floor 0."""
+def reserved_cpu_milli(node: KubeDict, reservation: NodeReservation) -> int:
+    """max(capacity − allocatable, the node's reservation cpu), floor 0."""
     status = node.get("status") or {}
     capacity = (status.get("capacity") or {}).get("cpu", 0)
     allocatable = (status.get("allocatable") or {}).get("cpu", capacity)
     reserved = max(quantity_int("cpu", capacity) - quantity_int("cpu", allocatable), 0)
-    annotations = (node.get("metadata") or {}).get("annotations")
-    resources = parse_node_reservation(annotations).resources or {}
+    resources = reservation.resources or {}
     if "cpu" in resources:
         reserved = max(reserved, quantity_int("cpu", resources["cpu"]))
     return reserved
@@ -112,6 +124,7 @@ class CPUSuppress:
         # Recovery writes −1 once per switch away from cfsQuota (upstream's
         # suppressPolicyStatuses); it starts False so a fresh koordlet recovers once.
         self._quota_recovered = False
+        self.warnings = AnnotationWarnings(ctx, "cpusuppress")
 
     def enabled(self) -> bool:
         return self.ctx.feature_gate.enabled(BE_CPU_SUPPRESS)
@@ -172,7 +185,7 @@ class CPUSuppress:
         capacity = ((node.get("status") or {}).get("capacity") or {}).get("cpu", 0)
         return SuppressInputs(
             capacity_milli=quantity_int("cpu", capacity),
-            reserved_milli=reserved_cpu_milli(node),
+            reserved_milli=reserved_cpu_milli(node, self.node_reservation(node)),
             node_used_milli=node_used,
             pods_all_milli=pods_all,
             pods_non_be_milli=pods_non_be,
@@ -222,6 +235,37 @@ class CPUSuppress:
             return
         self._quota_recovered = True
 
+    def node_reservation(self, node: KubeDict) -> NodeReservation:
+        """The node's reservation; a malformed one (reservedCPUs included) counts as none."""
+        annotations = (node.get("metadata") or {}).get("annotations")
+        try:
+            reservation = parse_node_reservation(annotations)
+            try:
+                parse_cpuset(reservation.reserved_cpus or "")
+            except ValueError as e:
+                raise MalformedValueError(ANNOTATION_NODE_RESERVATION,
+                                          f"reservedCPUs: {e}") from None
+        except MalformedValueError as e:
+            self.warnings.report(node, "Node", e)
+            return NodeReservation()
+        return reservation
+
+    def system_qos_resource(self, node: KubeDict) -> SystemQOSResource | None:
+        """The node's system-QoS resource; a malformed one (cpuset included) counts as none."""
+        annotations = (node.get("metadata") or {}).get("annotations")
+        try:
+            resource = parse_system_qos_resource(annotations)
+            if resource is not None and resource.is_cpuset_exclusive:
+                try:
+                    parse_cpuset(resource.cpuset)
+                except ValueError as e:
+                    raise MalformedValueError(ANNOTATION_NODE_SYSTEM_QOS_RESOURCE,
+                                              f"cpuset: {e}") from None
+        except MalformedValueError as e:
+            self.warnings.report(node, "Node", e)
+            return None
+        return resource
+
     def _pod_cpus(self, qos: QoSClass) -> frozenset[int]:
         """CPUs bound to pods of `qos` (their `resource-status` cpuset)."""
         cpus: set[int] = set()
@@ -230,10 +274,14 @@ class CPUSuppress:
                 continue
             md = pod.get("metadata") or {}
             try:
-                cpus |= parse_cpuset(parse_resource_status(md.get("annotations")).cpuset)
-            except ValueError as e:  # MalformedValueError included
-                logger.warning("cpusuppress: pod %s/%s has a malformed resource-status: %s",
-                               md.get("namespace"), md.get("name"), e)
+                status = parse_resource_status(md.get("annotations"))
+                try:
+                    cpus |= parse_cpuset(status.cpuset)
+                except ValueError as e:
+                    raise MalformedValueError(ANNOTATION_RESOURCE_STATUS,
+                                              f"cpuset: {e}") from None
+            except MalformedValueError as e:
+                self.warnings.report(pod, "Pod", e)
         return frozenset(cpus)
 
     def candidate_processors(self) -> list[ProcessorInfo] | None:
@@ -242,16 +290,10 @@ class CPUSuppress:
         node = self.ctx.states.get_node()
         if cpu_info is None or node is None:
             return None
-        annotations = (node.get("metadata") or {}).get("annotations")
-        try:
-            excluded = set(parse_cpuset(parse_node_reservation(annotations).reserved_cpus or ""))
-            system_qos = parse_system_qos_resource(annotations)
-            if system_qos is not None and system_qos.is_cpuset_exclusive:
-                excluded |= parse_cpuset(system_qos.cpuset)
-        except ValueError as e:  # MalformedValueError included
-            logger.warning("cpusuppress: node %s has a malformed reservation annotation: %s",
-                           (node.get("metadata") or {}).get("name"), e)
-            return None
+        excluded = set(parse_cpuset(self.node_reservation(node).reserved_cpus or ""))
+        system_qos = self.system_qos_resource(node)
+        if system_qos is not None and system_qos.is_cpuset_exclusive:
+            excluded |= parse_cpuset(system_qos.cpuset)
         excluded |= self._pod_cpus(QoSClass.LSE)
         return [p for p in cpu_info.processors if p.cpu_id not in excluded]
 

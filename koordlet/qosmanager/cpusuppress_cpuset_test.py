@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricSample
 from koordlet.metrics.metrics import BE_SUPPRESS_CPU_CORES
@@ -50,7 +52,14 @@ def _lse_lsr(uid: str, qos: str, cpuset: str) -> dict:
     return p
 
 
-def test_cpuset_policy_writes_be_tree_and_recovers_on_switch(tmp_path: Path) -> None:
+@pytest.mark.parametrize("annotations", [
+    {},
+    # Malformed node annotations count as absent: they turned the cpuset policy off.
+    {"node.koordinator.sh/reservation": '{"reservedCPUs": "1-"}',
+     "node.koordinator.sh/system-qos-resource": "{not json"},
+], ids=["plain", "malformed-node-annotations"])
+def test_cpuset_policy_writes_be_tree_and_recovers_on_switch(tmp_path: Path,
+                                                             annotations: dict) -> None:
     env = fake_v2_tree(tmp_path, [])
     be_pod_dir = env.pod_dir("BestEffort", "be1")
     container_dir = env.container_dir(be_pod_dir, "cri-containerd-abc.scope")
@@ -60,8 +69,10 @@ def test_cpuset_policy_writes_be_tree_and_recovers_on_switch(tmp_path: Path) -> 
     # 8 CPUs, 4 cores: siblings (0, 4), (1, 5), (2, 6), (3, 7)
     cache.set(mt.NODE_CPU_INFO_KEY,
               CPUTopology([ProcessorInfo(i, i % 4, 0, 0, "", 0) for i in range(8)]))
+    n = node("8")
+    n["metadata"]["annotations"] = annotations
     states = FakeStates(
-        node=node("8"),
+        node=n,
         node_slo=node_slo(True, policy="cpuset"),
         pods=[
             pod("ls", "LS", "Burstable"),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from koordlet.qosmanager.framework import Context
 from koordlet.qosmanager.testing import FakeStates, node, node_slo, pod
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.util.system.testing import fake_v2_tree
+from pkg.events import EventBroadcaster
 from pkg.features import koordlet_feature_gate
 from pkg.util.clock import FakeClock
 
@@ -114,3 +116,76 @@ def test_no_slo_skips_and_disabled_recovers_to_max(setup) -> None:
     assert _run(plugin, cpu_max) == "2000"
     ctx.states.node_slo = node_slo(False)
     assert _run(plugin, cpu_max) == "max"
+
+
+class Sink:
+    """Where the recorder writes: the Events as created and patched."""
+
+    def __init__(self) -> None:
+        self.created: list[dict] = []
+        self.patches: list[dict] = []
+
+    def create(self, event: dict) -> dict:
+        self.created.append(event)
+        return event
+
+    def patch(self, namespace: str, name: str, patch: dict) -> dict:
+        self.patches.append(patch)
+        return patch
+
+
+@pytest.mark.parametrize("reservation", [
+    "{not json",
+    '{"resources": {"cpu": "lots"}}',
+    '{"reservedCPUs": "0-x"}',
+    "[" * 5000 + "]" * 5000,
+], ids=["not-json", "bad-cpu-quantity", "bad-reserved-cpus", "nested-5000-deep"])
+def test_malformed_reservation_is_skipped_with_one_event_and_suppression_goes_on(
+        setup, caplog, reservation: str) -> None:
+    # The annotation made every round throw: the BE quota stayed unlimited ("max").
+    plugin, ctx, cpu_max = setup
+    broadcaster = EventBroadcaster(Sink())
+    ctx.event_recorder = broadcaster.new_recorder("koordlet", "node-1")
+    ctx.states.node["metadata"]["uid"] = "node-uid"
+    ctx.states.node["metadata"]["annotations"] = {
+        "node.koordinator.sh/reservation": reservation}
+    with caplog.at_level(logging.WARNING, logger="koordlet.qosmanager.helpers"):
+        for _ in range(5):  # five rounds, as if a second apart
+            _feed(ctx, 2.7, 2.7)
+            assert _run(plugin, cpu_max) == "2000"  # as without the annotation
+            ctx.clock.step(1)
+    assert broadcaster.flush(30)
+    broadcaster.shutdown(30)
+    sink = broadcaster.sink
+    assert isinstance(sink, Sink)
+    (event,) = sink.created
+    assert sink.patches == []
+    assert (event["type"], event["reason"]) == ("Warning", "MalformedAnnotation")
+    assert event["involvedObject"] == {"kind": "Node", "apiVersion": "v1", "name": "node-1",
+                                       "uid": "node-uid"}
+    assert event["message"].startswith(
+        "cpusuppress: ignoring malformed annotation node.koordinator.sh/reservation on "
+        "node node-1: ")
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert line == event["message"]
+
+
+def test_a_new_malformed_value_is_reported_again(setup) -> None:
+    plugin, ctx, cpu_max = setup
+    broadcaster = EventBroadcaster(Sink())
+    ctx.event_recorder = broadcaster.new_recorder("koordlet", "node-1")
+    annotations = ctx.states.node["metadata"]["annotations"] = {}
+    for value in ("{bad", "{bad", '{"reservedCPUs": "z"}', '{"resources": {"cpu": "1"}}'):
+        annotations["node.koordinator.sh/reservation"] = value
+        _feed(ctx, 2.7, 2.7)
+        _run(plugin, cpu_max)
+        ctx.clock.step(1)
+    assert broadcaster.flush(30)
+    broadcaster.shutdown(30)
+    sink = broadcaster.sink
+    assert isinstance(sink, Sink)
+    prefix = ("cpusuppress: ignoring malformed annotation node.koordinator.sh/reservation on "
+              "node node-1: ")
+    first, second = (e["message"] for e in sink.created)  # the repeat and the good value: none
+    assert first.startswith(prefix + "not valid JSON")
+    assert second.startswith(prefix + "reservedCPUs: ")

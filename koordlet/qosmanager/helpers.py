@@ -3,14 +3,26 @@
 
 "Last" values come from the window `2 × --collect-res-used-interval` before now, as upstream;
 a strategy that finds no point skips its round.
+
+``AnnotationWarnings`` reports a malformed annotation a strategy skips (no upstream
+counterpart: upstream returns an error each round): one log line and one Warning event per
+distinct value, not one per round.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
+from api.errors import MalformedValueError
 from api.extension.qos import QoSClass, get_pod_qos_class_raw
 from koordlet.qosmanager.framework import Context, KubeDict
+from pkg.events.recorder import WARNING
+
+logger = logging.getLogger(__name__)
+
+# The Warning event on a Node or Pod whose annotation a strategy ignores.
+REASON_MALFORMED_ANNOTATION = "MalformedAnnotation"
 
 
 @dataclass(slots=True)
@@ -59,3 +71,40 @@ def is_active(pod: KubeDict) -> bool:
     return status.get("phase") not in ("Succeeded", "Failed") and not (
         pod.get("metadata") or {}
     ).get("deletionTimestamp")
+
+
+class AnnotationWarnings:
+    """Says once per distinct value that ``source`` ignores an object's malformed annotation."""
+
+    __slots__ = ("_ctx", "_source", "_reported")
+
+    # Pods come and go: past this many remembered values the memory starts afresh (at worst
+    # one more line and one more event, which the recorder folds into the earlier one).
+    MAX_REMEMBERED = 1024
+
+    def __init__(self, ctx: Context, source: str) -> None:
+        self._ctx = ctx
+        self._source = source
+        self._reported: dict[tuple[str, str, str, str], str | None] = {}
+
+    def report(self, obj: KubeDict, kind: str, err: MalformedValueError) -> None:
+        """Log and record (a Warning event on ``obj``, a ``kind`` such as ``Node``) that
+        ``err.key`` is ignored, unless this value was reported already."""
+        md = obj.get("metadata") or {}
+        namespace, name = md.get("namespace") or "", md.get("name") or ""
+        value = (md.get("annotations") or {}).get(err.key)
+        seen = (kind, namespace, name, err.key)
+        if seen in self._reported and self._reported[seen] == value:
+            return
+        if len(self._reported) >= self.MAX_REMEMBERED:
+            self._reported.clear()
+        self._reported[seen] = value
+        where = f"{namespace}/{name}" if namespace else name
+        message = (f"{self._source}: ignoring malformed annotation {err.key} on "
+                   f"{kind.lower()} {where}: {err.reason}")
+        logger.warning("%s", message)
+        recorder = self._ctx.event_recorder
+        if recorder is not None:
+            ref = {"kind": kind, "apiVersion": "v1", "namespace": namespace, "name": name,
+                   "uid": md.get("uid")}
+            recorder.event(ref, WARNING, REASON_MALFORMED_ANNOTATION, message)

@@ -182,3 +182,31 @@ def test_same_data_other_objects_and_deletion_change_nothing(client: Client,
     assert c.errors() == {}
     client.delete(CONFIGMAPS, "other", NS)
     client.delete(CONFIGMAPS, NAME, "default")
+
+
+def test_deeply_nested_key_keeps_last_good_value_and_records_an_event(client: Client,
+                                                                       cache: Any) -> None:
+    # colocation-config nested 5,000 levels raised RecursionError in koord-manager, no event.
+    c, _, broadcaster = cache
+    client.create(CONFIGMAPS, configmap({
+        "colocation-config": {"enable": True, "cpuReclaimThresholdPercent": 70}}))
+    wait_for(lambda: c.current().colocation.enable, 30, what="first config")
+    deep = "[" * 5000 + "]" * 5000
+    put(client, {"colocation-config": '{"enable": false, "x": ' + deep + "}",
+                 "resource-qos-config": deep,
+                 "system-config": {"clusterStrategy": {"minFreeKbytesFactor": 150}}})
+    wait_for(lambda: c.current().system.cluster_strategy.min_free_kbytes_factor == 150, 30,
+             what="the good key applied")
+    assert c.current().colocation.enable is True  # last good value kept
+    assert c.current().colocation.cpu_reclaim_threshold_percent == 70
+    why = "invalid JSON: JSON nested more than 100 levels deep"
+    assert c.errors() == {"colocation-config": why, "resource-qos-config": why}
+    broadcaster.flush(30)
+    colocation = wait_for(lambda: [e for e in events_for(client, "ColocationCfgUnmarshalFailed")
+                                   if why in e["message"]], 30, what="the colocation event")
+    assert colocation[0]["type"] == "Warning"
+    assert colocation[0]["message"] == (
+        f"failed to parse colocation-config, keeping the last good value: {why}")
+    wait_for(lambda: [e for e in events_for(client, "SLOCfgUnmarshalFailed")
+                      if "resource-qos-config" in e["message"] and why in e["message"]], 30,
+             what="the resource-qos-config event")

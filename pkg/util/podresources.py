@@ -10,6 +10,10 @@ memory). ``kubernetes.io/batch-cpu`` and ``kubernetes.io/mid-cpu`` are already i
 millicores in Koordinator (``"2000"`` = 2 cores), so they are plain ``Value``s. Parsing goes
 through ``kubernetes.utils.parse_quantity`` and is memoised: the same few strings recur on
 every pod.
+
+``measured_quantity_int`` is the entry check for quantities a component reports rather than a
+user requests (NodeMetric usage): non-finite values and values beyond ``MAX_QUANTITY_INT`` in
+the compared unit are refused, since Go's ``MilliValue``/``Value`` cannot hold them either.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ EPHEMERAL_STORAGE = "ephemeral-storage"
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
+# Kubernetes compares quantities as int64: cpu as MilliValue, everything else as Value. A quantity
+# beyond this in that unit wraps in Go and cannot be a real measurement.
+MAX_QUANTITY_INT = 2**63 - 1
 
 
 @lru_cache(maxsize=4096)
@@ -47,6 +54,26 @@ def quantity_int(resource: str, quantity: str | int | float) -> int:
     if resource == CPU:
         value = value * 1000
     return math.ceil(value)
+
+
+def measured_quantity_int(resource: str, quantity: str | int | float) -> int:
+    """``quantity_int`` of a measured quantity, refusing what no measurement can be.
+
+    Raises ValueError for a malformed or non-finite quantity, a negative one, or one beyond
+    ``MAX_QUANTITY_INT`` milli-units (cpu) or units (anything else); the message names the
+    resource and the value.
+    """
+    try:
+        value = quantity_int(resource, quantity)
+    except (ValueError, ArithmeticError) as err:  # NaN/Infinity end in ArithmeticError
+        raise ValueError(f"{resource} quantity {quantity!r} is not a finite quantity") from err
+    unit = "milli-units" if resource == CPU else "units"
+    if value < 0:
+        raise ValueError(f"{resource} quantity {quantity!r} is negative")
+    if value > MAX_QUANTITY_INT:
+        raise ValueError(f"{resource} quantity {quantity!r} is beyond Kubernetes' int64 range "
+                         f"(at most {MAX_QUANTITY_INT} {unit})")
+    return value
 
 
 def resource_list(rl: Mapping[str, Any] | None) -> dict[str, int]:

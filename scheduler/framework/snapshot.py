@@ -9,6 +9,10 @@ numpy arrays with one column per node (in ``node_infos`` order), so a Filter or 
   cpu in millicores, others in units; the ``pods`` row counts pods);
 * ``non_zero[0|1, i]``: requested cpu/memory with the 100m / 200 MiB defaults.
 
+Values beyond ±``SATURATION`` (a Node or Pod quantity such as ``cpu: 1e30``, which the API
+server accepts as kube-apiserver does) are saturated: writing them raised OverflowError and
+stopped every scheduling cycle. The bound leaves room to add two of them inside int64.
+
 ``memo`` caches results that depend only on node objects (a taint mask per toleration set, a
 label-selector mask): it is cleared whenever a node object changes, is added or removed
 (``node_generation``), and never by pod changes.
@@ -29,6 +33,14 @@ from pkg.util.podresources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from scheduler.framework.types import NodeInfo
 
 _FIXED_ROWS = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+
+
+# 2^62: any quantity this large fits nowhere real and fails alike; sums of two stay in int64.
+SATURATION = 2**62
+
+
+def _saturated(value: int) -> int:
+    return max(-SATURATION, min(value, SATURATION))
 
 
 class Snapshot:
@@ -133,12 +145,12 @@ class Snapshot:
         alloc[:, i] = 0
         req[:, i] = 0
         for name, v in ni.allocatable.items():
-            alloc[rows[name], i] = v
+            alloc[rows[name], i] = _saturated(v)
         for name, v in ni.requested.items():
-            req[rows[name], i] = v
+            req[rows[name], i] = _saturated(v)
         req[rows[PODS], i] = len(ni.pods)
-        self.non_zero[0, i] = ni.non_zero_cpu
-        self.non_zero[1, i] = ni.non_zero_memory
+        self.non_zero[0, i] = _saturated(ni.non_zero_cpu)
+        self.non_zero[1, i] = _saturated(ni.non_zero_memory)
 
     def node_changed(self) -> None:
         self.node_generation += 1

@@ -29,8 +29,9 @@ from manager.slo_controller.noderesource.controller import (
     NodeResourceController,
 )
 from pkg.client.informers import SharedInformerFactory
-from pkg.client.resources import CONFIGMAPS, NAMESPACES, NODES, PODS
+from pkg.client.resources import CONFIGMAPS, EVENTS, NAMESPACES, NODES, PODS
 from pkg.client.rest import Client
+from pkg.events import EventBroadcaster
 from pkg.util.podresources import quantity_int
 from test.apiserver import start
 from test.e2e.cluster import install_crds, wait_for
@@ -50,13 +51,16 @@ def env() -> Iterator[tuple[Client, NodeResourceController]]:
                       NS)
         factory = SharedInformerFactory(client)
         cache = SLOConfigCache(factory)
-        ctrl = NodeResourceController(client, factory, cache, workers=2)
+        events = EventBroadcaster(client)
+        ctrl = NodeResourceController(client, factory, cache, workers=2,
+                                      recorder=events.new_recorder("slo-controller"))
         factory.start()
         assert ctrl.start(sync_timeout=30)
         try:
             yield client, ctrl
         finally:
             ctrl.stop()
+            events.shutdown()
             factory.shutdown()
             client.close()
 
@@ -149,6 +153,43 @@ def test_malformed_config_keeps_last_good(env: tuple[Client, NodeResourceControl
     set_config(client, {**case.config, "enable": False})
     wait_for(lambda: matches(client, "bad-cm", {BATCH_CPU: None, BATCH_MEMORY: None}),
              what="batch removed when colocation is disabled")
+
+
+def invalid_metric_events(client: Client, name: str) -> list[dict[str, Any]]:
+    return [e for e in client.list(EVENTS, namespace="default")["items"]
+            if e.get("reason") == "InvalidNodeMetric"
+            and e["involvedObject"].get("kind") == "NodeMetric"
+            and e["involvedObject"].get("name") == name]
+
+
+@pytest.mark.parametrize("cpu", ["1e30", "-1e30"])
+def test_absurd_usage_degrades_the_node_with_an_event(env: tuple[Client, NodeResourceController],
+                                                       cpu: str) -> None:
+    # The API server accepts any quantity, as kube-apiserver does; the controller must not turn
+    # systemUsage cpu 1e30 (batch-cpu 0) or -1e30 (batch-cpu 1e30 cores) into batch resources.
+    client, _ = env
+    case = CASES[0]
+    name = f"absurd{cpu.replace('-', 'minus-').replace('.', '')}".lower()
+    set_config(client, case.config)
+    create_node(client, case, name, preset=False)
+    wait_for(lambda: matches(client, name, case.expect), what="first write")
+    metric = client.get(NODE_METRICS, name)
+    metric["status"]["nodeMetric"]["systemUsage"]["resources"]["cpu"] = cpu
+    client.update_status(NODE_METRICS, metric)
+    wait_for(lambda: matches(client, name, {BATCH_CPU: None, BATCH_MEMORY: None}),
+             timeout=30, what="batch resources removed (degraded)")
+    wait_for(lambda: invalid_metric_events(client, name), timeout=30,
+             what="a Warning event on the NodeMetric")
+    (event,) = invalid_metric_events(client, name)
+    assert event["type"] == "Warning"
+    assert (f"NodeMetric {name} is not used" in event["message"]
+            and f"status.nodeMetric.systemUsage.resources: cpu quantity '{cpu}'"
+            in event["message"])
+    # A sane report afterwards brings the batch resources back.
+    metric = client.get(NODE_METRICS, name)
+    metric["status"]["nodeMetric"]["systemUsage"]["resources"]["cpu"] = "7"
+    client.update_status(NODE_METRICS, metric)
+    wait_for(lambda: matches(client, name, case.expect), timeout=30, what="batch back")
 
 
 CPU_BASIC_INFO = "node.koordinator.sh/cpu-basic-info"

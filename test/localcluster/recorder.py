@@ -9,6 +9,11 @@ Every number comes from the API server's objects, except the BE suppression, whi
 online services only: its ``systemUsage`` plus its non-BE pods' usage (those pods live through
 the whole window, so their averages add up to the node's; a batch pod that ran for part of the
 window would not). ``be_used_cpu`` is the rest of ``nodeUsage``.
+
+NodeMetric usage is clamped to [0, allocatable] and the node flagged (``metric_problems``) when
+it is not: the API server accepts ``cpu: 1e30`` as kube-apiserver does, and one such report
+must not turn the cluster's utilisation into 1.7e29 %. A usage that is no usable quantity
+counts as no NodeMetric.
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ class NodeSample:
     metric_update_time: str | None = None
     be_suppress_cpu: float | None = None
     pods: int = 0
+    # What was wrong with the NodeMetric's usage (clamped, or ignored): "cpu usage '1e30' ...".
+    metric_problems: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -81,6 +88,34 @@ def _gib(resources: Mapping[str, Any], name: str = MEMORY) -> float:
     return _q(name, resources[name]) / GI if name in resources else 0.0
 
 
+class _Usage:
+    """Reads NodeMetric usages clamped to one node's allocatable, noting what it clamped."""
+
+    def __init__(self, cpu_limit: float, memory_limit: float) -> None:
+        self.limits = {CPU: (cpu_limit, 1000.0), MEMORY: (memory_limit, GI)}
+        self.problems: list[str] = []
+
+    def __call__(self, resources: Mapping[str, Any], name: str, what: str) -> float | None:
+        """Cores or GiB of ``name`` in ``resources`` (0 when absent); None when unreadable."""
+        if name not in resources:
+            return 0.0
+        q = resources[name]
+        limit, scale = self.limits[name]
+        try:
+            value = _q(name, q) / scale
+        except (ValueError, ArithmeticError):  # float() of 1e400 overflows
+            self.problems.append(f"{what} {name} usage {q!r} is no usable quantity: ignored")
+            return None
+        if value < 0:
+            self.problems.append(f"{what} {name} usage {q!r} is negative: counted as 0")
+            return 0.0
+        if value > limit:
+            self.problems.append(f"{what} {name} usage {q!r} is above allocatable "
+                                 f"({limit:g}): counted as {limit:g}")
+            return limit
+        return value
+
+
 def node_sample(node: Obj, pods: Iterable[Obj], metric: Obj | None) -> NodeSample:
     alloc = (node.get("status") or {}).get("allocatable") or {}
     s = NodeSample(allocatable_cpu=_cores(alloc), allocatable_memory=_gib(alloc),
@@ -97,17 +132,23 @@ def node_sample(node: Obj, pods: Iterable[Obj], metric: Obj | None) -> NodeSampl
     node_metric = status.get("nodeMetric") or {}
     usage = (node_metric.get("nodeUsage") or {}).get("resources")
     if usage:
-        s.used_cpu = _cores(usage)
-        s.used_memory = _gib(usage)
-        s.metric_update_time = status.get("updateTime")
+        read = _Usage(s.allocatable_cpu, s.allocatable_memory)
+        used_cpu, s.used_memory = read(usage, CPU, "node"), read(usage, MEMORY, "node")
         system = (node_metric.get("systemUsage") or {}).get("resources") or {}
-        online = _cores(system) + sum(
-            _cores((p.get("podUsage") or {}).get("resources") or {})
-            for p in status.get("podsMetric") or [] if p.get("qos") != "BE")
-        # Pods younger than the window average over their own life, so right after online
-        # pods start their sum can pass the node's window average: never more than the node.
-        s.online_used_cpu = min(online, s.used_cpu)
-        s.be_used_cpu = max(0.0, s.used_cpu - s.online_used_cpu)
+        parts = [read(system, CPU, "system")] + [
+            read((p.get("podUsage") or {}).get("resources") or {}, CPU,
+                 f"pod {p.get('namespace')}/{p.get('name')}")
+            for p in status.get("podsMetric") or [] if p.get("qos") != "BE"]
+        s.metric_problems = read.problems
+        if used_cpu is not None:
+            s.used_cpu = used_cpu
+            s.metric_update_time = status.get("updateTime")
+            online = sum(p for p in parts if p is not None)
+            # Pods younger than the window average over their own life, so right after online
+            # pods start their sum can pass the node's window average: never more than the
+            # node.
+            s.online_used_cpu = min(online, used_cpu)
+            s.be_used_cpu = max(0.0, used_cpu - s.online_used_cpu)
     return s
 
 

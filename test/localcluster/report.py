@@ -51,6 +51,8 @@ class NodeRow:
     be_cap_min: float | None
     be_cap_min_at: float | None
     be_cap_final: float | None
+    # Distinct problems of the node's NodeMetric usage over the run (clamped or ignored).
+    metric_problems: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -116,7 +118,8 @@ def _node_row(name: str, series: list[NodeSample], ts: list[float]) -> NodeRow:
         used_cpu=final.used_cpu, used_memory=final.used_memory,
         used_cpu_avg=_avg(used) if used else None, used_cpu_peak=max(used) if used else None,
         pods=final.pods, be_cap_min=tightest[0], be_cap_min_at=tightest[1],
-        be_cap_final=caps[-1][0] if caps else None)
+        be_cap_final=caps[-1][0] if caps else None,
+        metric_problems=list(dict.fromkeys(p for s in series for p in s.metric_problems)))
 
 
 def utilisation(samples: list[Sample]) -> tuple[list[float], list[float], list[float]]:
@@ -265,6 +268,12 @@ def render_text(r: Report) -> str:
             f"{n.requested_batch_cpu_peak:>6.1f}{_f(n.used_cpu, '{:.2f}'):>9}"
             f"{_f(n.used_cpu_avg):>6}{_f(n.used_cpu_peak):>6}{_f(n.used_memory):>9}"
             f"{n.pods:>6}{_f(n.be_cap_final, '{:.2f}'):>8}")
+    flagged = [n for n in r.node_rows if n.metric_problems]
+    for n in flagged:
+        out.append(f"  ! {n.node}: NodeMetric usage clamped or ignored: "
+                   + "; ".join(n.metric_problems[:3])
+                   + (f" (and {len(n.metric_problems) - 3} more)"
+                      if len(n.metric_problems) > 3 else ""))
     out.append("")
     out.append("Batch resources over the day (cluster totals, cores / GiB)")
     out.append(f"{'t s':>6}{'online used':>13}{'batch-cpu alloc':>17}{'requested':>11}"

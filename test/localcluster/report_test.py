@@ -1,11 +1,15 @@
-"""The local cluster's report reads koord-scheduler's events.k8s.io Events through the core/v1
-view: occurrences counted from ``series``, the latest FailedScheduling message by
-``series.lastObservedTime``/``eventTime``."""
+"""The local cluster's report: koord-scheduler's events.k8s.io Events read through the core/v1
+view (occurrences counted from ``series``, the latest FailedScheduling message by
+``series.lastObservedTime``/``eventTime``), and absurd NodeMetric usage clamped to allocatable
+with the node flagged, never a utilisation above 100 %."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from test.localcluster.recorder import Sample, node_sample
 from test.localcluster.report import build, render_text
 from test.localcluster.workload import LABEL_GROUP, LABEL_KIND
 
@@ -47,3 +51,62 @@ def test_scheduler_events_with_series_are_counted_and_the_latest_message_wins() 
     assert r.pending == [{"pod": "colo/web-0", "group": "web",
                           "reason": "0/3 nodes are available: 3 Insufficient cpu."}]
     assert "1 Scheduled, 4 FailedScheduling events" in render_text(r)
+
+
+def _node(name: str) -> dict[str, Any]:
+    return {"metadata": {"name": name},
+            "status": {"allocatable": {"cpu": "8", "memory": "16Gi"}}}
+
+
+def _metric(cpu: str, pod_cpu: str = "1") -> dict[str, Any]:
+    return {"status": {"updateTime": "2026-01-01T00:00:00Z", "nodeMetric": {
+        "nodeUsage": {"resources": {"cpu": cpu, "memory": "4Gi"}},
+        "systemUsage": {"resources": {"cpu": "500m"}}},
+        "podsMetric": [{"namespace": "default", "name": "web", "qos": "LS",
+                        "podUsage": {"resources": {"cpu": pod_cpu}}}]}}
+
+
+def _report(node_a: dict[str, Any]) -> tuple[Any, str]:
+    samples = []
+    for t in (0.0, 10.0):
+        s = Sample(t)
+        s.nodes["node-a"] = node_sample(_node("node-a"), [], node_a)
+        s.nodes["node-b"] = node_sample(_node("node-b"), [], _metric("2"))
+        samples.append(s)
+    report = build("test", 2, 60.0, 10.0, samples, [], [], 0, 0)
+    return report, render_text(report)
+
+
+@pytest.mark.parametrize(("cpu", "used", "flag"), [
+    ("1e30", 8.0, "node cpu usage '1e30' is above allocatable (8): counted as 8"),
+    ("9223372036854775807", 8.0, "above allocatable (8)"),
+    ("-3", 0.0, "node cpu usage '-3' is negative: counted as 0"),
+])
+def test_absurd_usage_is_clamped_and_the_node_flagged(cpu: str, used: float, flag: str) -> None:
+    # cpu 1e30 made the report print 1.7e29 % cluster utilisation.
+    report, text = _report(_metric(cpu))
+    row = {r.node: r for r in report.node_rows}
+    assert row["node-a"].used_cpu == used
+    assert any(flag in p for p in row["node-a"].metric_problems)
+    assert row["node-b"].metric_problems == []
+    assert report.utilisation is not None
+    assert 0 <= report.utilisation.colocated_peak <= 100
+    assert 0 <= report.utilisation.online_only_peak <= 100
+    assert "! node-a: NodeMetric usage clamped or ignored" in text and flag in text
+    assert "! node-b" not in text
+
+
+def test_absurd_pod_usage_is_clamped_too() -> None:
+    report, _ = _report(_metric("2", pod_cpu="1e30"))
+    (a, _b) = report.node_rows
+    assert a.used_cpu == 2.0 and a.metric_problems == [
+        "pod default/web cpu usage '1e30' is above allocatable (8): counted as 8"]
+    assert report.utilisation is not None and report.utilisation.online_only_peak <= 100
+
+
+def test_a_usage_that_is_no_finite_quantity_counts_as_no_metric() -> None:
+    report, text = _report(_metric("1e400"))
+    a = report.node_rows[0]
+    assert a.used_cpu is None
+    assert a.metric_problems == ["node cpu usage '1e400' is no usable quantity: ignored"]
+    assert "! node-a" in text

@@ -3,23 +3,39 @@
 Corresponds to upstream `apis/slo/v1alpha1/nodemetric_types.go` and ``ResourceMap`` of
 `apis/slo/v1alpha1/resources.go`. One NodeMetric per node, named like the node: koord-manager
 writes the spec from ``colocation-config``, koordlet writes the status.
+
+Usage quantities are ``MeasuredResourceList``s: a negative, non-finite or beyond-int64 value
+(``pkg.util.podresources.measured_quantity_int``: Go's MilliValue for cpu, Value otherwise) is
+refused naming the field. kube-apiserver's schema accepts ``cpu: 1e30``, so the API server
+stores such a NodeMetric and consumers reading raw JSON check it again.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from api.base import CRD_REQUIRED, ApiModel, GoJSONModel, Int32, Int64
 from api.core import ResourceList
 from api.meta import Duration, KubeObject, Time
 from api.scheduling.v1alpha1.device import DeviceInfo
 from api.slo.v1alpha1.extensions import ExtensionsMap
+from pkg.util.podresources import measured_quantity_int
 
 GROUP = "slo.koordinator.sh"
 VERSION = "v1alpha1"
+
+
+def _check_measured(resources: dict[str, str]) -> dict[str, str]:
+    for name, quantity in resources.items():
+        measured_quantity_int(name, quantity)
+    return resources
+
+
+# A ResourceList a component measured: the same wire form, no absurd value.
+MeasuredResourceList = Annotated[ResourceList, AfterValidator(_check_measured)]
 
 
 class AggregationType(StrEnum):
@@ -70,7 +86,7 @@ class NodeMetricSpec(ApiModel):
 class ResourceMap(ApiModel):
     """A usage: resource quantities plus per-device usage."""
 
-    resources: ResourceList | None = None
+    resources: MeasuredResourceList | None = None
     devices: list[DeviceInfo] | None = None
 
 

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
+import pytest
+
+from api.loader import ObjectLoadError, load_object
 from api.slo.v1alpha1 import (
     AggregationType,
     MemoryCollectPolicy,
@@ -111,3 +116,37 @@ def test_aggregated_usage_duration_is_always_written() -> None:
         {"status": {"nodeMetric": {"aggregatedNodeUsages": [{"usage": {}}]}}})
     assert obj.to_dict()["status"]["nodeMetric"]["aggregatedNodeUsages"] == [
         {"usage": {}, "duration": "0s"}]
+
+
+def _with_usage(node_usage: Mapping[str, object],
+                pod_usage: Mapping[str, object]) -> dict[str, Any]:
+    obj = json.loads(NODE_METRIC)
+    obj["status"]["nodeMetric"]["nodeUsage"]["resources"] = node_usage
+    obj["status"]["podsMetric"][0]["podUsage"]["resources"] = pod_usage
+    return obj
+
+
+@pytest.mark.parametrize(("usage", "reason"), [
+    ({"cpu": "1e30"}, "cpu quantity '1e30' is beyond Kubernetes' int64 range"),
+    ({"cpu": 1e30}, "beyond Kubernetes' int64 range"),
+    ({"memory": "9223372036854775808"}, "memory quantity '9223372036854775808' is beyond"),
+    ({"cpu": "-2"}, "cpu quantity '-2' is negative"),
+    ({"cpu": "NaN"}, "'NaN' is not a resource quantity"),
+    ({"cpu": float("inf")}, "not a resource quantity"),
+])
+def test_absurd_usage_is_refused_naming_the_object_and_field(usage, reason) -> None:
+    ok = {"cpu": "2"}
+    for node, pod, path in ((usage, ok, "status.nodeMetric.nodeUsage.resources"),
+                            (ok, usage, "status.podsMetric[0].podUsage.resources")):
+        with pytest.raises(ObjectLoadError) as err:
+            load_object(_with_usage(node, pod))
+        message = str(err.value)
+        assert "invalid NodeMetric node-1" in message
+        assert path in message and reason in message
+
+
+def test_the_largest_int64_usage_is_accepted() -> None:
+    # 2^63-1 milli-cores (Kubernetes' MaxMilliValue) and 2^63-1 bytes still fit Go's int64.
+    m = load_object(_with_usage({"cpu": "9223372036854775807m", "memory": "9223372036854775807"},
+                                {"cpu": "0"}))
+    assert isinstance(m, NodeMetric)

@@ -18,6 +18,10 @@ Watches: Nodes (add/delete; updates only when allocatable, labels or annotations
 NodeMetrics (add/delete; updates only on a new generation, so koordlet's status reports do not
 wake it) and the config cache (every node when ``colocation-config`` changed). Nothing is done
 before the config cache is available.
+
+A NodeMetric the informer cannot decode (koordlet reported ``cpu: 1e30``, which the model
+refuses) is absent from the cache although it exists: creating it answers AlreadyExists, which
+is logged once per attempt and not retried; the next readable report brings it back.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from api.meta import ObjectMeta
 from api.slo.v1alpha1.nodemetric import NodeMetric
 from manager.slo_controller.nodemetric.collect_policy import node_metric_spec
 from manager.slo_controller.pernode import PerNodeController
-from pkg.client.errors import is_not_found
+from pkg.client.errors import is_already_exists, is_not_found
 from pkg.client.informers import SharedInformer
 from pkg.client.resources import NODE_METRICS
 from pkg.controller import Result
@@ -65,7 +69,14 @@ class NodeMetricController(PerNodeController):
         if metric is None:
             spec = node_metric_spec(self.config.current().colocation, node)
             created = NodeMetric(metadata=ObjectMeta(name=name), spec=spec)
-            self.client.create(NODE_METRICS, created.to_dict())
+            try:
+                self.client.create(NODE_METRICS, created.to_dict())
+            except Exception as err:
+                if not is_already_exists(err):
+                    raise
+                log.warning("NodeMetric %s exists but cannot be read (see the informer's "
+                            "decode error); leaving it until a readable update arrives", name)
+                return None
             log.info("created NodeMetric %s", name)
             return None
         if self.config.is_error(COLOCATION_CONFIG_KEY):

@@ -171,3 +171,30 @@ def test_nodemetric_goes_with_its_node_and_orphans_are_removed(env: Env) -> None
     names = lambda: {i["metadata"]["name"]  # noqa: E731
                      for i in env.client.list(NODE_METRICS)["items"]}
     wait_for(lambda: names() == {"node-0"}, 10, what="only node-0's NodeMetric left")
+
+
+def test_an_unreadable_nodemetric_is_left_alone(env: Env, caplog) -> None:
+    # cpu 1e30 is refused by the NodeMetric model, so a controller that starts after such a
+    # report has no copy of it: it must not retry creating it forever.
+    env.srv.add_nodes(1)
+    wait_for(lambda: env.policy("node-0"), 30, what="NodeMetric node-0")
+    nm = env.client.get(NODE_METRICS, "node-0")
+    nm["status"] = {"nodeMetric": {"nodeUsage": {"resources": {"cpu": "1e30"}}}}
+    env.client.update_status(NODE_METRICS, nm)
+    factory = SharedInformerFactory(env.client)
+    fresh = NodeMetricController(env.client, factory, SLOConfigCache(factory, None, NS, NAME))
+    factory.start()
+    try:
+        assert factory.wait_for_cache_sync(30)
+        wait_for(lambda: fresh.nodes.lister.get("node-0"), 30, what="node-0 cached")
+        assert fresh.node_metrics.lister.get("node-0") is None
+        assert fresh.reconcile("node-0") is None  # no AlreadyExists raised
+        assert "NodeMetric node-0 exists but cannot be read" in caplog.text
+        # koordlet's next report is readable: the controller sees it again.
+        nm = env.client.get(NODE_METRICS, "node-0")
+        nm["status"]["nodeMetric"]["nodeUsage"]["resources"]["cpu"] = "2"
+        env.client.update_status(NODE_METRICS, nm)
+        wait_for(lambda: fresh.node_metrics.lister.get("node-0"), 30,
+                 what="the readable NodeMetric cached")
+    finally:
+        factory.shutdown()

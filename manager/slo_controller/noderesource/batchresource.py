@@ -25,6 +25,7 @@ from typing import Any
 from api.configuration import CalculatePolicy, ColocationStrategy
 from api.core import format_quantity
 from api.errors import MalformedValueError
+from api.extension.codec import decode_json
 from api.extension.node import (
     ANNOTATION_NODE_ORIGIN_EXTENDED_ALLOCATABLE,
     third_party_allocated_by_priority,
@@ -171,10 +172,11 @@ def _origin_annotation(node: dict[str, Any], nr: NodeResource) -> None:
     if annotations is None:
         return  # upstream quirk: no annotations map, nothing written
     try:
-        origin = json.loads(annotations.get(ANNOTATION_NODE_ORIGIN_EXTENDED_ALLOCATABLE) or "{}")
+        origin = decode_json(ANNOTATION_NODE_ORIGIN_EXTENDED_ALLOCATABLE,
+                             annotations.get(ANNOTATION_NODE_ORIGIN_EXTENDED_ALLOCATABLE) or "{}")
         if not isinstance(origin, dict):
             origin = {}
-    except json.JSONDecodeError:
+    except MalformedValueError:  # also JSON nested too deep to decode: rewritten afresh
         origin = {}
     found = origin.get("resources")
     resources: dict[str, Any] = found if isinstance(found, dict) else {}

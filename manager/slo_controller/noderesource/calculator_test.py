@@ -88,3 +88,39 @@ def test_malformed_inputs_do_not_raise() -> None:
                 annotations={"node.koordinator.sh/reservation": "{not json"})
     node, _ = run(case)
     assert quantity_int(BATCH_CPU, node["status"]["allocatable"][BATCH_CPU]) == 25000
+
+
+@pytest.mark.parametrize(("field", "value", "problem"), [
+    ("nodeUsage", "1e30", "status.nodeMetric.nodeUsage.resources: cpu quantity '1e30' is beyond"),
+    ("systemUsage", "-1e30", "status.nodeMetric.systemUsage.resources: cpu quantity '-1e30' is "
+                             "negative"),
+    ("podUsage", "-1e30", "status.podsMetric[0].podUsage.resources: cpu quantity '-1e30' is "
+                          "negative"),
+    ("nodeUsage", "NaN", "status.nodeMetric.nodeUsage.resources: cpu quantity 'NaN' is not a "
+                         "finite quantity"),
+])
+def test_untrusted_usage_degrades_instead_of_absurd_batch(field, value, problem) -> None:
+    # A -1e30 usage made batch-cpu 1e30 cores; now such a NodeMetric counts as degraded.
+    case = CASES[0]
+    cfg = parse_colocation_config(json.dumps(case.config))
+    node = node_obj(case, "n1")
+    status = metric_status(case, "n1", NOW)
+    target = (status["podsMetric"][0]["podUsage"] if field == "podUsage"
+              else status["nodeMetric"].setdefault(field, {"resources": {"memory": "1Gi"}}))
+    target["resources"]["cpu"] = value
+    assert problem in (inputs.untrusted_usage(status) or "")
+    nr = calculator.calculate(cfg, cfg.for_node(node), node, status,
+                              [inputs.pod_info(p) for p in pod_objs(case, "n1")], NOW)
+    for name in (BATCH_CPU, BATCH_MEMORY):
+        assert nr.resets[name] and nr.resources[name] is None
+        assert "degradedByBatchResource" in nr.messages[name]
+
+
+def test_deeply_nested_origin_annotation_is_rewritten() -> None:
+    # json.loads raised RecursionError on a node annotation nested 5,000 levels.
+    case = Case("deep", CASES[0].config, CASES[0].pods, {}, annotations={
+        "node.koordinator.sh/originExtendedAllocatable": "[" * 5000 + "]" * 5000})
+    node, _ = run(case)
+    origin = json.loads(node["metadata"]["annotations"][
+        "node.koordinator.sh/originExtendedAllocatable"])
+    assert origin == {"resources": {BATCH_CPU: "25k", BATCH_MEMORY: "33G"}}

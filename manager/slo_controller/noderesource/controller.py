@@ -51,11 +51,14 @@ from pkg.client.informers.store import NODE_NAME_INDEX, name_of
 from pkg.client.resources import DEVICES, NODE_METRICS, NODE_RESOURCE_TOPOLOGIES, NODES, PODS
 from pkg.client.rest import Client
 from pkg.controller import Controller, Result
+from pkg.events import WARNING, EventRecorder
 from pkg.util.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
 CONTROLLER_NAME = "noderesource"
+# The Warning event on a NodeMetric whose usage cannot be a measurement (the node degrades).
+REASON_INVALID_NODE_METRIC = "InvalidNodeMetric"
 # client-go retry.DefaultBackoff: 4 steps from 10 ms, ×5, jitter 0.1.
 RETRY_STEPS, RETRY_DELAY, RETRY_FACTOR, RETRY_JITTER = 4, 0.01, 5.0, 0.1
 
@@ -126,8 +129,9 @@ class NodeResourceController:
 
     def __init__(self, client: Client, factory: SharedInformerFactory, config: ConfigSource,
                  *, plugins: Sequence[Plugin] = PLUGINS, clock: Clock = REAL_CLOCK,
-                 workers: int = 4) -> None:
+                 workers: int = 4, recorder: EventRecorder | None = None) -> None:
         self.client = client
+        self.recorder = recorder
         self.config = config
         self.plugins = tuple(plugins)
         self.clock = clock
@@ -202,6 +206,14 @@ class NodeResourceController:
         strategy = self.strategies.for_node(cfg, node)
         metric = self.metrics.lister.get(name)
         status = metric.get("status") if metric is not None else None
+        problem = inputs.untrusted_usage(status)
+        if metric is not None and problem is not None:
+            # The plugins degrade the node (inputs.is_degraded); say why, on the NodeMetric.
+            message = (f"NodeMetric {name} is not used for node {name}'s batch and mid "
+                       f"resources: {problem}")
+            log.warning("%s", message)
+            if self.recorder is not None:
+                self.recorder.event(metric, WARNING, REASON_INVALID_NODE_METRIC, message)
         extra = PluginInputs(config, self.topologies.lister.get(name),
                              self.devices.lister.get(name))
         nr = calculator.calculate(cfg, strategy, node, status if metric is not None else None,

@@ -4,7 +4,10 @@ GetNodeReservation, GetHostAppHPUsed, GetPodMetricUsage, the degrade check).
 
 Quantities are integers: cpu in millicores, memory in bytes (``pkg.util.podresources``).
 Malformed quantities or annotations never raise: upstream ignores them (logs and counts 0), so
-a single bad NodeMetric entry cannot stop a node's calculation.
+a single bad node or pod entry cannot stop a node's calculation. A NodeMetric whose cpu or
+memory usage cannot be a measurement (``untrusted_usage``: malformed, non-finite, negative,
+beyond int64) counts as degraded, as a stale one does: subtracting 1e30 or -1e30 would give 0
+or absurd batch resources instead of the reset upstream applies to an abnormal NodeMetric.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from api.extension.priority import (
 from api.extension.qos import get_pod_qos_class_with_default
 from api.meta import parse_timestamp
 from manager.slo_controller.noderesource.framework import PodInfo, Resources
-from pkg.util.podresources import CPU, MEMORY, pod_requests, quantity_int
+from pkg.util.podresources import CPU, MEMORY, measured_quantity_int, pod_requests, quantity_int
 
 log = logging.getLogger(__name__)
 
@@ -199,9 +202,40 @@ def active(pods: Iterable[PodInfo]) -> list[PodInfo]:
     return [p for p in pods if p.phase in ACTIVE_PHASES]
 
 
+def _usage_lists(status: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
+    """(JSON path, ResourceList) of every usage the calculations read."""
+    node_metric = status.get("nodeMetric") or {}
+    for key in ("nodeUsage", "systemUsage"):
+        yield f"status.nodeMetric.{key}.resources", (node_metric.get(key) or {}).get("resources")
+    for i, pod in enumerate(status.get("podsMetric") or ()):
+        yield f"status.podsMetric[{i}].podUsage.resources", ((pod or {}).get("podUsage")
+                                                             or {}).get("resources")
+    for i, app in enumerate(status.get("hostApplicationMetric") or ()):
+        yield (f"status.hostApplicationMetric[{i}].usage.resources",
+               ((app or {}).get("usage") or {}).get("resources"))
+    yield ("status.prodReclaimableMetric.resource.resources",
+           ((status.get("prodReclaimableMetric") or {}).get("resource") or {}).get("resources"))
+
+
+def untrusted_usage(status: Mapping[str, Any] | None) -> str | None:
+    """Why the NodeMetric's cpu/memory usage cannot be trusted (field path and problem), or
+    None. Upstream could not decode such an object at all, so it would have no NodeMetric."""
+    for path, rl in _usage_lists(status or {}):
+        for name in CPU_MEMORY:
+            q = (rl or {}).get(name) if isinstance(rl, Mapping) else None
+            if q is None:
+                continue
+            try:
+                measured_quantity_int(name, q)
+            except (ValueError, TypeError) as err:
+                return f"{path}: {err}"
+    return None
+
+
 def is_degraded(status: Mapping[str, Any] | None, degrade_minutes: int, now: float) -> bool:
-    """No NodeMetric, no ``updateTime``, or ``now > updateTime + degradeTimeMinutes``."""
-    if status is None:
+    """No NodeMetric, no ``updateTime``, ``now > updateTime + degradeTimeMinutes``, or an
+    untrusted usage (``untrusted_usage``)."""
+    if status is None or untrusted_usage(status) is not None:
         return True
     updated = parse_timestamp(status.get("updateTime"))
     return updated is None or now > updated + degrade_minutes * 60
@@ -222,5 +256,6 @@ __all__ = [
     "ACTIVE_PHASES", "CPU_MEMORY", "LOW_PRIORITY", "active", "add", "anno_reserved", "clamp",
     "cpu_memory", "cpuset_size", "giga", "go_float", "host_app_hp_used", "is_degraded",
     "kubelet_reserved", "node_capacity", "node_reserved", "node_usage",
-    "pod_info", "pods_usage", "prod_reclaimable", "rmax", "sub", "system_usage", "zero",
+    "pod_info", "pods_usage", "prod_reclaimable", "rmax", "sub", "system_usage",
+    "untrusted_usage", "zero",
 ]

@@ -6,7 +6,9 @@ JSON parse (``ParseConfigFail``), node entries need a parsable non-empty ``nodeS
 and the values must be in range (``ConfigParamInvalid``, reusing api/configuration's parsers),
 names unique when ``--node-strategy-name-need-check``, no two node selectors overlap
 (``NodeStrategiesOverlap``), no existing node matched by two entries (``ExistNodeConfict``).
-Errors answer 400 with a JSON ``{reason, message}`` body.
+Errors answer 400 with a JSON ``{reason, message}`` body. Beyond upstream, a value of any
+slo-controller-config key nested deeper than ``MAX_JSON_DEPTH`` is refused (``ParseConfigFail``)
+with the message koord-manager's parser gives (``decode_config_json``).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from api.configuration import (
     RESOURCE_THRESHOLD_CONFIG_KEY,
     SYSTEM_CONFIG_KEY,
 )
-from api.configuration.slo_controller_config import KEY_PARSERS
+from api.configuration.slo_controller_config import KEY_PARSERS, decode_config_json
 from api.errors import MalformedValueError
+from api.extension.codec import json_depth_error
 from pkg.client import ApiError
 from pkg.client.resources import NODES
 from pkg.features.features import CONFIG_MAP_VALIDATING_WEBHOOK
@@ -102,26 +105,38 @@ class ConfigMapValidatingHandler:
                 (md.get("namespace") or req.namespace) != self.options.config_namespace:
             return allowed()
         try:
-            self.validate(obj.get("data") or {}, (req.old_object or {}).get("data") or {})
+            self.validate(obj.get("data") or {}, (req.old_object or {}).get("data") or {},
+                          obj=f"configmap {self.options.config_namespace}/"
+                              f"{self.options.slo_config_name}")
         except ConfigRejected as e:
             return errored(400, e.body())
         return allowed()
 
-    def validate(self, data: dict[str, Any], old: dict[str, Any]) -> None:
+    def validate(self, data: dict[str, Any], old: dict[str, Any],
+                 obj: str | None = None) -> None:
+        """Raises ConfigRejected; messages name ``obj`` (the ConfigMap) and the key as
+        koord-manager's own parsing does (the same MalformedValueError text)."""
         multi: list[tuple[str, list[tuple[str, Selector]]]] = []
+        for key in KEY_PARSERS.keys() - CHECKED_KEYS:
+            # Not checked upstream, but JSON nested too deep is refused for every key: koord-
+            # manager could only record that it keeps the last good value.
+            text = data.get(key)
+            if isinstance(text, str) and text != old.get(key) and json_depth_error(text):
+                try:
+                    decode_config_json(key, text, obj)  # raises: the manager's message
+                except MalformedValueError as e:
+                    raise ConfigRejected("ParseConfigFail", str(e)) from None
         for key in CHECKED_KEYS:
             text = data.get(key)
             if not text or text == old.get(key):
                 continue
             try:
-                parsed = json.loads(text)
-                if not isinstance(parsed, dict):
-                    raise ValueError("expected a JSON object")
-            except ValueError as e:
-                raise ConfigRejected("ParseConfigFail", f"{key}: invalid JSON: {e}") from None
+                parsed = decode_config_json(key, text, obj)
+            except MalformedValueError as e:
+                raise ConfigRejected("ParseConfigFail", str(e)) from None
             selectors = _selectors(key, parsed)
             try:
-                KEY_PARSERS[key][1](text)
+                KEY_PARSERS[key][1](text, obj=obj)
             except MalformedValueError as e:
                 raise ConfigRejected("ConfigParamInvalid", str(e)) from None
             self._check_names(key, parsed)
@@ -179,11 +194,8 @@ def multi_strategy_selectors(data: dict[str, Any]) -> list[tuple[str, list[tuple
         if not text:
             continue
         try:
-            parsed = json.loads(text)
-            if not isinstance(parsed, dict):
-                continue
-            selectors = _selectors(key, parsed)
-        except (ValueError, ConfigRejected):
+            selectors = _selectors(key, decode_config_json(key, text))
+        except (MalformedValueError, ConfigRejected):
             continue
         if len(selectors) > 1:
             out.append((key, selectors))

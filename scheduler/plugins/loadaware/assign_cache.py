@@ -19,6 +19,7 @@ from api.extension.load_aware import (
     get_estimated_seconds_after_pod_scheduled,
 )
 from pkg.client.informers import EventHandlerFuncs, deleted_object
+from pkg.events.recorder import WARNING
 from pkg.util.clock import Clock
 from scheduler.plugins.loadaware.estimator import DefaultEstimator, is_prod_pod
 from scheduler.plugins.loadaware.metric import MetricSummary, summarize, timestamp
@@ -27,8 +28,12 @@ from scheduler.plugins.loadaware.vector import ResourceVectorizer, Vector
 
 if TYPE_CHECKING:
     from scheduler.apis.config import LoadAwareSchedulingArgs
+    from scheduler.frameworkext.interface import EventRecorder
 
 log = logging.getLogger(__name__)
+
+# The Warning event on a NodeMetric the plugin cannot use.
+REASON_INVALID_NODE_METRIC = "InvalidNodeMetric"
 
 # Set on the in-memory pods that stand for Reservations (Reservation plugin); such pods never
 # run, so the informer path leaves them out.
@@ -53,8 +58,10 @@ def _true_condition_time(pod: Mapping[str, Any], kind: str) -> float | None:
 
 class PodAssignCache:
     def __init__(self, vectorizer: ResourceVectorizer, estimator: DefaultEstimator,
-                 args: LoadAwareSchedulingArgs, clock: Clock) -> None:
+                 args: LoadAwareSchedulingArgs, clock: Clock,
+                 recorder: EventRecorder | None = None) -> None:
         self.vectorizer = vectorizer
+        self.recorder = recorder
         self.estimator = estimator
         self.args = args
         self.clock = clock
@@ -186,8 +193,15 @@ class PodAssignCache:
         try:
             summary = summarize(metric, self.vectorizer)
         except ValueError as err:
-            # The object would not decode upstream, so the lister would not have it.
-            log.warning("LoadAwareScheduling: ignoring malformed NodeMetric %s: %s", name, err)
+            # A quantity that would not decode upstream, or a non-finite, negative or
+            # beyond-int64 usage: the node's load is unknown, so it counts as having no
+            # NodeMetric (passes Filter, scores 0) until koordlet reports a usable one.
+            message = (f"LoadAwareScheduling ignores NodeMetric {name}: {err}; "
+                       f"node {name} is treated as having no NodeMetric")
+            log.warning("%s", message)
+            if self.recorder is not None:
+                self.recorder.eventf(metric, None, WARNING, REASON_INVALID_NODE_METRIC,
+                                     "Scheduling", "%s", message)
             self.delete_node_metric(name)
             return
         with self.lock:

@@ -110,7 +110,8 @@ class LoadAwareScheduling(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlu
         self.clock = handle.clock
         self.vectorizer = ResourceVectorizer.from_args(args)
         self.estimator = new_estimator(args)
-        self.cache = PodAssignCache(self.vectorizer, self.estimator, args, self.clock)
+        self.cache = PodAssignCache(self.vectorizer, self.estimator, args, self.clock,
+                                    handle.recorder)
         self.columns = NodeColumns(self.cache)
         self.filter_profile = args_profile(args, self.vectorizer)
         self.score_weights = self.vectorizer.to_factor_vec(args.resource_weights)

@@ -14,6 +14,7 @@ from pkg.util.clock import FakeClock
 from scheduler.apis.config.koord_args import LoadAwareSchedulingAggregatedArgs
 from scheduler.framework import events as ev
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.plugins.defaultpreemption.testing import FakeRecorder
 from scheduler.framework.status import Code, Status
 from scheduler.framework.types import PodInfo
 from scheduler.frameworkext.interface import ExtendedHandle
@@ -398,3 +399,39 @@ def _eventually(check: Any, timeout: float = 30.0) -> bool:
 def test_invalid_args_are_refused():
     with pytest.raises(ValueError, match="resourceWeights"):
         new_plugin(resource_weights={"cpu": 101})
+
+
+@pytest.mark.parametrize(("cpu", "problem"), [
+    ("1e30", "cpu quantity '1e30' is beyond Kubernetes' int64 range"),
+    ("NaN", "cpu quantity 'NaN' is not a finite quantity"),
+    ("-4", "cpu quantity '-4' is negative"),
+])
+@pytest.mark.parametrize("where", ["node", "pod"])
+def test_an_untrusted_node_metric_counts_as_missing(cpu, problem, where):
+    # A NodeMetric with cpu 1e30 (node or pod usage) raised OverflowError in the informer
+    # handler; now the node is judged as one without a NodeMetric, and the NodeMetric is named.
+    recorder = FakeRecorder()
+    usage = {"cpu": cpu, "memory": "10Gi"}
+    metric = (make_metric("n1", usage=usage) if where == "node" else
+              make_metric("n1", usage=usage_of(1_000), pods=[("default/a", usage, "")]))
+    plugin, handle = new_plugin([NODE], [metric], recorder=recorder)
+    pod = make_pod("p", requests=INCOMING)
+    assert run_filter(plugin, handle, pod) is None
+    assert run_score(plugin, handle, pod) == 0
+    ((name, _related, type_, reason, _action, message),) = recorder.events
+    assert (name, type_, reason) == ("n1", "Warning", "InvalidNodeMetric")
+    assert "NodeMetric n1" in message and problem in message
+    # A good report afterwards is used again.
+    plugin.cache.set_node_metric(make_metric("n1", usage=usage_of(90_000)))
+    assert run_filter(plugin, handle, pod) == unschedulable(OVER)
+
+
+@pytest.mark.parametrize("cpu", ["9223372036854775807m", "9000000000000000", "100000"])
+def test_usage_far_above_allocatable_fails_the_threshold_and_scores_zero(cpu):
+    # Within int64 but beyond any node: no int64 wrap-around makes the node look idle.
+    plugin, handle = new_plugin([NODE], [make_metric("n1", usage={"cpu": cpu, "memory": "1Gi"})],
+                                assigned=[make_pod("a", node="n1", requests={"cpu": "1E"})],
+                                resource_weights={"cpu": 1})
+    pod = make_pod("p", requests={"cpu": "1E", "memory": "1Gi"})
+    assert run_filter(plugin, handle, pod) == unschedulable(OVER)
+    assert run_score(plugin, handle, pod) == 0

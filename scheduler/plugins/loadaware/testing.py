@@ -16,6 +16,7 @@ from scheduler.apis.config import LoadAwareSchedulingArgs
 from scheduler.framework.runtime import Framework
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import NodeInfo
+from scheduler.frameworkext.interface import EventRecorder
 from scheduler.frameworkext.testing import new_handle
 from scheduler.plugins.loadaware.load_aware import LoadAwareScheduling
 
@@ -109,12 +110,13 @@ def snapshot_of(nodes: Iterable[dict[str, Any]]) -> Snapshot:
 
 def new_plugin(nodes: Iterable[dict[str, Any]] = (), metrics: Iterable[dict[str, Any]] = (),
                assigned: Iterable[dict[str, Any]] = (), *, clock: FakeClock | None = None,
+               recorder: EventRecorder | None = None,
                **args: Any) -> tuple[LoadAwareScheduling, Framework]:
     """A plugin over a snapshot of ``nodes`` with ``metrics`` and ``assigned`` pods fed through
     its event handlers, on ``clock`` (a FakeClock at ``NOW`` by default); ``args`` are
     LoadAwareSchedulingArgs fields."""
     handle = new_handle(snapshot=snapshot_of(nodes),
-                        clock=clock if clock is not None else FakeClock(NOW))
+                        clock=clock if clock is not None else FakeClock(NOW), recorder=recorder)
     plugin = LoadAwareScheduling(LoadAwareSchedulingArgs(**args), handle)
     for m in metrics:
         plugin.cache.set_node_metric(m)

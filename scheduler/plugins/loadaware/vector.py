@@ -13,12 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pkg.util.podresources import CPU, MEMORY, quantity_int
+from pkg.util.podresources import CPU, MEMORY, measured_quantity_int
 
 if TYPE_CHECKING:
     from scheduler.apis.config import LoadAwareSchedulingArgs
 
 Vector = np.ndarray  # int64, one entry per vector resource
+
+# Every entry is clipped to this (4.5e12 cores, 4 PiB), so a node's sums over thousands of pods
+# never wrap int64 (Go wraps). Any value beyond a node's allocatable fails its thresholds and
+# scores 0 alike, so no decision changes.
+CEILING = 2**52
 
 
 class ResourceVectorizer:
@@ -45,24 +50,26 @@ class ResourceVectorizer:
         return np.zeros(len(self.names), dtype=np.int64)
 
     def to_vec(self, resources: Mapping[str, Any] | None) -> Vector:
-        """A ResourceList (quantities): cpu in millicores, others in units.
+        """A measured ResourceList (NodeMetric usage): cpu in millicores, others in units.
 
-        Raises ValueError for a malformed quantity of a vector resource.
+        Raises ValueError for a malformed, non-finite, negative or beyond-int64 quantity of a
+        vector resource (``measured_quantity_int``); entries are clipped to ``CEILING``.
         """
         vec = self.empty()
         for name, q in (resources or {}).items():
             i = self.positions.get(name)
             if i is not None:
-                vec[i] = quantity_int(name, q)
+                vec[i] = min(measured_quantity_int(name, q), CEILING)
         return vec
 
     def to_factor_vec(self, values: Mapping[str, int] | None) -> Vector:
-        """A map of plain integers (thresholds, weights, estimates)."""
+        """A map of plain integers (thresholds, weights, estimates), clipped to ``CEILING``
+        (an estimate of an absurd request)."""
         vec = self.empty()
         for name, v in (values or {}).items():
             i = self.positions.get(name)
             if i is not None:
-                vec[i] = v
+                vec[i] = max(-CEILING, min(v, CEILING))
         return vec
 
 

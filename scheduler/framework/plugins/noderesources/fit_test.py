@@ -301,3 +301,22 @@ def test_a_node_change_helps_when_the_pod_would_fit_with_more_room() -> None:
     assert node_hint(pending, small, big) == QueueingHint.QUEUE
     more_memory = make_node("n", cpu=4, memory="64Gi")
     assert node_hint(pending, big, more_memory) == QueueingHint.QUEUE_SKIP
+
+
+def test_absurd_quantities_do_not_crash_filtering() -> None:
+    # cpu 1e30 (accepted by kube-apiserver) raised OverflowError writing the snapshot's int64
+    # arrays, which stopped every scheduling cycle.
+    real = node_info(make_node("real", cpu=4, memory="8Gi"))
+    huge = node_info(make_node("huge", cpu="1e30", memory="8Gi"),
+                     make_pod("a", {"cpu": "1e29"}, "huge"))
+    snap = snapshot_of(real, huge)
+    plugin = fit()
+    for requests, fits_real in (({"cpu": "1e30"}, False), ({"cpu": 1}, True)):
+        pod = PodInfo(make_pod("p", requests))
+        state = CycleState()
+        plugin.pre_filter(state, pod, snap)
+        scalar = [is_success(plugin.filter(state, pod, ni)) for ni in snap.node_infos]
+        mask = plugin.filter_nodes(state, pod, snap)
+        # The absurd node's verdict is whatever saturation gives; the real node is judged.
+        vector = (np.ones(2, dtype=bool) if mask is None else mask).tolist()
+        assert scalar[0] is vector[0] is fits_real
