@@ -58,7 +58,10 @@ class QuotaMutatingHandler:
             self.topology.settle({parent: True}, SETTLE_TIMEOUT)
             info = self.topology.get(parent)
             if info is None:
-                return errored(500, f"fill quota {name} failed, parent not exist")
+                # Upstream answers 500; the cause is the user's label, so a 400 naming it.
+                return errored(400, f"fill quota {name} failed, parent not exist: "
+                                    f"metadata.labels[{LABEL_QUOTA_PARENT}]: "
+                                    f"ElasticQuota {parent!r} not found")
             if info.tree_id:
                 labels[LABEL_QUOTA_TREE_ID] = info.tree_id
         md["labels"] = labels

@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 from manager.webhook.admission import AdmissionRequest
-from manager.webhook.elasticquota.handlers import QuotaValidatingHandler
+from manager.webhook.elasticquota.handlers import QuotaMutatingHandler, QuotaValidatingHandler
 from manager.webhook.elasticquota.topology import QuotaTopology
 
 Obj = dict[str, Any]
@@ -68,3 +68,13 @@ def test_a_name_stored_a_moment_ago_is_refused_before_the_tree_has_it() -> None:
     resp = QuotaValidatingHandler(topo)(review("CREATE", quota("team-a", "2")))
     assert not resp.allowed and resp.code == 400
     assert resp.message == "AddQuota quota already exist:team-a"
+
+
+def test_an_unknown_parent_is_a_client_error_naming_the_label() -> None:
+    # Upstream answers 500 "parent not exist"; the user's label is what is wrong.
+    resp = QuotaMutatingHandler(QuotaTopology())(
+        review("CREATE", quota("orphan", "1", parent="no-such-parent")))
+    assert not resp.allowed and resp.code == 400
+    assert "orphan" in resp.message
+    assert "metadata.labels[quota.scheduling.koordinator.sh/parent]" in resp.message
+    assert "'no-such-parent' not found" in resp.message
