@@ -19,9 +19,10 @@ from typing import Any
 
 import orjson
 
+from . import body as bodies
 from . import errors
 from .events import from_core, to_core
-from .meta import generate_name, new_uid, now_rfc3339, validate_name
+from .meta import Cause, generate_name, new_uid, now_rfc3339, validate_object_meta
 from .patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from .registry import Registry
 from .resources import ResourceInfo
@@ -173,30 +174,19 @@ class Api:
             raise errors.bad_request("metadata must be an object")
         return obj
 
-    def _validate_meta(self, info: ResourceInfo, obj: Obj, strat: Strategy) -> list[
-            tuple[str, str, str]]:
+    @staticmethod
+    def _validate_meta(obj: Obj, strat: Strategy) -> list[Cause]:
         md = obj["metadata"]
-        name = md.get("name") or ""
-        causes: list[tuple[str, str, str]] = []
-        if not name:
-            causes.append(("FieldValueRequired", "metadata.name",
-                           "Required value: name or generateName is required"))
-        elif strat.path_segment_names:
-            if "/" in name or "%" in name or name in (".", ".."):
-                causes.append(("FieldValueInvalid", "metadata.name",
-                               f'Invalid value: "{name}": may not contain \'/\' or \'%\''))
-        else:
-            msg = validate_name(name, label=strat.name_is_label)
-            if msg:
-                causes.append(("FieldValueInvalid", "metadata.name",
-                               f'Invalid value: "{name}": {msg}'))
+        causes: list[Cause] = []
         for fld in ("labels", "annotations"):
             v = md.get(fld)
             if v is not None and (not isinstance(v, dict) or
                                   any(not isinstance(x, str) for x in v.values())):
                 causes.append(("FieldValueInvalid", f"metadata.{fld}",
                                "Invalid value: values must be strings"))
-        return causes
+        if causes:
+            return causes
+        return validate_object_meta(md, strat.name_fn)
 
     @staticmethod
     def _prune(strat: Strategy, obj: Obj, field_validation: str) -> None:
@@ -259,12 +249,13 @@ class Api:
             obj.pop("status", None)
         if strat.prepare_create is not None:
             strat.prepare_create(obj)
-        causes = self._validate_meta(info, obj, strat)
+        causes = self._validate_meta(obj, strat)
         if strat.validate is not None:
             causes += strat.validate(obj)
         if causes:
             raise errors.invalid(info.group, info.kind, md.get("name") or "", causes)
         await self._admit(self.validating, "CREATE", info, obj, None, dry_run)
+        bodies.check_storable(info.group, info.kind, obj)
         coll = self.collection(info)
         if info.namespaced:
             self._check_namespace(info, ns, creating=True)
@@ -450,7 +441,7 @@ class Api:
         await self._admit(self.mutating, "UPDATE", info, obj, o, dry_run, subresource)
         if info.generation and self._spec_changed(info, obj, o):
             md["generation"] = int(om.get("generation") or 0) + 1
-        causes = self._validate_meta(info, obj, strat)
+        causes = self._validate_meta(obj, strat)
         if strat.validate is not None:
             causes += strat.validate(obj)
         if strat.validate_update is not None:
@@ -458,6 +449,7 @@ class Api:
         if causes:
             raise errors.invalid(info.group, info.kind, md["name"], causes)
         await self._admit(self.validating, "UPDATE", info, obj, o, dry_run, subresource)
+        bodies.check_storable(info.group, info.kind, obj)
         cur = coll.get(md.get("namespace") if info.namespaced else None, md["name"])
         if cur is not old:
             raise errors.stale_update(info.group, info.plural, md["name"])
@@ -491,10 +483,7 @@ class Api:
             raise errors.unsupported_media_type(patch_type)
         if patch_type == APPLY_PATCH:
             return await self._apply(info, ns, name, body, subresource, dry_run)
-        try:
-            patch = orjson.loads(body)
-        except orjson.JSONDecodeError as e:
-            raise errors.bad_request(f"error decoding patch: {e}") from None
+        patch = bodies.decode_json(body, "error decoding patch")
         self._check_namespace(info, ns, creating=False)
         coll = self.collection(info)
         for _ in range(10):
@@ -516,6 +505,7 @@ class Api:
             if not isinstance(new, dict):
                 raise errors.bad_request("the patched object is not a JSON object")
             new = self._check_type(info, new)
+            bodies.check_storable(info.group, info.kind, new)
             md = new["metadata"]
             if md.get("name") != name or (info.namespaced and md.get("namespace") != ns):
                 raise errors.bad_request("metadata.name and metadata.namespace may not be "
@@ -537,12 +527,7 @@ class Api:
     async def _apply(self, info: ResourceInfo, ns: str | None, name: str, body: bytes,
                      subresource: str | None, dry_run: bool) -> Stored:
         """Server-side apply, simplified: create if absent, else a JSON merge of the intent."""
-        import yaml
-
-        try:
-            intent = yaml.safe_load(body)
-        except yaml.YAMLError as e:
-            raise errors.bad_request(f"error decoding YAML: {e}") from None
+        intent = bodies.decode_yaml(body, "error decoding YAML")
         if not isinstance(intent, dict):
             raise errors.bad_request("the apply body must be an object")
         coll = self.collection(info)
