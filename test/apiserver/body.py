@@ -43,10 +43,11 @@ async def read(request: web.Request) -> bytes:
     return bytes(buf)
 
 
-def _depth_error(obj: Any) -> str | None:
-    """Why orjson cannot encode ``obj`` inside the server's wrappers, or None if it can."""
+def _depth_error(obj: Any, limit: int = MAX_DEPTH) -> str | None:
+    """Why orjson cannot encode ``obj`` (``limit`` levels at most) inside the server's
+    wrappers, or None if it can."""
     wrapped = obj
-    for _ in range(_ORJSON_DEPTH - MAX_DEPTH):
+    for _ in range(_ORJSON_DEPTH - limit):
         wrapped = [wrapped]
     try:
         orjson.dumps(wrapped)
@@ -63,7 +64,7 @@ def check_storable(group: str, kind: str, obj: dict[str, Any]) -> None:
     why = _depth_error(obj)
     if why is None:
         return
-    field = next((k for k in obj if _depth_error(obj[k]) is not None), "")
+    field = next((k for k in obj if _depth_error(obj[k], MAX_DEPTH - 1) is not None), "")
     name = (obj.get("metadata") or {}).get("name") or ""
     raise errors.invalid(group, kind, name, [("FieldValueInvalid", field,
                                               f'Invalid value: "object": {why}')])

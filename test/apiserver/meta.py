@@ -8,6 +8,7 @@ string checks of ``k8s.io/apimachinery/pkg/util/validation`` with their messages
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -167,6 +168,8 @@ def _mask_trailing_dash(name: str) -> str:
 
 
 def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
+    if not prefix and len(name) <= 253 and _DNS1123_SUBDOMAIN.match(name):
+        return []  # the common case, without building messages
     return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
 
 
@@ -203,15 +206,20 @@ def validate_object_meta(md: dict[str, Any], name_fn: NameFn) -> list[Cause]:
                        "Required value: name or generateName is required"))
     else:
         causes += [_invalid("metadata.name", name, m) for m in name_fn(name, False)]
-    labels = md.get("labels") or {}
-    for k in sorted(labels):
-        causes += [_invalid("metadata.labels", k, m) for m in is_qualified_name(k)]
-        causes += [_invalid("metadata.labels", labels[k], m) for m in is_label_value(labels[k])]
+    for k, v in (md.get("labels") or {}).items():
+        if _key_errors(k):
+            causes += [_invalid("metadata.labels", k, m) for m in _key_errors(k)]
+        if len(v) > 63 or (v and not _QNAME.match(v)):
+            causes += [_invalid("metadata.labels", v, m) for m in is_label_value(v)]
     annotations = md.get("annotations") or {}
     size = 0
-    for k in sorted(annotations):
-        causes += [_invalid("metadata.annotations", k, m) for m in is_qualified_name(k.lower())]
-        size += len(k.encode()) + len(annotations[k].encode())
+    for k, v in annotations.items():
+        if _key_errors(k.lower()):
+            causes += [_invalid("metadata.annotations", k, m) for m in _key_errors(k.lower())]
+        size += len(k) + len(v)
+    # Characters are at most 4 bytes: encode only when the count could matter.
+    if size * 4 > TOTAL_ANNOTATION_SIZE_LIMIT:
+        size = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items())
     if size > TOTAL_ANNOTATION_SIZE_LIMIT:
         causes.append(("FieldValueTooLong", "metadata.annotations",
                        f"Too long: must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"))
@@ -220,8 +228,14 @@ def validate_object_meta(md: dict[str, Any], name_fn: NameFn) -> list[Cause]:
             causes.append(("FieldValueInvalid", f"metadata.finalizers[{i}]",
                            "Invalid value: finalizers must be strings"))
             continue
-        causes += [_invalid("metadata.finalizers", f, m) for m in is_qualified_name(f)]
+        causes += [_invalid("metadata.finalizers", f, m) for m in _key_errors(f)]
     return causes
+
+
+# Label and annotation keys repeat across objects: remember their (usually empty) verdicts.
+@functools.lru_cache(maxsize=4096)
+def _key_errors(key: str) -> tuple[str, ...]:
+    return tuple(is_qualified_name(key))
 
 
 def labels_of(obj: dict[str, Any]) -> dict[str, str]:
