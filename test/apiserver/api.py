@@ -22,7 +22,14 @@ import orjson
 from . import body as bodies
 from . import errors
 from .events import from_core, to_core
-from .meta import Cause, generate_name, new_uid, now_rfc3339, validate_object_meta
+from .meta import (
+    Cause,
+    generate_name,
+    meta_type_error,
+    new_uid,
+    now_rfc3339,
+    validate_object_meta,
+)
 from .patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from .registry import Registry
 from .resources import ResourceInfo
@@ -172,21 +179,14 @@ class Api:
             md = obj["metadata"] = {}
         elif not isinstance(md, dict):
             raise errors.bad_request("metadata must be an object")
+        elif (why := meta_type_error(md)) is not None:
+            raise errors.bad_request(f'{info.kind} in version "{info.version}" cannot be '
+                                     f"handled as a {info.kind}: {why}")
         return obj
 
     @staticmethod
     def _validate_meta(obj: Obj, strat: Strategy) -> list[Cause]:
-        md = obj["metadata"]
-        causes: list[Cause] = []
-        for fld in ("labels", "annotations"):
-            v = md.get(fld)
-            if v is not None and (not isinstance(v, dict) or
-                                  any(not isinstance(x, str) for x in v.values())):
-                causes.append(("FieldValueInvalid", f"metadata.{fld}",
-                               "Invalid value: values must be strings"))
-        if causes:
-            return causes
-        return validate_object_meta(md, strat.name_fn)
+        return validate_object_meta(obj["metadata"], strat.name_fn)
 
     @staticmethod
     def _prune(strat: Strategy, obj: Obj, field_validation: str) -> None:

@@ -176,3 +176,15 @@ def test_subresource_and_delete_bodies_are_decoded_the_same_way(srv):
                               "application/merge-patch+json")
     assert "error decoding patch" in expect_status(body, 400, "BadRequest")
     assert "bindme" in lists_and_watches(srv, PODS)
+
+
+def test_binding_annotations_must_be_strings(srv):
+    code, _ = http_request(srv, "POST", PODS, orjson.dumps(pod("bind-ann")))
+    assert code == 201
+    binding = {"apiVersion": "v1", "kind": "Binding",
+               "metadata": {"name": "bind-ann", "annotations": {"a": {"nested": "map"}}},
+               "target": {"kind": "Node", "name": "n1"}}
+    code, body = http_request(srv, "POST", f"{PODS}/bind-ann/binding", orjson.dumps(binding))
+    assert "cannot be handled as a Binding" in expect_status(body, 400, "BadRequest")
+    code, got = http_request(srv, "GET", f"{PODS}/bind-ann")
+    assert "nodeName" not in got["spec"] and "a" not in got["metadata"].get("annotations", {})

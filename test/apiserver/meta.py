@@ -190,6 +190,57 @@ def name_is_path_segment(name: str, prefix: bool) -> list[str]:
     return errs
 
 
+# ObjectMeta's fields that are not strings, as Go types (the rest of its known fields are).
+_META_TYPES = {"labels": "map[string]string", "annotations": "map[string]string",
+               "finalizers": "[]string", "generation": "int64",
+               "deletionGracePeriodSeconds": "int64", "ownerReferences": "[]v1.OwnerReference",
+               "managedFields": "[]v1.ManagedFieldsEntry"}
+_STRING_FIELDS = frozenset(("name", "generateName", "namespace", "selfLink", "uid",
+                            "resourceVersion", "creationTimestamp", "deletionTimestamp"))
+
+
+def _json_kind(v: Any) -> str:
+    """The JSON type name Go's decoder reports ("cannot unmarshal number into ...")."""
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int | float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    return "array" if isinstance(v, list) else "object"
+
+
+def _fits(v: Any, go_type: str) -> bool:
+    if go_type == "map[string]string":
+        return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+    if go_type == "[]string":
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
+    if go_type == "int64":
+        return isinstance(v, int) and not isinstance(v, bool)
+    return isinstance(v, list) and all(isinstance(x, dict) for x in v)
+
+
+def meta_type_error(md: dict[str, Any]) -> str | None:
+    """Go's decoding error for an ObjectMeta field of the wrong JSON type, or None (null is
+    every field's zero value)."""
+    for k, v in md.items():
+        if v is None:
+            continue
+        go_type = "string" if k in _STRING_FIELDS else _META_TYPES.get(k)
+        if go_type is None or (isinstance(v, str) if go_type == "string" else _fits(v, go_type)):
+            continue
+        bad = v
+        if isinstance(v, dict) and go_type.startswith("map"):
+            bad = next(x for x in v.values() if not isinstance(x, str))
+            go_type = "string"
+        elif isinstance(v, list) and go_type.startswith("[]"):
+            bad = next(x for x in v if not _fits([x], go_type))
+            go_type = go_type[2:]
+        return (f"json: cannot unmarshal {_json_kind(bad)} into Go struct field "
+                f"ObjectMeta.metadata.{k} of type {go_type}")
+    return None
+
+
 def _invalid(fld: str, value: str, msg: str) -> Cause:
     return ("FieldValueInvalid", fld, f"Invalid value: {go_quote(value)}: {msg}")
 

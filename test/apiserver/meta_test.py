@@ -170,3 +170,31 @@ def test_update_and_patches_are_validated_and_leave_the_object_alone(srv, path, 
         assert invalid(body)[1][0][0] == "metadata.labels"
     code, after = http_request(srv, "GET", url)
     assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+
+
+@pytest.mark.parametrize(("meta", "want"), [
+    ({"name": 5}, "cannot unmarshal number into Go struct field ObjectMeta.metadata.name of "
+     "type string"),
+    ({"generateName": 7}, "ObjectMeta.metadata.generateName of type string"),
+    ({"name": "f", "finalizers": "x"}, "cannot unmarshal string into Go struct field "
+     "ObjectMeta.metadata.finalizers of type []string"),
+    ({"name": "l", "labels": {"a": 1}}, "cannot unmarshal number into Go struct field "
+     "ObjectMeta.metadata.labels of type string"),
+    ({"name": "g", "generation": "5"}, "ObjectMeta.metadata.generation of type int64"),
+    ({"name": "o", "ownerReferences": ["x"]}, "of type v1.OwnerReference"),
+])
+def test_metadata_of_the_wrong_json_type_is_400_not_500(srv, meta, want):
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}
+    code, body = http_request(srv, "POST", "/api/v1/namespaces/default/configmaps",
+                              orjson.dumps(cm))
+    msg = expect_status(body, 400, "BadRequest")
+    assert msg.startswith('ConfigMap in version "v1" cannot be handled as a ConfigMap: json: ')
+    assert want in msg
+    # Patches that would store such a type are refused the same way.
+    code, _ = http_request(srv, "POST", "/api/v1/namespaces/default/configmaps",
+                           orjson.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                                         "metadata": {"name": "typed"}}))
+    code, body = http_request(srv, "PATCH", "/api/v1/namespaces/default/configmaps/typed",
+                              orjson.dumps({"metadata": {"finalizers": "x"}}),
+                              "application/merge-patch+json")
+    assert "ObjectMeta.metadata.finalizers" in expect_status(body, 400, "BadRequest")

@@ -35,6 +35,13 @@ async def bind(api: Api, ns: str, name: str, binding: Any, dry_run: bool = False
         raise errors.bad_request("the body must be a Binding")
     info = api.info("", "v1", "pods")
     bmd = binding.get("metadata") or {}
+    ann = bmd.get("annotations") or {}
+    # Upstream decodes the Binding into its typed struct: annotations must be strings there,
+    # and they are copied onto the pod as they are.
+    if not isinstance(ann, dict) or any(not isinstance(v, str) for v in ann.values()):
+        raise errors.bad_request(
+            'Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal '
+            "a non-string into Go struct field ObjectMeta.metadata.annotations of type string")
     if bmd.get("name") and bmd["name"] != name:
         raise errors.bad_request("the name of the binding does not match the pod")
     target = binding.get("target") or {}
@@ -63,7 +70,7 @@ async def bind(api: Api, ns: str, name: str, binding: Any, dry_run: bool = False
                               f"pod {name} is already assigned to node \"{current}\"")
     new = old.copy()
     new["spec"]["nodeName"] = node
-    for k, v in (bmd.get("annotations") or {}).items():
+    for k, v in ann.items():
         new["metadata"].setdefault("annotations", {})[k] = v
     conds = new.setdefault("status", {}).setdefault("conditions", [])
     conds[:] = [c for c in conds if c.get("type") != "PodScheduled"]
