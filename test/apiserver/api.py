@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import builtins
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import orjson
@@ -231,31 +232,32 @@ class Api:
         strat = self.strategy(info)
         if not md.get("name") and md.get("generateName"):
             md["name"] = generate_name(md["generateName"])
-        self._prune(strat, obj, field_validation)
-        if strat.default is not None:
-            strat.default(obj)
-        await self._admit(self.mutating, "CREATE", info, obj, None, dry_run)
-        md = obj["metadata"]
-        md["uid"] = new_uid()
-        md["creationTimestamp"] = now_rfc3339()
-        for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion",
-                  "selfLink"):
-            md.pop(k, None)
-        if info.generation:
-            md["generation"] = 1
-        else:
-            md.pop("generation", None)
-        if info.has_status and not strat.keep_status_on_create:
-            obj.pop("status", None)
-        if strat.prepare_create is not None:
-            strat.prepare_create(obj)
-        causes = self._validate_meta(obj, strat)
-        if strat.validate is not None:
-            causes += strat.validate(obj)
-        if causes:
-            raise errors.invalid(info.group, info.kind, md.get("name") or "", causes)
-        await self._admit(self.validating, "CREATE", info, obj, None, dry_run)
-        bodies.check_storable(info.group, info.kind, obj)
+        with _typed(info):
+            self._prune(strat, obj, field_validation)
+            if strat.default is not None:
+                strat.default(obj)
+            await self._admit(self.mutating, "CREATE", info, obj, None, dry_run)
+            md = obj["metadata"]
+            md["uid"] = new_uid()
+            md["creationTimestamp"] = now_rfc3339()
+            for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion",
+                      "selfLink"):
+                md.pop(k, None)
+            if info.generation:
+                md["generation"] = 1
+            else:
+                md.pop("generation", None)
+            if info.has_status and not strat.keep_status_on_create:
+                obj.pop("status", None)
+            if strat.prepare_create is not None:
+                strat.prepare_create(obj)
+            causes = self._validate_meta(obj, strat)
+            if strat.validate is not None:
+                causes += strat.validate(obj)
+            if causes:
+                raise errors.invalid(info.group, info.kind, md.get("name") or "", causes)
+            await self._admit(self.validating, "CREATE", info, obj, None, dry_run)
+            bodies.check_storable(info.group, info.kind, obj)
         coll = self.collection(info)
         if info.namespaced:
             self._check_namespace(info, ns, creating=True)
@@ -395,61 +397,62 @@ class Api:
                       subresource: str | None, dry_run: bool,
                       field_validation: str = "") -> Stored:
         strat = self.strategy(info)
-        self._prune(strat, obj, field_validation)
-        o = old.obj
-        om = o["metadata"]
-        if subresource == "status":
-            new = dict(o)
-            new["metadata"] = dict(om)
-            if "status" in obj:
-                new["status"] = obj["status"]
-            else:
-                new.pop("status", None)
-            if info.crd is None:
-                # Built-in status updates may also change labels and annotations.
-                for k in ("labels", "annotations"):
-                    if k in obj["metadata"]:
-                        new["metadata"][k] = obj["metadata"][k]
-                    else:
-                        new["metadata"].pop(k, None)
-            obj = new
-        else:
-            if strat.default is not None:
-                strat.default(obj)
-            if info.has_status:
-                if "status" in o:
-                    obj["status"] = o["status"]
+        with _typed(info):
+            self._prune(strat, obj, field_validation)
+            o = old.obj
+            om = o["metadata"]
+            if subresource == "status":
+                new = dict(o)
+                new["metadata"] = dict(om)
+                if "status" in obj:
+                    new["status"] = obj["status"]
                 else:
-                    obj.pop("status", None)
-            if strat.prepare_update is not None:
-                strat.prepare_update(obj, o)
-        md = obj["metadata"]
-        for k in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
-                  "generation"):
-            if k in om:
-                md[k] = om[k]
+                    new.pop("status", None)
+                if info.crd is None:
+                    # Built-in status updates may also change labels and annotations.
+                    for k in ("labels", "annotations"):
+                        if k in obj["metadata"]:
+                            new["metadata"][k] = obj["metadata"][k]
+                        else:
+                            new["metadata"].pop(k, None)
+                obj = new
             else:
-                md.pop(k, None)
-        md["resourceVersion"] = om["resourceVersion"]
-        if om.get("deletionTimestamp"):
-            added = set(md.get("finalizers") or []) - set(om.get("finalizers") or [])
-            if added:
-                raise errors.invalid(info.group, info.kind, md["name"], [(
-                    "FieldValueForbidden", "metadata.finalizers",
-                    "Forbidden: no new finalizers can be added if the object is being deleted, "
-                    f"found new finalizers {sorted(added)!r}")])
-        await self._admit(self.mutating, "UPDATE", info, obj, o, dry_run, subresource)
-        if info.generation and self._spec_changed(info, obj, o):
-            md["generation"] = int(om.get("generation") or 0) + 1
-        causes = self._validate_meta(obj, strat)
-        if strat.validate is not None:
-            causes += strat.validate(obj)
-        if strat.validate_update is not None:
-            causes += strat.validate_update(obj, o)
-        if causes:
-            raise errors.invalid(info.group, info.kind, md["name"], causes)
-        await self._admit(self.validating, "UPDATE", info, obj, o, dry_run, subresource)
-        bodies.check_storable(info.group, info.kind, obj)
+                if strat.default is not None:
+                    strat.default(obj)
+                if info.has_status:
+                    if "status" in o:
+                        obj["status"] = o["status"]
+                    else:
+                        obj.pop("status", None)
+                if strat.prepare_update is not None:
+                    strat.prepare_update(obj, o)
+            md = obj["metadata"]
+            for k in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                      "generation"):
+                if k in om:
+                    md[k] = om[k]
+                else:
+                    md.pop(k, None)
+            md["resourceVersion"] = om["resourceVersion"]
+            if om.get("deletionTimestamp"):
+                added = set(md.get("finalizers") or []) - set(om.get("finalizers") or [])
+                if added:
+                    raise errors.invalid(info.group, info.kind, md["name"], [(
+                        "FieldValueForbidden", "metadata.finalizers",
+                        "Forbidden: no new finalizers can be added if the object is being deleted, "
+                        f"found new finalizers {sorted(added)!r}")])
+            await self._admit(self.mutating, "UPDATE", info, obj, o, dry_run, subresource)
+            if info.generation and self._spec_changed(info, obj, o):
+                md["generation"] = int(om.get("generation") or 0) + 1
+            causes = self._validate_meta(obj, strat)
+            if strat.validate is not None:
+                causes += strat.validate(obj)
+            if strat.validate_update is not None:
+                causes += strat.validate_update(obj, o)
+            if causes:
+                raise errors.invalid(info.group, info.kind, md["name"], causes)
+            await self._admit(self.validating, "UPDATE", info, obj, o, dry_run, subresource)
+            bodies.check_storable(info.group, info.kind, obj)
         cur = coll.get(md.get("namespace") if info.namespaced else None, md["name"])
         if cur is not old:
             raise errors.stale_update(info.group, info.plural, md["name"])
@@ -756,6 +759,18 @@ class Api:
             md["annotations"] = {"k8s.io/initial-events-end": "true"}
         return orjson.dumps({"type": "BOOKMARK", "object": {
             "kind": info.kind, "apiVersion": info.api_version, "metadata": md}}) + b"\n"
+
+
+@contextlib.contextmanager
+def _typed(info: ResourceInfo) -> Iterator[None]:
+    """Strategies and admission read fields as the Go types hold them. A field of another JSON
+    type fails there; kube-apiserver's typed decoding answers it with 400, so do we (not 500)."""
+    try:
+        yield
+    except (AttributeError, TypeError, KeyError) as e:
+        raise errors.bad_request(
+            f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: a '
+            f"field has the wrong JSON type ({type(e).__name__}: {e})") from None
 
 
 def _always(_: Obj) -> bool:

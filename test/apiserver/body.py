@@ -17,6 +17,7 @@ import yaml
 from aiohttp import web
 
 from . import errors
+from .meta import json_kind
 
 MAX_BODY_BYTES = 3 * 1024 * 1024  # kube-apiserver's MaxRequestBodyBytes
 # orjson encodes at most 255 nested objects and arrays ("Recursion limit reached"); kube's
@@ -143,18 +144,7 @@ def decode_object(raw: bytes, content_type: str, kind: str) -> dict[str, Any]:
     if not isinstance(out, dict):
         raise errors.bad_request(
             f"{what}: couldn't get version/kind; json parse error: json: cannot unmarshal "
-            f"{_json_type(out)} into Go value of type struct {{ APIVersion string "
+            f"{json_kind(out)} into Go value of type struct {{ APIVersion string "
             '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }')
     return out
 
-
-def _json_type(v: Any) -> str:
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, bool):
-        return "bool"
-    if v is None:
-        return "null"
-    return "number"

@@ -188,3 +188,30 @@ def test_binding_annotations_must_be_strings(srv):
     assert "cannot be handled as a Binding" in expect_status(body, 400, "BadRequest")
     code, got = http_request(srv, "GET", f"{PODS}/bind-ann")
     assert "nodeName" not in got["spec"] and "a" not in got["metadata"].get("annotations", {})
+
+
+@pytest.mark.parametrize(("method", "path", "raw", "ctype", "code", "want"), [
+    ("POST", PODS, b'{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t1"}, '
+     b'"spec": "x"}', None, 400, 'Pod in version "v1" cannot be handled as a Pod'),
+    ("POST", PODS, b'{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t2"}, '
+     b'"spec": {"containers": [1]}}', None, 400, "cannot be handled as a Pod"),
+    ("PATCH", f"{PODS}/typed", b'{"spec": {"containers": "x"}}',
+     "application/strategic-merge-patch+json", 400, "cannot be handled as a Pod"),
+    ("POST", f"{PODS}/typed/binding", b'{"apiVersion": "v1", "kind": "Binding", '
+     b'"metadata": {"name": "typed"}, "target": "x"}', None, 400,
+     "cannot unmarshal string into Go struct field Binding.target"),
+    ("POST", f"{PODS}/typed/eviction", b'{"apiVersion": "policy/v1", "kind": "Eviction", '
+     b'"metadata": {"name": "typed"}, "deleteOptions": 5}', None, 400,
+     "cannot unmarshal number into Go struct field Eviction.deleteOptions"),
+    ("DELETE", f"{PODS}/typed?gracePeriodSeconds=abc", b"", None, 400,
+     'invalid value for gracePeriodSeconds: strconv.ParseInt: parsing "abc"'),
+    ("GET", f"{PODS}?watch=1&timeoutSeconds=abc", b"", None, 400,
+     "invalid value for timeoutSeconds"),
+])
+def test_fields_of_the_wrong_type_are_400_not_500(srv, method, path, raw, ctype, code, want):
+    http_request(srv, "POST", PODS, orjson.dumps(pod("typed")))
+    got, body = http_request(srv, method, path, raw, ctype or "application/json")
+    assert want in expect_status(body, code, "BadRequest")
+    code, typed = http_request(srv, "GET", f"{PODS}/typed")
+    assert code == 200 and "nodeName" not in typed["spec"]
+    assert isinstance(typed["spec"]["containers"], list)

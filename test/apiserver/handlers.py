@@ -73,6 +73,16 @@ def _negotiate(accept: str) -> str:
     return JSON
 
 
+def _int_param(q: Any, name: str) -> int:
+    """An integer query parameter; 400 naming it otherwise (as the parameter codec does)."""
+    v = q[name]
+    try:
+        return int(v)
+    except ValueError:
+        raise errors.bad_request(f'invalid value for {name}: strconv.ParseInt: parsing "{v}": '
+                                 "invalid syntax") from None
+
+
 class Handlers:
     """The aiohttp request handlers, bound to one Api."""
 
@@ -251,7 +261,7 @@ class Handlers:
             if raw.strip():
                 options = bodies.decode_object(raw, JSON, "DeleteOptions")
             if "gracePeriodSeconds" in q:
-                options["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
+                options["gracePeriodSeconds"] = _int_param(q, "gracePeriodSeconds")
             if "propagationPolicy" in q:
                 options["propagationPolicy"] = q["propagationPolicy"]
             if name is None:
@@ -286,12 +296,15 @@ class Handlers:
 
     async def _patch_scale(self, info: ResourceInfo, ns: str | None, name: str, ctype: str,
                            raw: bytes, dry_run: bool) -> web.Response:
-        from .patch import json_patch, merge_patch
+        from .patch import PatchError, json_patch, merge_patch
 
         st = self.api.get(info, ns, name)
         scale = subresources.scale_of(info, self.api.view(info, st))
         p = bodies.decode_json(raw, "error decoding patch")
-        scale = json_patch(scale, p) if ctype == JSON_PATCH else merge_patch(scale, p)
+        try:
+            scale = json_patch(scale, p) if ctype == JSON_PATCH else merge_patch(scale, p)
+        except PatchError as e:
+            raise errors.ApiError(422, "Invalid", str(e)) from None
         return _json(await subresources.update_scale(self.api, info, ns, name, scale, dry_run))
 
     # -- responses --------------------------------------------------------------------------
@@ -375,7 +388,7 @@ class Handlers:
             resource_version=q.get("resourceVersion", ""),
             bookmarks=_truthy(q.get("allowWatchBookmarks")),
             send_initial_events=None if sie is None else _truthy(sie), encoder=encoder)
-        timeout = float(q.get("timeoutSeconds") or 1800)
+        timeout = _int_param(q, "timeoutSeconds") if q.get("timeoutSeconds") else 1800
         resp = web.StreamResponse(status=200, headers={
             "Content-Type": JSON if media == JSON else media,
             "Cache-Control": "no-cache, private",

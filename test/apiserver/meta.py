@@ -199,7 +199,7 @@ _STRING_FIELDS = frozenset(("name", "generateName", "namespace", "selfLink", "ui
                             "resourceVersion", "creationTimestamp", "deletionTimestamp"))
 
 
-def _json_kind(v: Any) -> str:
+def json_kind(v: Any) -> str:
     """The JSON type name Go's decoder reports ("cannot unmarshal number into ...")."""
     if isinstance(v, bool):
         return "bool"
@@ -236,7 +236,7 @@ def meta_type_error(md: dict[str, Any]) -> str | None:
         elif isinstance(v, list) and go_type.startswith("[]"):
             bad = next(x for x in v if not _fits([x], go_type))
             go_type = go_type[2:]
-        return (f"json: cannot unmarshal {_json_kind(bad)} into Go struct field "
+        return (f"json: cannot unmarshal {json_kind(bad)} into Go struct field "
                 f"ObjectMeta.metadata.{k} of type {go_type}")
     return None
 
