@@ -302,6 +302,10 @@ def test_invalid_metadata_errors_read_as_against_a_real_cluster(kubectl):
     assert 'The Pod "bad-label" is invalid: metadata.labels: Invalid value: "-dash"' in p.stderr
     assert kubectl.run("get", "pod", "bad-label", "-o", "jsonpath={.metadata.labels.app}"
                        ).stdout == "ok"
+    # Namespaces are DNS labels (kubectl's generator posts protobuf: validated the same way).
+    p = kubectl.run("create", "namespace", "a.b", check=False)
+    assert 'The Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": must not ' \
+        "contain dots" in p.stderr
 
 
 def test_oversized_and_too_deep_bodies_read_as_against_a_real_cluster(kubectl):
