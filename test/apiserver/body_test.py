@@ -67,6 +67,12 @@ def test_body_over_3mib_is_413_before_anything(srv):
         code, body = http_request(srv, method, path, orjson.dumps(big), ctype)
         assert expect_status(body, 413, "RequestEntityTooLarge") == \
             "Request entity too large: limit is 3145728", method
+    # Without a Content-Length the server stops reading at the limit.
+    code, body = http_request(srv, "POST", PODS, orjson.dumps(big), chunked=True)
+    assert expect_status(body, 413, "RequestEntityTooLarge")
+    code, body = http_request(srv, "POST", PODS, orjson.dumps(pod("small-chunks")),
+                              chunked=True)
+    assert code == 201, body
     assert "big" not in lists_and_watches(srv, PODS)
 
 

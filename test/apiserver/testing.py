@@ -109,9 +109,11 @@ def raw_request(api: Any, method: str, path: str, body: Any = None,
 
 
 def http_request(srv: ServerHandle, method: str, path: str, body: bytes = b"",
-                 content_type: str = "application/json") -> tuple[int, Any]:
-    """Exact bytes to the server (no client-side encoding, unlike ``raw_request``), returning
-    (status, decoded JSON body or the raw bytes)."""
+                 content_type: str = "application/json",
+                 chunked: bool = False) -> tuple[int, Any]:
+    """Exact bytes to the server (no client-side encoding, unlike ``raw_request``; with
+    ``chunked``, without a Content-Length), returning (status, decoded JSON body or the raw
+    bytes)."""
     import json
 
     import urllib3
@@ -121,8 +123,9 @@ def http_request(srv: ServerHandle, method: str, path: str, body: bytes = b"",
         headers["Authorization"] = f"Bearer {srv.token}"
     pool = urllib3.PoolManager(ca_certs=srv.ca_file, cert_reqs="CERT_REQUIRED"
                                if srv.ca_file else "CERT_NONE")
-    resp = pool.request(method, srv.url + path, body=body, headers=headers, retries=False,
-                        timeout=60)
+    payload = (body[i:i + 65536] for i in range(0, len(body), 65536)) if chunked else body
+    resp = pool.request(method, srv.url + path, body=payload, headers=headers, retries=False,
+                        timeout=60, chunked=chunked)
     try:
         return resp.status, json.loads(resp.data)
     except ValueError:
