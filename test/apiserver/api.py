@@ -548,6 +548,7 @@ class Api:
     async def delete(self, info: ResourceInfo, ns: str | None, name: str,
                      options: Obj | None = None, *, dry_run: bool = False) -> Stored:
         options = options or {}
+        bodies.check_delete_options(options)
         self._check_namespace(info, ns, creating=False)
         coll = self.collection(info)
         old = coll.get(ns if info.namespaced else None, name)

@@ -148,3 +148,24 @@ def decode_object(raw: bytes, content_type: str, kind: str) -> dict[str, Any]:
             '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }')
     return out
 
+
+
+# DeleteOptions' fields as Go types them (their values are read by api.Api.delete).
+_DELETE_OPTIONS = {"gracePeriodSeconds": ("int64", lambda v: isinstance(v, int)
+                                          and not isinstance(v, bool)),
+                   "preconditions": ("v1.Preconditions", lambda v: isinstance(v, dict) and all(
+                       isinstance(x, str | None) for x in v.values())),
+                   "propagationPolicy": ("v1.DeletionPropagation", lambda v: isinstance(v, str)),
+                   "orphanDependents": ("bool", lambda v: isinstance(v, bool)),
+                   "dryRun": ("[]string", lambda v: isinstance(v, list)
+                              and all(isinstance(x, str) for x in v))}
+
+
+def check_delete_options(options: dict[str, Any]) -> None:
+    """400 for a DeleteOptions field of the wrong JSON type, in Go's decoding words."""
+    for k, v in options.items():
+        typed = _DELETE_OPTIONS.get(k)
+        if v is not None and typed is not None and not typed[1](v):
+            raise errors.bad_request(
+                f"json: cannot unmarshal {json_kind(v)} into Go struct field "
+                f"DeleteOptions.{k} of type {typed[0]}")

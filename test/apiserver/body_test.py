@@ -221,3 +221,17 @@ def test_fields_of_the_wrong_type_are_400_not_500(srv, method, path, raw, ctype,
     code, typed = http_request(srv, "GET", f"{PODS}/typed")
     assert code == 200 and "nodeName" not in typed["spec"]
     assert isinstance(typed["spec"]["containers"], list)
+
+
+@pytest.mark.parametrize("options", [{"gracePeriodSeconds": "x"}, {"preconditions": "x"},
+                                     {"preconditions": {"uid": 5}}, {"dryRun": "All"}])
+def test_delete_options_of_the_wrong_type_are_400(srv, options):
+    http_request(srv, "POST", PODS, orjson.dumps(pod("del-opts")))
+    body_ = orjson.dumps({"apiVersion": "v1", "kind": "DeleteOptions", **options})
+    code, body = http_request(srv, "DELETE", f"{PODS}/del-opts", body_)
+    assert "into Go struct field DeleteOptions." in expect_status(body, 400, "BadRequest")
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction",
+                "metadata": {"name": "del-opts"}, "deleteOptions": options}
+    code, body = http_request(srv, "POST", f"{PODS}/del-opts/eviction", orjson.dumps(eviction))
+    assert "into Go struct field DeleteOptions." in expect_status(body, 400, "BadRequest")
+    assert http_request(srv, "GET", f"{PODS}/del-opts")[0] == 200
