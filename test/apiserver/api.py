@@ -13,15 +13,24 @@ from __future__ import annotations
 import asyncio
 import base64
 import builtins
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import orjson
 
+from . import body as bodies
 from . import errors
 from .events import from_core, to_core
-from .meta import generate_name, new_uid, now_rfc3339, validate_name
+from .meta import (
+    Cause,
+    generate_name,
+    meta_type_error,
+    new_uid,
+    now_rfc3339,
+    validate_object_meta,
+)
 from .patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from .registry import Registry
 from .resources import ResourceInfo
@@ -182,32 +191,14 @@ class Api:
             md = obj["metadata"] = {}
         elif not isinstance(md, dict):
             raise errors.bad_request("metadata must be an object")
+        elif (why := meta_type_error(md)) is not None:
+            raise errors.bad_request(f'{info.kind} in version "{info.version}" cannot be '
+                                     f"handled as a {info.kind}: {why}")
         return obj
 
-    def _validate_meta(self, info: ResourceInfo, obj: Obj, strat: Strategy) -> list[
-            tuple[str, str, str]]:
-        md = obj["metadata"]
-        name = md.get("name") or ""
-        causes: list[tuple[str, str, str]] = []
-        if not name:
-            causes.append(("FieldValueRequired", "metadata.name",
-                           "Required value: name or generateName is required"))
-        elif strat.path_segment_names:
-            if "/" in name or "%" in name or name in (".", ".."):
-                causes.append(("FieldValueInvalid", "metadata.name",
-                               f'Invalid value: "{name}": may not contain \'/\' or \'%\''))
-        else:
-            msg = validate_name(name, label=strat.name_is_label)
-            if msg:
-                causes.append(("FieldValueInvalid", "metadata.name",
-                               f'Invalid value: "{name}": {msg}'))
-        for fld in ("labels", "annotations"):
-            v = md.get(fld)
-            if v is not None and (not isinstance(v, dict) or
-                                  any(not isinstance(x, str) for x in v.values())):
-                causes.append(("FieldValueInvalid", f"metadata.{fld}",
-                               "Invalid value: values must be strings"))
-        return causes
+    @staticmethod
+    def _validate_meta(obj: Obj, strat: Strategy) -> list[Cause]:
+        return validate_object_meta(obj["metadata"], strat.name_fn)
 
     @staticmethod
     def _prune(strat: Strategy, obj: Obj, field_validation: str) -> None:
@@ -252,30 +243,32 @@ class Api:
         strat = self.strategy(info)
         if not md.get("name") and md.get("generateName"):
             md["name"] = generate_name(md["generateName"])
-        self._prune(strat, obj, field_validation)
-        if strat.default is not None:
-            strat.default(obj)
-        await self._admit(self.mutating, "CREATE", info, obj, None, dry_run)
-        md = obj["metadata"]
-        md["uid"] = new_uid()
-        md["creationTimestamp"] = now_rfc3339()
-        for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion",
-                  "selfLink"):
-            md.pop(k, None)
-        if info.generation:
-            md["generation"] = 1
-        else:
-            md.pop("generation", None)
-        if info.has_status and not strat.keep_status_on_create:
-            obj.pop("status", None)
-        if strat.prepare_create is not None:
-            strat.prepare_create(obj)
-        causes = self._validate_meta(info, obj, strat)
-        if strat.validate is not None:
-            causes += strat.validate(obj)
-        if causes:
-            raise errors.invalid(info.group, info.kind, md.get("name") or "", causes)
-        await self._admit(self.validating, "CREATE", info, obj, None, dry_run)
+        with _typed(info):
+            self._prune(strat, obj, field_validation)
+            if strat.default is not None:
+                strat.default(obj)
+            await self._admit(self.mutating, "CREATE", info, obj, None, dry_run)
+            md = obj["metadata"]
+            md["uid"] = new_uid()
+            md["creationTimestamp"] = now_rfc3339()
+            for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion",
+                      "selfLink"):
+                md.pop(k, None)
+            if info.generation:
+                md["generation"] = 1
+            else:
+                md.pop("generation", None)
+            if info.has_status and not strat.keep_status_on_create:
+                obj.pop("status", None)
+            if strat.prepare_create is not None:
+                strat.prepare_create(obj)
+            causes = self._validate_meta(obj, strat)
+            if strat.validate is not None:
+                causes += strat.validate(obj)
+            if causes:
+                raise errors.invalid(info.group, info.kind, md.get("name") or "", causes)
+            await self._admit(self.validating, "CREATE", info, obj, None, dry_run)
+            bodies.check_storable(info.group, info.kind, obj)
         coll = self.collection(info)
         if info.namespaced:
             self._check_namespace(info, ns, creating=True)
@@ -415,60 +408,62 @@ class Api:
                       subresource: str | None, dry_run: bool,
                       field_validation: str = "") -> Stored:
         strat = self.strategy(info)
-        self._prune(strat, obj, field_validation)
-        o = old.obj
-        om = o["metadata"]
-        if subresource == "status":
-            new = dict(o)
-            new["metadata"] = dict(om)
-            if "status" in obj:
-                new["status"] = obj["status"]
-            else:
-                new.pop("status", None)
-            if info.crd is None:
-                # Built-in status updates may also change labels and annotations.
-                for k in ("labels", "annotations"):
-                    if k in obj["metadata"]:
-                        new["metadata"][k] = obj["metadata"][k]
-                    else:
-                        new["metadata"].pop(k, None)
-            obj = new
-        else:
-            if strat.default is not None:
-                strat.default(obj)
-            if info.has_status:
-                if "status" in o:
-                    obj["status"] = o["status"]
+        with _typed(info):
+            self._prune(strat, obj, field_validation)
+            o = old.obj
+            om = o["metadata"]
+            if subresource == "status":
+                new = dict(o)
+                new["metadata"] = dict(om)
+                if "status" in obj:
+                    new["status"] = obj["status"]
                 else:
-                    obj.pop("status", None)
-            if strat.prepare_update is not None:
-                strat.prepare_update(obj, o)
-        md = obj["metadata"]
-        for k in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
-                  "generation"):
-            if k in om:
-                md[k] = om[k]
+                    new.pop("status", None)
+                if info.crd is None:
+                    # Built-in status updates may also change labels and annotations.
+                    for k in ("labels", "annotations"):
+                        if k in obj["metadata"]:
+                            new["metadata"][k] = obj["metadata"][k]
+                        else:
+                            new["metadata"].pop(k, None)
+                obj = new
             else:
-                md.pop(k, None)
-        md["resourceVersion"] = om["resourceVersion"]
-        if om.get("deletionTimestamp"):
-            added = set(md.get("finalizers") or []) - set(om.get("finalizers") or [])
-            if added:
-                raise errors.invalid(info.group, info.kind, md["name"], [(
-                    "FieldValueForbidden", "metadata.finalizers",
-                    "Forbidden: no new finalizers can be added if the object is being deleted, "
-                    f"found new finalizers {sorted(added)!r}")])
-        await self._admit(self.mutating, "UPDATE", info, obj, o, dry_run, subresource)
-        if info.generation and self._spec_changed(info, obj, o):
-            md["generation"] = int(om.get("generation") or 0) + 1
-        causes = self._validate_meta(info, obj, strat)
-        if strat.validate is not None:
-            causes += strat.validate(obj)
-        if strat.validate_update is not None:
-            causes += strat.validate_update(obj, o)
-        if causes:
-            raise errors.invalid(info.group, info.kind, md["name"], causes)
-        await self._admit(self.validating, "UPDATE", info, obj, o, dry_run, subresource)
+                if strat.default is not None:
+                    strat.default(obj)
+                if info.has_status:
+                    if "status" in o:
+                        obj["status"] = o["status"]
+                    else:
+                        obj.pop("status", None)
+                if strat.prepare_update is not None:
+                    strat.prepare_update(obj, o)
+            md = obj["metadata"]
+            for k in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                      "generation"):
+                if k in om:
+                    md[k] = om[k]
+                else:
+                    md.pop(k, None)
+            md["resourceVersion"] = om["resourceVersion"]
+            if om.get("deletionTimestamp"):
+                added = set(md.get("finalizers") or []) - set(om.get("finalizers") or [])
+                if added:
+                    raise errors.invalid(info.group, info.kind, md["name"], [(
+                        "FieldValueForbidden", "metadata.finalizers",
+                        "Forbidden: no new finalizers can be added if the object is being deleted, "
+                        f"found new finalizers {sorted(added)!r}")])
+            await self._admit(self.mutating, "UPDATE", info, obj, o, dry_run, subresource)
+            if info.generation and self._spec_changed(info, obj, o):
+                md["generation"] = int(om.get("generation") or 0) + 1
+            causes = self._validate_meta(obj, strat)
+            if strat.validate is not None:
+                causes += strat.validate(obj)
+            if strat.validate_update is not None:
+                causes += strat.validate_update(obj, o)
+            if causes:
+                raise errors.invalid(info.group, info.kind, md["name"], causes)
+            await self._admit(self.validating, "UPDATE", info, obj, o, dry_run, subresource)
+            bodies.check_storable(info.group, info.kind, obj)
         cur = coll.get(md.get("namespace") if info.namespaced else None, md["name"])
         if cur is not old:
             raise errors.stale_update(info.group, info.plural, md["name"])
@@ -502,10 +497,7 @@ class Api:
             raise errors.unsupported_media_type(patch_type)
         if patch_type == APPLY_PATCH:
             return await self._apply(info, ns, name, body, subresource, dry_run)
-        try:
-            patch = orjson.loads(body)
-        except orjson.JSONDecodeError as e:
-            raise errors.bad_request(f"error decoding patch: {e}") from None
+        patch = bodies.decode_json(body, "error decoding patch")
         self._check_namespace(info, ns, creating=False)
         coll = self.collection(info)
         for _ in range(10):
@@ -527,6 +519,7 @@ class Api:
             if not isinstance(new, dict):
                 raise errors.bad_request("the patched object is not a JSON object")
             new = self._check_type(info, new)
+            bodies.check_storable(info.group, info.kind, new)
             md = new["metadata"]
             if md.get("name") != name or (info.namespaced and md.get("namespace") != ns):
                 raise errors.bad_request("metadata.name and metadata.namespace may not be "
@@ -548,12 +541,7 @@ class Api:
     async def _apply(self, info: ResourceInfo, ns: str | None, name: str, body: bytes,
                      subresource: str | None, dry_run: bool) -> Stored:
         """Server-side apply, simplified: create if absent, else a JSON merge of the intent."""
-        import yaml
-
-        try:
-            intent = yaml.safe_load(body)
-        except yaml.YAMLError as e:
-            raise errors.bad_request(f"error decoding YAML: {e}") from None
+        intent = bodies.decode_yaml(body, "error decoding YAML")
         if not isinstance(intent, dict):
             raise errors.bad_request("the apply body must be an object")
         coll = self.collection(info)
@@ -571,6 +559,7 @@ class Api:
     async def delete(self, info: ResourceInfo, ns: str | None, name: str,
                      options: Obj | None = None, *, dry_run: bool = False) -> Stored:
         options = options or {}
+        bodies.check_delete_options(options)
         self._check_namespace(info, ns, creating=False)
         coll = self.collection(info)
         old = coll.get(ns if info.namespaced else None, name)
@@ -782,6 +771,18 @@ class Api:
             md["annotations"] = {"k8s.io/initial-events-end": "true"}
         return orjson.dumps({"type": "BOOKMARK", "object": {
             "kind": info.kind, "apiVersion": info.api_version, "metadata": md}}) + b"\n"
+
+
+@contextlib.contextmanager
+def _typed(info: ResourceInfo) -> Iterator[None]:
+    """Strategies and admission read fields as the Go types hold them. A field of another JSON
+    type fails there; kube-apiserver's typed decoding answers it with 400, so do we (not 500)."""
+    try:
+        yield
+    except (AttributeError, TypeError, KeyError) as e:
+        raise errors.bad_request(
+            f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: a '
+            f"field has the wrong JSON type ({type(e).__name__}: {e})") from None
 
 
 def _always(_: Obj) -> bool:

@@ -114,6 +114,10 @@ def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 
 
+def request_entity_too_large(limit: int) -> ApiError:
+    return ApiError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
+
+
 def forbidden(group: str, plural: str, name: str, why: str) -> ApiError:
     q = _qualified(group, plural)
     return ApiError(

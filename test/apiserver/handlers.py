@@ -14,7 +14,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from . import admission, discovery, errors, openapi, protobuf, subresources, tables
+from . import admission, discovery, errors, openapi, subresources, tables
+from . import body as bodies
 from .api import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Api
 from .resources import ResourceInfo
 from .watch import Stored, Watcher
@@ -26,6 +27,8 @@ PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io
 PARTIAL = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
+# The kinds that subresources' request bodies must be (named in decoding errors).
+SUBRESOURCE_KINDS = {"binding": "Binding", "eviction": "Eviction", "scale": "Scale"}
 
 
 def _truthy(v: str | None) -> bool:
@@ -68,6 +71,16 @@ def _negotiate(accept: str) -> str:
         raise errors.ApiError(406, "NotAcceptable",
                               "only the following media types are accepted: application/json")
     return JSON
+
+
+def _int_param(q: Any, name: str) -> int:
+    """An integer query parameter; 400 naming it otherwise (as the parameter codec does)."""
+    v = q[name]
+    try:
+        return int(v)
+    except ValueError:
+        raise errors.bad_request(f'invalid value for {name}: strconv.ParseInt: parsing "{v}": '
+                                 "invalid syntax") from None
 
 
 class Handlers:
@@ -207,10 +220,10 @@ class Handlers:
                 return _json(subresources.scale_of(info, self.api.view(info, st)))
             return self._object(request, info, st)
         if method == "POST":
-            body = await self._body(request)
+            body = await self._body(request, SUBRESOURCE_KINDS.get(sub or "", info.kind))
             if info.plural == "bindings" and info.group == "":
-                bname = (body.get("metadata") or {}).get("name", "") \
-                    if isinstance(body, dict) else ""
+                md = body.get("metadata")
+                bname = md.get("name", "") if isinstance(md, dict) else ""
                 return _json(await subresources.bind(self.api, ns or "", bname, body, dry_run),
                              201)
             if sub == "binding":
@@ -227,7 +240,7 @@ class Handlers:
         if method == "PUT":
             if name is None:
                 raise errors.method_not_allowed("PUT", request.path)
-            body = await self._body(request)
+            body = await self._body(request, SUBRESOURCE_KINDS.get(sub or "", info.kind))
             if sub == "scale":
                 return _json(await subresources.update_scale(self.api, info, ns, name, body,
                                                              dry_run))
@@ -244,22 +257,19 @@ class Handlers:
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
             if ctype not in PATCH_TYPES:
                 raise errors.unsupported_media_type(ctype)
-            raw = await request.read()
+            raw = await bodies.read(request)
             if sub == "scale":
                 return await self._patch_scale(info, ns, name, ctype, raw, dry_run)
             st = await self.api.patch(info, ns, name, ctype, raw, subresource=sub,
                                       dry_run=dry_run, **self._validation(request))
             return self._object(request, info, st)
         if method == "DELETE":
-            raw = await request.read()
+            raw = await bodies.read(request)
             options: dict[str, Any] = {}
             if raw.strip():
-                try:
-                    options = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    raise errors.bad_request("invalid DeleteOptions body") from None
+                options = bodies.decode_object(raw, JSON, "DeleteOptions")
             if "gracePeriodSeconds" in q:
-                options["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
+                options["gracePeriodSeconds"] = _int_param(q, "gracePeriodSeconds")
             if "propagationPolicy" in q:
                 options["propagationPolicy"] = q["propagationPolicy"]
             if name is None:
@@ -277,24 +287,9 @@ class Handlers:
         mode = request.query.get("fieldValidation", "")
         return {"field_validation": mode} if mode else {}
 
-    async def _body(self, request: web.Request) -> Any:
-        raw = await request.read()
+    async def _body(self, request: web.Request, kind: str) -> dict[str, Any]:
         ctype = request.headers.get("Content-Type", JSON).split(";")[0].strip()
-        if not raw:
-            raise errors.bad_request("the request body is empty")
-        if ctype in ("application/yaml", "application/x-yaml", "text/yaml"):
-            import yaml
-
-            try:
-                return yaml.safe_load(raw)
-            except yaml.YAMLError as e:
-                raise errors.bad_request(f"error decoding YAML: {e}") from None
-        if ctype == "application/vnd.kubernetes.protobuf":
-            return protobuf.decode(raw)
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
-            raise errors.bad_request(f"error decoding request body: {e}") from None
+        return bodies.decode_object(await bodies.read(request), ctype, kind)
 
     async def _finalize(self, info: ResourceInfo, name: str, body: Any) -> Stored:
         """PUT namespaces/<name>/finalize: replace spec.finalizers only."""
@@ -309,12 +304,15 @@ class Handlers:
 
     async def _patch_scale(self, info: ResourceInfo, ns: str | None, name: str, ctype: str,
                            raw: bytes, dry_run: bool) -> web.Response:
-        from .patch import json_patch, merge_patch
+        from .patch import PatchError, json_patch, merge_patch
 
         st = self.api.get(info, ns, name)
         scale = subresources.scale_of(info, self.api.view(info, st))
-        p = orjson.loads(raw)
-        scale = json_patch(scale, p) if ctype == JSON_PATCH else merge_patch(scale, p)
+        p = bodies.decode_json(raw, "error decoding patch")
+        try:
+            scale = json_patch(scale, p) if ctype == JSON_PATCH else merge_patch(scale, p)
+        except PatchError as e:
+            raise errors.ApiError(422, "Invalid", str(e)) from None
         return _json(await subresources.update_scale(self.api, info, ns, name, scale, dry_run))
 
     # -- responses --------------------------------------------------------------------------
@@ -398,7 +396,7 @@ class Handlers:
             resource_version=q.get("resourceVersion", ""),
             bookmarks=_truthy(q.get("allowWatchBookmarks")),
             send_initial_events=None if sie is None else _truthy(sie), encoder=encoder)
-        timeout = float(q.get("timeoutSeconds") or 1800)
+        timeout = _int_param(q, "timeoutSeconds") if q.get("timeoutSeconds") else 1800
         resp = web.StreamResponse(status=200, headers={
             "Content-Type": JSON if media == JSON else media,
             "Cache-Control": "no-cache, private",

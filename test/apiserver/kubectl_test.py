@@ -279,3 +279,46 @@ def test_get_watch_sees_changes(kubectl):
     events = [x.split()[0] for x in lines if x.strip()]
     assert events[:1] == ["EVENT"] and "ADDED" in events
     assert "MODIFIED" in events and events[-1] == "DELETED"
+
+
+def test_invalid_metadata_errors_read_as_against_a_real_cluster(kubectl):
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "bad-label", "labels": {"app": "has space!"}},
+           "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    p = kubectl.run("create", "-f", "-", input=json.dumps(pod), check=False)
+    assert p.returncode != 0
+    assert 'The Pod "bad-label" is invalid: metadata.labels: Invalid value: "has space!": a ' \
+        "valid label must be an empty string or consist of alphanumeric characters" in p.stderr
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "big-ann", "annotations": {"a": "x" * 300_000}}}
+    p = kubectl.run("create", "-f", "-", input=json.dumps(cm), check=False)
+    assert 'The ConfigMap "big-ann" is invalid: metadata.annotations: Too long: must have at ' \
+        "most 262144 bytes" in p.stderr
+    # Patches are validated the same way.
+    pod["metadata"]["labels"] = {"app": "ok"}
+    kubectl.run("create", "-f", "-", input=json.dumps(pod))
+    p = kubectl.run("patch", "pod", "bad-label", "--type=merge", "-p",
+                    '{"metadata": {"labels": {"app": "-dash"}}}', check=False)
+    assert 'The Pod "bad-label" is invalid: metadata.labels: Invalid value: "-dash"' in p.stderr
+    assert kubectl.run("get", "pod", "bad-label", "-o", "jsonpath={.metadata.labels.app}"
+                       ).stdout == "ok"
+    # Namespaces are DNS labels (kubectl's generator posts protobuf: validated the same way).
+    p = kubectl.run("create", "namespace", "a.b", check=False)
+    assert 'The Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": must not ' \
+        "contain dots" in p.stderr
+
+
+def test_oversized_and_too_deep_bodies_read_as_against_a_real_cluster(kubectl):
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "huge"},
+          "data": {"a": "x" * (3 * 1024 * 1024)}}
+    p = kubectl.run("create", "-f", "-", input=json.dumps(cm), check=False)
+    assert "Error from server (RequestEntityTooLarge)" in p.stderr
+    assert "Request entity too large: limit is 3145728" in p.stderr
+    deep = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "deep"}, "x": ' + \
+        '{"x": ' * 300 + "{}" + "}" * 300 + "}"
+    p = kubectl.run("create", "-f", "-", input=deep, check=False)
+    assert "Error from server (BadRequest)" in p.stderr
+    assert "nested more than 240 levels deep" in p.stderr
+    # Nothing was stored, and listing still works.
+    out = kubectl.run("get", "configmaps", "-o", "name").stdout
+    assert "huge" not in out and "deep" not in out

@@ -1,15 +1,20 @@
-"""ObjectMeta helpers: timestamps, UIDs, name generation and name validation.
+"""ObjectMeta helpers: timestamps, UIDs, name generation and ObjectMeta validation.
 
 Corresponds to upstream ``k8s.io/apiserver/pkg/registry/rest`` (``FillObjectMetaSystemFields``,
-``names.SimpleNameGenerator``) and ``apimachinery/pkg/util/validation``.
+``names.SimpleNameGenerator``), ``k8s.io/apimachinery/pkg/api/validation/objectmeta.go``
+(``ValidateObjectMeta``: names, generateName, labels, annotations, finalizers) and the
+string checks of ``k8s.io/apimachinery/pkg/util/validation`` with their messages.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import random
 import re
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -43,25 +48,245 @@ def generate_name(prefix: str) -> str:
     return prefix + "".join(random.choices(_GEN_ALPHABET, k=5))
 
 
-def validate_name(name: str, label: bool = False) -> str | None:
-    """An error message if ``name`` is not a DNS-1123 subdomain (or label), else None."""
-    if label:
-        if len(name) > 63:
-            return "must be no more than 63 characters"
-        if not _DNS1123_LABEL.match(name):
-            return (
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric "
-                "characters or '-', and must start and end with an alphanumeric character"
-            )
-        return None
-    if len(name) > 253:
-        return "must be no more than 253 characters"
-    if not _DNS1123_SUBDOMAIN.match(name):
-        return (
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-            "characters, '-' or '.', and must start and end with an alphanumeric character"
-        )
+# -- apimachinery/pkg/util/validation: the messages are upstream's, word for word ------------
+
+_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QNAME = re.compile(f"^{_QNAME_FMT}$")
+_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+              "with an alphanumeric character")
+_LABEL_VALUE_FMT = f"({_QNAME_FMT})?"
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric "
+                    "characters, '-', '_' or '.', and must start and end with an alphanumeric "
+                    "character")
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
+_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL = re.compile(f"^{_DNS1035_LABEL_FMT}$")
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024  # TotalAnnotationSizeLimitB
+
+# (reason, field, message) of one metav1 StatusCause.
+Cause = tuple[str, str, str]
+# ValidateNameFunc: messages for a name, or for a generateName prefix when the flag is set.
+NameFn = Callable[[str, bool], list[str]]
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """validation.RegexError, including its double spaces between examples."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    eg = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {eg}regex used for validation is '{fmt}')"
+
+
+def _max_len(n: int) -> str:
+    return f"must be no more than {n} characters"
+
+
+def go_quote(value: str) -> str:
+    """The value as Go's %q shows it in field errors."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """validation.IsQualifiedName: label keys, annotation keys, finalizers."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs += ["prefix part " + m for m in is_dns1123_subdomain(prefix)]
+    else:
+        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name",
+                                                   "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part " + _max_len(63))
+    if not _QNAME.match(name):
+        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name",
+                                                "123-abc"))
+    return errs
+
+
+def is_label_value(value: str) -> list[str]:
+    errs: list[str] = []
+    if len(value) > 63:
+        errs.append(_max_len(63))
+    if value and not _QNAME.match(value):
+        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value",
+                                 "12345"))
+    return errs
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    errs: list[str] = []
+    if len(value) > 253:
+        errs.append(_max_len(253))
+    if not _DNS1123_SUBDOMAIN.match(value):
+        errs.append(_regex_error(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+            "'-' or '.', and must start and end with an alphanumeric character",
+            _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    errs: list[str] = []
+    if len(value) > 63:
+        errs.append(_max_len(63))
+    if not _DNS1123_LABEL.match(value):
+        if _DNS1123_SUBDOMAIN.match(value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(_regex_error(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+                "or '-', and must start and end with an alphanumeric character",
+                _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errs
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    errs: list[str] = []
+    if len(value) > 63:
+        errs.append(_max_len(63))
+    if not _DNS1035_LABEL.match(value):
+        errs.append(_regex_error(
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+            "with an alphabetic character, and end with an alphanumeric character",
+            _DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return errs
+
+
+def _mask_trailing_dash(name: str) -> str:
+    """A generateName prefix may end in '-': check it as if a letter followed."""
+    return name[:-1] + "a" if len(name) > 1 and name.endswith("-") else name
+
+
+def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
+    if not prefix and len(name) <= 253 and _DNS1123_SUBDOMAIN.match(name):
+        return []  # the common case, without building messages
+    return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
+
+
+def name_is_dns_label(name: str, prefix: bool) -> list[str]:
+    return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
+
+
+def name_is_dns1035_label(name: str, prefix: bool) -> list[str]:
+    return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
+
+
+def name_is_path_segment(name: str, prefix: bool) -> list[str]:
+    """path.ValidatePathSegmentName (RBAC objects)."""
+    errs: list[str] = []
+    if not prefix and name in (".", ".."):
+        errs.append(f"may not be '{name}'")
+    errs += [f"may not contain '{c}'" for c in "/%" if c in name]
+    return errs
+
+
+# ObjectMeta's fields that are not strings, as Go types (the rest of its known fields are).
+_META_TYPES = {"labels": "map[string]string", "annotations": "map[string]string",
+               "finalizers": "[]string", "generation": "int64",
+               "deletionGracePeriodSeconds": "int64", "ownerReferences": "[]v1.OwnerReference",
+               "managedFields": "[]v1.ManagedFieldsEntry"}
+_STRING_FIELDS = frozenset(("name", "generateName", "namespace", "selfLink", "uid",
+                            "resourceVersion", "creationTimestamp", "deletionTimestamp"))
+
+
+def json_kind(v: Any) -> str:
+    """The JSON type name Go's decoder reports ("cannot unmarshal number into ...")."""
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int | float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    return "array" if isinstance(v, list) else "object"
+
+
+def _fits(v: Any, go_type: str) -> bool:
+    if go_type == "map[string]string":
+        return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+    if go_type == "[]string":
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
+    if go_type == "int64":
+        return isinstance(v, int) and not isinstance(v, bool)
+    return isinstance(v, list) and all(isinstance(x, dict) for x in v)
+
+
+def meta_type_error(md: dict[str, Any]) -> str | None:
+    """Go's decoding error for an ObjectMeta field of the wrong JSON type, or None (null is
+    every field's zero value)."""
+    for k, v in md.items():
+        if v is None:
+            continue
+        go_type = "string" if k in _STRING_FIELDS else _META_TYPES.get(k)
+        if go_type is None or (isinstance(v, str) if go_type == "string" else _fits(v, go_type)):
+            continue
+        bad = v
+        if isinstance(v, dict) and go_type.startswith("map"):
+            bad = next(x for x in v.values() if not isinstance(x, str))
+            go_type = "string"
+        elif isinstance(v, list) and go_type.startswith("[]"):
+            bad = next(x for x in v if not _fits([x], go_type))
+            go_type = go_type[2:]
+        return (f"json: cannot unmarshal {json_kind(bad)} into Go struct field "
+                f"ObjectMeta.metadata.{k} of type {go_type}")
     return None
+
+
+def _invalid(fld: str, value: str, msg: str) -> Cause:
+    return ("FieldValueInvalid", fld, f"Invalid value: {go_quote(value)}: {msg}")
+
+
+def validate_object_meta(md: dict[str, Any], name_fn: NameFn) -> list[Cause]:
+    """ValidateObjectMetaAccessor's checks of names, labels, annotations and finalizers."""
+    causes: list[Cause] = []
+    gen = md.get("generateName")
+    if gen:
+        causes += [_invalid("metadata.generateName", gen, m) for m in name_fn(gen, True)]
+    name = md.get("name") or ""
+    if not name:
+        causes.append(("FieldValueRequired", "metadata.name",
+                       "Required value: name or generateName is required"))
+    else:
+        causes += [_invalid("metadata.name", name, m) for m in name_fn(name, False)]
+    for k, v in (md.get("labels") or {}).items():
+        if _key_errors(k):
+            causes += [_invalid("metadata.labels", k, m) for m in _key_errors(k)]
+        if len(v) > 63 or (v and not _QNAME.match(v)):
+            causes += [_invalid("metadata.labels", v, m) for m in is_label_value(v)]
+    annotations = md.get("annotations") or {}
+    size = 0
+    for k, v in annotations.items():
+        if _key_errors(k.lower()):
+            causes += [_invalid("metadata.annotations", k, m) for m in _key_errors(k.lower())]
+        size += len(k) + len(v)
+    # Characters are at most 4 bytes: encode only when the count could matter.
+    if size * 4 > TOTAL_ANNOTATION_SIZE_LIMIT:
+        size = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items())
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        causes.append(("FieldValueTooLong", "metadata.annotations",
+                       f"Too long: must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"))
+    for i, f in enumerate(md.get("finalizers") or []):
+        if not isinstance(f, str):
+            causes.append(("FieldValueInvalid", f"metadata.finalizers[{i}]",
+                           "Invalid value: finalizers must be strings"))
+            continue
+        causes += [_invalid("metadata.finalizers", f, m) for m in _key_errors(f)]
+    return causes
+
+
+# Label and annotation keys repeat across objects: remember their (usually empty) verdicts.
+@functools.lru_cache(maxsize=4096)
+def _key_errors(key: str) -> tuple[str, ...]:
+    return tuple(is_qualified_name(key))
 
 
 def labels_of(obj: dict[str, Any]) -> dict[str, str]:

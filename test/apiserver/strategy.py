@@ -15,7 +15,15 @@ import ipaddress
 from collections.abc import Callable
 from typing import Any
 
-Cause = tuple[str, str, str]  # (reason, field, message)
+from .meta import (
+    Cause,
+    NameFn,
+    name_is_dns1035_label,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    name_is_path_segment,
+)
+
 Obj = dict[str, Any]
 
 
@@ -300,8 +308,7 @@ class Strategy:
         prepare_update: Callable[[Obj, Obj], None] | None = None,
         validate: Callable[[Obj], list[Cause]] | None = None,
         validate_update: Callable[[Obj, Obj], list[Cause]] | None = None,
-        name_is_label: bool = False,
-        path_segment_names: bool = False,
+        name_fn: NameFn = name_is_dns_subdomain,
         create_on_update: bool = False,
         keep_status_on_create: bool = False,
     ) -> None:
@@ -310,21 +317,21 @@ class Strategy:
         self.prepare_update = prepare_update
         self.validate = validate
         self.validate_update = validate_update
-        self.name_is_label = name_is_label
-        self.path_segment_names = path_segment_names
+        self.name_fn = name_fn
         self.create_on_update = create_on_update
         self.keep_status_on_create = keep_status_on_create
 
 
 def builtin_strategies(ips: ClusterIPs) -> dict[tuple[str, str], Strategy]:
-    rbac = Strategy(path_segment_names=True)
+    rbac = Strategy(name_fn=name_is_path_segment)
     return {
         ("", "pods"): Strategy(pod_default, pod_prepare_create, None, pod_validate,
                                pod_validate_update),
         ("", "namespaces"): Strategy(None, namespace_prepare_create, namespace_prepare_update,
-                                     name_is_label=True),
+                                     name_fn=name_is_dns_label),
         ("", "nodes"): Strategy(keep_status_on_create=True),
-        ("", "services"): Strategy(lambda o: service_default(o, ips), name_is_label=True),
+        ("", "services"): Strategy(lambda o: service_default(o, ips),
+                                   name_fn=name_is_dns1035_label),
         ("", "secrets"): Strategy(secret_default),
         ("", "events"): Strategy(create_on_update=True),
         ("", "endpoints"): Strategy(create_on_update=True),

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import errors
 from .api import Api
-from .meta import now_rfc3339
+from .meta import json_kind, now_rfc3339
 from .resources import ResourceInfo
 from .selectors import selector_from_object
 from .watch import Stored
@@ -29,15 +29,32 @@ def _success(details: Obj | None = None, code: int = 201) -> Obj:
     return out
 
 
+def _object_field(body: Obj, field: str, kind: str) -> Obj:
+    """A field of a subresource's body that Go decodes into a struct: 400 if not an object."""
+    v = body.get(field) or {}
+    if not isinstance(v, dict):
+        raise errors.bad_request(
+            f"{kind} in version \"v1\" cannot be handled as a {kind}: json: cannot unmarshal "
+            f"{json_kind(v)} into Go struct field {kind}.{field} of type object")
+    return v
+
+
 async def bind(api: Api, ns: str, name: str, binding: Any, dry_run: bool = False) -> Obj:
     """POST pods/<name>/binding (or /bindings): assign the pod to a node exactly once."""
     if not isinstance(binding, dict):
         raise errors.bad_request("the body must be a Binding")
     info = api.info("", "v1", "pods")
-    bmd = binding.get("metadata") or {}
+    bmd = _object_field(binding, "metadata", "Binding")
+    ann = bmd.get("annotations") or {}
+    # Upstream decodes the Binding into its typed struct: annotations must be strings there,
+    # and they are copied onto the pod as they are.
+    if not isinstance(ann, dict) or any(not isinstance(v, str) for v in ann.values()):
+        raise errors.bad_request(
+            'Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal '
+            "a non-string into Go struct field ObjectMeta.metadata.annotations of type string")
     if bmd.get("name") and bmd["name"] != name:
         raise errors.bad_request("the name of the binding does not match the pod")
-    target = binding.get("target") or {}
+    target = _object_field(binding, "target", "Binding")
     node = target.get("name")
     if not node:
         raise errors.invalid("", "Binding", name, [
@@ -63,7 +80,7 @@ async def bind(api: Api, ns: str, name: str, binding: Any, dry_run: bool = False
                               f"pod {name} is already assigned to node \"{current}\"")
     new = old.copy()
     new["spec"]["nodeName"] = node
-    for k, v in (bmd.get("annotations") or {}).items():
+    for k, v in ann.items():
         new["metadata"].setdefault("annotations", {})[k] = v
     conds = new.setdefault("status", {}).setdefault("conditions", [])
     conds[:] = [c for c in conds if c.get("type") != "PodScheduled"]
@@ -188,13 +205,13 @@ async def evict(api: Api, ns: str, name: str, eviction: Any, dry_run: bool = Fal
     """POST pods/<name>/eviction (policy/v1 Eviction)."""
     if not isinstance(eviction, dict):
         raise errors.bad_request("the body must be an Eviction")
-    emd = eviction.get("metadata") or {}
+    emd = _object_field(eviction, "metadata", "Eviction")
     if emd.get("name") and emd["name"] != name:
         raise errors.bad_request("name in URL does not match name in Eviction object")
     pods = api.info("", "v1", "pods")
     pod_st: Stored = api.get_stored(pods, ns, name)
     pod = pod_st.obj
-    options = eviction.get("deleteOptions") or {}
+    options = _object_field(eviction, "deleteOptions", "Eviction")
     phase = (pod.get("status") or {}).get("phase")
     if pod["metadata"].get("deletionTimestamp") or phase in ("Succeeded", "Failed", "Pending"):
         await api.delete(pods, ns, name, options, dry_run=dry_run)

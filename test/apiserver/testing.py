@@ -106,3 +106,57 @@ def raw_request(api: Any, method: str, path: str, body: Any = None,
         return resp.status, json.loads(payload)
     except ValueError:
         return resp.status, payload
+
+
+def http_request(srv: ServerHandle, method: str, path: str, body: bytes = b"",
+                 content_type: str = "application/json",
+                 chunked: bool = False) -> tuple[int, Any]:
+    """Exact bytes to the server (no client-side encoding, unlike ``raw_request``; with
+    ``chunked``, without a Content-Length), returning (status, decoded JSON body or the raw
+    bytes)."""
+    import json
+
+    import urllib3
+
+    headers = {"Content-Type": content_type, "Accept": "application/json"}
+    if srv.token:
+        headers["Authorization"] = f"Bearer {srv.token}"
+    pool = urllib3.PoolManager(ca_certs=srv.ca_file, cert_reqs="CERT_REQUIRED"
+                               if srv.ca_file else "CERT_NONE")
+    payload = (body[i:i + 65536] for i in range(0, len(body), 65536)) if chunked else body
+    resp = pool.request(method, srv.url + path, body=payload, headers=headers, retries=False,
+                        timeout=60, chunked=chunked)
+    try:
+        return resp.status, json.loads(resp.data)
+    except ValueError:
+        return resp.status, resp.data
+
+
+def expect_status(body: Any, code: int, reason: str) -> str:
+    """The message of a metav1.Status failure body, after checking its shape, code and
+    reason."""
+    assert isinstance(body, dict), body
+    assert (body.get("kind"), body.get("apiVersion"), body.get("status")) == \
+        ("Status", "v1", "Failure"), body
+    assert (body.get("code"), body.get("reason")) == (code, reason), body
+    return str(body["message"])
+
+
+def minimal_pod(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+
+
+def open_crd(group: str, kind: str, plural: str) -> dict[str, Any]:
+    """A namespaced CRD (v1, status subresource) whose schema keeps every field."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+                 "versions": [{"name": "v1", "served": True, "storage": True,
+                               "subresources": {"status": {}},
+                               "schema": {"openAPIV3Schema": {
+                                   "type": "object",
+                                   "x-kubernetes-preserve-unknown-fields": True}}}]},
+    }
