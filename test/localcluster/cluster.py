@@ -121,12 +121,26 @@ class LocalCluster:
         next_sample = next_progress = 0.0
         self.say(f"local-up: scenario {sc.name!r}: {sc.pod_count()} pods over a day of "
                  f"{sc.day_length_seconds:g} s, running {duration:g} s")
+        unreachable = False
         while (t := time.time() - self.started) < duration:
-            pods = rec.list_pods()
-            wl.step(t, {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods})
-            if t >= next_sample:
-                rec.sample(t, pods)
-                next_sample += sc.sample_interval_seconds
+            try:
+                pods = rec.list_pods()
+                wl.step(t, {(p["metadata"]["namespace"], p["metadata"]["name"]): p
+                            for p in pods})
+                if t >= next_sample:
+                    rec.sample(t, pods)
+                    next_sample += sc.sample_interval_seconds
+            except ApiError as e:
+                # The API server restarting (the supervisor brings it back): the driver
+                # carries on from where it was at the next tick.
+                if not unreachable:
+                    self.say(f"local-up: [{t:.0f}s] the API server failed a request ({e}); "
+                             f"trying again every {tick:g} s")
+                unreachable = True
+            else:
+                if unreachable:
+                    self.say(f"local-up: [{t:.0f}s] the API server answers again")
+                unreachable = False
             if t >= next_progress and self.samples:
                 self.say(self._progress(t, duration, self.samples[-1]))
                 next_progress += PROGRESS_EVERY_SECONDS
