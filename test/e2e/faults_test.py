@@ -23,6 +23,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -248,7 +249,7 @@ def test_a_30s_api_server_stall_recovers_without_a_hand(cluster: LocalCluster) -
         wait_for(comps.processes[name].alive, timeout=RECOVERY_SECONDS,
                  what=f"{name} restarted")
     for comp in (MANAGER, SCHEDULER):
-        wait_for(lambda comp=comp: comps.leader(client, comp), timeout=RECOVERY_SECONDS,
+        wait_for(partial(comps.leader, client, comp), timeout=RECOVERY_SECONDS,
                  what=f"a {comp} leader again")
 
 
@@ -298,5 +299,5 @@ def test_an_api_server_restart_keeps_objects_and_components_reconnect(
     # The components reconnected: a new pod goes through the webhook and the scheduler.
     _schedules_a_new_pod(cluster, "after-restart")
     for comp in (MANAGER, SCHEDULER):
-        wait_for(lambda comp=comp: comps.leader(client, comp), timeout=RECOVERY_SECONDS,
+        wait_for(partial(comps.leader, client, comp), timeout=RECOVERY_SECONDS,
                  what=f"a {comp} leader")

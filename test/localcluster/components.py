@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import yaml
@@ -171,7 +172,7 @@ class Components:
                 env={"WEBHOOK_HOST": "127.0.0.1", "WEBHOOK_PORT": str(webhook),
                      "WEBHOOK_CERT_DIR": str(self.workdir / f"{name}-certs")})
         for name, url in self.manager_probes_urls.items():
-            self._wait(name, lambda u=url: http_ok(u + "/readyz"), 60, "/readyz")
+            self._wait(name, partial(http_ok, url + "/readyz"), 60, "/readyz")
         wait_for(lambda: any("controllers started:" in self.processes[n].log()
                              for n in replica_names(MANAGER)),
                  timeout=60, what="a koord-manager replica leading (controllers started)")
@@ -188,7 +189,7 @@ class Components:
                 "--config", str(config), "--kubeconfig", str(self.kubeconfig),
                 "--bind-address", "127.0.0.1", "--port", str(port), *LEASE_FLAGS])
         for name, url in self.scheduler_urls.items():
-            self._wait(name, lambda u=url: http_ok(u + "/healthz"), 60, "/healthz")
+            self._wait(name, partial(http_ok, url + "/healthz"), 60, "/healthz")
 
     # -- koordlets ----------------------------------------------------------------------------
 
@@ -207,7 +208,7 @@ class Components:
                 *self.scenario.koordlet_args], env={"NODE_NAME": node})
         for node in nodes:
             url = self.koordlet_metrics[node]
-            self._wait(f"koordlet-{node}", lambda u=url: http_ok(u + "/metrics"), 120, "/metrics")
+            self._wait(f"koordlet-{node}", partial(http_ok, url + "/metrics"), 120, "/metrics")
 
     # -- leaders ------------------------------------------------------------------------------
 

@@ -151,9 +151,9 @@ class Supervisor:
         if now >= s.restart_at:
             s.restarts += 1
             s.restart_at = None
-            code = describe_exit(s.last_exit_code if s.last_exit_code is not None else 0)
+            how = describe_exit(s.last_exit_code if s.last_exit_code is not None else 0)
             with open(s.log_path, "a") as f:
-                f.write(f"\n===== local-up supervisor: {s.name} {code}; restart {s.restarts} "
+                f.write(f"\n===== local-up supervisor: {s.name} {how}; restart {s.restarts} "
                         f"at {time.strftime('%H:%M:%S')} with the same arguments =====\n")
             s.launch(append=True)
         return None
