@@ -168,7 +168,8 @@ class Supervisor:
         return out
 
     def close(self) -> None:
-        """Stop supervising everything (the processes keep running)."""
+        """Stop supervising everything; call once the processes are stopped: those it restarted
+        were forked by its thread, and PR_SET_PDEATHSIG SIGTERMs them when that thread ends."""
         self.release(list(self.processes))
         self._closed.set()
         self._thread.join(5)
