@@ -12,9 +12,11 @@ URL). Losing the lease exits with status 1, as controller-runtime does, so the r
 as a standby.
 
 Flags keep upstream's names and defaults. Ours only: ``--kubeconfig``/``--master`` (which
-controller-runtime registers implicitly) and ``--leader-elect-lease-duration``,
+controller-runtime registers implicitly), ``--leader-elect-lease-duration``,
 ``--leader-elect-renew-deadline``, ``--leader-elect-retry-period`` (controller-runtime's fixed
-15s / 10s / 2s by default), so tests and small clusters can fail over faster.
+15s / 10s / 2s by default), so tests and small clusters can fail over faster, and
+``--webhook-bind-address`` (upstream's webhook server Host, set in code: "" listens on every
+interface), so a manager outside a cluster can serve on loopback only.
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ def _add_webhook_flags(parser: argparse.ArgumentParser) -> None:
     """Flags of the webhooks (the pod enhanced validator, binding admission and the quota
     admission evaluator)."""
     p = parser.add_argument_group("webhooks (listen port and certificates: WEBHOOK_* env)")
+    p.add_argument("--webhook-bind-address", default="", metavar="ADDRESS",
+                   help="The address the webhook server listens on; empty listens on every "
+                        "interface (controller-runtime's webhook Server Host).")
     p.add_argument("--pod-enhanced-validator-config-namespace", default="koordinator-system",
                    help="Namespace of the pod enhanced validator ConfigMap.")
     p.add_argument("--pod-enhanced-validator-config-name",
@@ -201,7 +206,8 @@ def webhook_options(args: argparse.Namespace) -> WebhookOptions:
     """The webhook server's settings: WEBHOOK_* and friends from the environment, the rest
     from the flags (raises ValueError for a non-integer WEBHOOK_PORT)."""
     return WebhookOptions.from_env(
-        slo_config_name=args.slo_config_name, config_namespace=args.config_namespace,
+        bind_address=args.webhook_bind_address, slo_config_name=args.slo_config_name,
+        config_namespace=args.config_namespace,
         node_strategy_name_need_check=args.node_strategy_name_need_check == "true",
         binding_user_names=split_list(args.binding_admission_user_name),
         binding_dry_run=args.binding_admission_dry_run,

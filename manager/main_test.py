@@ -3,14 +3,18 @@ grammar, --sync-period and the webhook settings the flags and environment give."
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from manager import controllers, main
+from manager.webhook import WebhookServer
+from pkg.client.rest import Client
 from pkg.features import default_feature_gate
 from pkg.features.features import COLOCATION_PROFILE_CONTROLLER
+from test.apiserver import start
 
 
 @pytest.fixture(autouse=True)
@@ -118,6 +122,39 @@ def test_webhook_settings_from_environment_and_flags(monkeypatch: pytest.MonkeyP
     assert options.binding_dry_run is True
     assert options.binding_exclude_namespaces == ("kube-system",)
     assert options.binding_bypass_labels == ("koordinator.sh/binding-admission-bypass",)
+
+
+def _connects(host: str, port: int) -> bool:
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("flag", "reachable_on_other_loopback"),
+                         [([], True), (["--webhook-bind-address=127.0.0.1"], False)])
+def test_webhook_bind_address_limits_where_the_server_listens(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, flag: list[str],
+        reachable_on_other_loopback: bool) -> None:
+    """By default (as upstream) every interface; with the flag only the given address: the
+    server on 127.0.0.1 is not reachable on 127.0.0.2 (another address of this host)."""
+    monkeypatch.setenv("WEBHOOK_PORT", "0")
+    monkeypatch.setenv("WEBHOOK_HOST", "127.0.0.1")
+    monkeypatch.setenv("WEBHOOK_CERT_DIR", str(tmp_path / "certs"))
+    args = main.parse_args(flag)
+    assert main.webhook_options(args).bind_address == (flag[0].split("=")[1] if flag else "")
+    srv = start()
+    client = Client.from_kubeconfig(srv.kubeconfig)
+    server = WebhookServer(client, main.webhook_options(args))
+    server.start()
+    try:
+        assert _connects("127.0.0.1", server.port)
+        assert _connects("127.0.0.2", server.port) is reachable_on_other_loopback
+    finally:
+        server.stop()
+        client.close()
+        srv.stop()
 
 
 def test_a_non_integer_webhook_port_is_fatal(monkeypatch: pytest.MonkeyPatch,

@@ -85,14 +85,16 @@ class ComponentProcess:
     """A component's ``main`` module run as its own process, logging to a file."""
 
     def __init__(self, module: str, args: list[str], log_path: Path,
-                 env: dict[str, str] | None = None, own_session: bool = False) -> None:
+                 env: dict[str, str] | None = None, own_session: bool = False,
+                 append: bool = False) -> None:
         """``env`` adds to (or overrides) this process's environment. ``own_session`` puts the
         process in a session of its own (a terminal's Ctrl-C reaches only the parent, which
-        stops it in order) and has the kernel SIGTERM it when the parent dies."""
+        stops it in order) and has the kernel SIGTERM it when the parent dies. ``append``
+        keeps what ``log_path`` holds (a restart of the same component)."""
         env = dict(os.environ, PYTHONPATH=str(REPO_ROOT) + os.pathsep +
                    os.environ.get("PYTHONPATH", ""), **(env or {}))
         self.log_path = log_path
-        self._log = open(log_path, "w")  # noqa: SIM115 - closed in stop()
+        self._log = open(log_path, "a" if append else "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO_ROOT,
                                      env=env, stdout=self._log, stderr=subprocess.STDOUT,
                                      preexec_fn=_own_session if own_session else None)

@@ -3,8 +3,9 @@ running a co-location scenario, then a report.
 
     python -m test.localcluster [--nodes N] [--duration 3m] [--scenario FILE] [--workdir DIR]
 
-Starts the embedded API server with N simulated nodes (a koordlet process each),
-koord-manager and koord-scheduler with upstream's shipped configuration, runs the scenario
+Starts the embedded API server with N simulated nodes (a koordlet process each), two
+replicas each of koord-manager and koord-scheduler with upstream's shipped configuration
+(leader-elected; a component that exits is restarted with back-off), runs the scenario
 (default ``test/localcluster/scenarios/default.yaml``: one day in 3 minutes), and prints the
 report; ``report.txt``, ``report.json``, ``placements.tsv``, ``utilisation.png``, the
 kubeconfig and every component's log are left in the workdir (default ``_output/local-up``).

@@ -3,12 +3,15 @@ scenario while sampling it, then report (upstream's counterpart is a real cluste
 chart; this is ``hack/local-up``'s engine).
 
 ``LocalCluster.up()`` starts the API server with the simulated nodes, installs the CRDs,
-PriorityClasses, slo-controller-config and ClusterColocationProfile, then koord-manager (its
-webhooks must be serving before any batch pod is created), koord-scheduler and the koordlets.
-``run()`` submits the workload on the day's clock, samples every ``sampleIntervalSeconds``,
-prints progress, and returns the report. With ``settle`` the end waits, with the controllers
-stopped, until no batch pod is running, so the API server's objects hold still for checking the
-report against them. ``down()`` stops every process.
+PriorityClasses, slo-controller-config and ClusterColocationProfile, then two koord-manager
+replicas (their webhooks must be serving before any batch pod is created), two koord-scheduler
+replicas and the koordlets; it fails when one of them does not get ready. From then on a
+component that exits is restarted by the supervisor (``supervisor.py``), which says so at once;
+progress lines and the report count restarts, and the report names the replica holding each
+Lease. ``run()`` submits the workload on the day's clock, samples every
+``sampleIntervalSeconds``, prints progress, and returns the report. With ``settle`` the end
+waits, with the controllers stopped, until no batch pod is running, so the API server's objects
+hold still for checking the report against them. ``down()`` stops every process.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ from test.e2e.cluster import wait_for
 
 from . import bootstrap
 from . import report as reports
-from .components import ComponentFailed, Components, node_specs
+from .components import LEASE_NAMESPACE, LEASES, MANAGER, SCHEDULER, Components, node_specs
 from .recorder import Recorder, Sample, phase_counts
 from .scenario import Scenario
+from .supervisor import Restart, describe_exit
 from .workload import BATCH, ONLINE, Workload
 
 log = logging.getLogger(__name__)
@@ -55,7 +59,7 @@ class LocalCluster:
         self.workdir = workdir
         self.out = out
         self.settle = settle
-        self.components = Components(workdir, scenario)
+        self.components = Components(workdir, scenario, self._restarting)
         self.client: Client | None = None
         self.recorder: Recorder | None = None
         self.workload: Workload | None = None
@@ -85,9 +89,11 @@ class LocalCluster:
                  "slo-controller-config, ClusterColocationProfile spark-demo")
         c.start_manager()
         wait_for(self._webhook_ready, timeout=30, what="the manager's mutating webhook")
-        self.say("local-up: koord-manager leading, webhooks serving")
+        self.say(f"local-up: {' and '.join(c.manager_probes_urls)} serving webhooks, "
+                 f"{c.leader(self.client, MANAGER) or 'one'} leading")
         c.start_scheduler()
-        self.say(f"local-up: koord-scheduler serving on {c.scheduler_url} "
+        self.say(f"local-up: {' and '.join(c.scheduler_urls)} serving on "
+                 f"{' and '.join(c.scheduler_urls.values())} "
                  f"(koord-descheduler: not built yet, not started)")
         nodes = [str(n["name"]) for n in node_specs(self.scenario)]
         c.start_koordlets(nodes)
@@ -115,15 +121,26 @@ class LocalCluster:
         next_sample = next_progress = 0.0
         self.say(f"local-up: scenario {sc.name!r}: {sc.pod_count()} pods over a day of "
                  f"{sc.day_length_seconds:g} s, running {duration:g} s")
+        unreachable = False
         while (t := time.time() - self.started) < duration:
-            dead = self.components.dead()
-            if dead:
-                raise ComponentFailed(f"{', '.join(dead)} exited; see {self.workdir}/logs")
-            pods = rec.list_pods()
-            wl.step(t, {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods})
-            if t >= next_sample:
-                rec.sample(t, pods)
-                next_sample += sc.sample_interval_seconds
+            try:
+                pods = rec.list_pods()
+                wl.step(t, {(p["metadata"]["namespace"], p["metadata"]["name"]): p
+                            for p in pods})
+                if t >= next_sample:
+                    rec.sample(t, pods)
+                    next_sample += sc.sample_interval_seconds
+            except ApiError as e:
+                # The API server restarting (the supervisor brings it back): the driver
+                # carries on from where it was at the next tick.
+                if not unreachable:
+                    self.say(f"local-up: [{t:.0f}s] the API server failed a request ({e}); "
+                             f"trying again every {tick:g} s")
+                unreachable = True
+            else:
+                if unreachable:
+                    self.say(f"local-up: [{t:.0f}s] the API server answers again")
+                unreachable = False
             if t >= next_progress and self.samples:
                 self.say(self._progress(t, duration, self.samples[-1]))
                 next_progress += PROGRESS_EVERY_SECONDS
@@ -132,12 +149,20 @@ class LocalCluster:
             time.sleep(max(0.0, tick - (time.time() - self.started - t)))
         return self.finish()
 
+    def _restarting(self, r: Restart) -> None:
+        """The supervisor saw a component exit (called on its thread)."""
+        self.say(f"local-up: {r.name} {describe_exit(r.exit_code)}; restarting it in "
+                 f"{r.delay:g} s (restart {r.restarts}, log {self.components.log_path(r.name)})")
+
     def _progress(self, t: float, duration: float, s: Sample) -> str:
         def count(kind: str, phase: str) -> int:
             return s.phases.get(kind, {}).get(phase, 0)
 
         _, co, online = reports.utilisation([s])
         util = f"; cluster cpu {co[0]:.0f}% (online only {online[0]:.0f}%)" if co else ""
+        restarts = ", ".join(f"{p.name} {p.restarts}" for p in
+                             self.components.processes.values() if p.restarts)
+        util += f"; restarts: {restarts}" if restarts else ""
         return (f"[{t:5.0f}s/{duration:.0f}s] online {count(ONLINE, 'Running')} running; "
                 f"batch {count(BATCH, 'Running')} running, {count(BATCH, 'Pending')} pending, "
                 f"{count(BATCH, 'Succeeded')} done; batch-cpu allocatable "
@@ -147,13 +172,14 @@ class LocalCluster:
         """Stop submitting, take the last sample, and write the report."""
         rec = self.recorder
         assert self.client is not None and self.workload is not None and rec is not None
+        leases = self._leases()  # before settling: stopped leaders release their Leases
         if self.settle:
             self._settle()
         t = time.time() - self.started
         pods = rec.list_pods()
         rec.sample(t, pods, scrape=not self.settle)
         events = self.client.list(EVENTS)["items"]
-        return self.write_report(t, pods, events)
+        return self.write_report(t, pods, events, leases)
 
     def _settle(self) -> None:
         """Controllers off, then wait until no batch pod runs: the objects hold still."""
@@ -167,7 +193,8 @@ class LocalCluster:
 
         wait_for(quiet, timeout=longest + 15, interval=0.5, what="batch pods to finish")
 
-    def write_report(self, t: float, pods, events) -> reports.Report:
+    def write_report(self, t: float, pods, events,
+                     leases: list[reports.LeaseRow] | None = None) -> reports.Report:
         assert self.workload is not None
         sc = self.scenario
         r = reports.build(sc.name, sc.nodes.count, sc.day_length_seconds, t,
@@ -181,10 +208,24 @@ class LocalCluster:
         data = self.workdir / "report.json"
         r.files = {"Pods, nodes and scheduler messages": str(placements),
                    "Numbers and samples": str(data)}
+        r.components = [reports.ComponentRow(
+            p.name, p.restarts, p.last_exit_code,
+            describe_exit(p.last_exit_code) if p.last_exit_code is not None else "")
+            for p in self.components.processes.values()]
+        r.leases = self._leases() if leases is None else leases
         reports.save(r, self.samples, data)
         text = reports.render_text(r)
         (self.workdir / "report.txt").write_text(text)
         return r
+
+    def _leases(self) -> list[reports.LeaseRow]:
+        assert self.client is not None
+        rows = []
+        for component in (MANAGER, SCHEDULER):
+            identity, replica, transitions = self.components.lease(self.client, component)
+            rows.append(reports.LeaseRow(f"{LEASE_NAMESPACE}/{LEASES[component]}", replica,
+                                         identity, transitions))
+        return rows
 
     # -- down ---------------------------------------------------------------------------------
 

@@ -1,29 +1,44 @@
 """Starts and stops the local cluster's processes: the embedded API server with the simulated
-kubelets, koord-manager, koord-scheduler and one koordlet per simulated node (``hack/local-up``;
-upstream deploys the same components with its Helm chart).
+kubelets, two replicas each of koord-manager and koord-scheduler (as upstream's Helm chart runs
+them) and one koordlet per simulated node (``hack/local-up``; upstream deploys the same
+components with its Helm chart).
 
 Each component is ``python -m <component>.main`` with upstream's flags, its log in
-``<workdir>/logs/<name>.log``. Ports are free ones on 127.0.0.1. The webhook server is reached
-by URL (``WEBHOOK_HOST``), as for a manager outside the cluster. ``stop`` sends SIGTERM to all
-(koordlets first, the API server last) and kills what has not exited after a grace period.
+``<workdir>/logs/<name>.log``; replicas are ``koord-manager-0``/``-1`` and
+``koord-scheduler-0``/``-1``, each with its own ports (metrics, probes, webhook) and webhook
+cert dir. Ports are free ones on 127.0.0.1; the webhook server listens on 127.0.0.1 only
+(``--webhook-bind-address``) and is reached by URL (``WEBHOOK_HOST``), as for a manager outside
+the cluster. Both replicas campaign for their Lease (``koordinator-system/koordinator-manager``,
+``koordinator-system/koord-scheduler``) with shorter periods than upstream's 15 s / 10 s / 2 s
+(``LEASE_FLAGS``: 8 s lease, 6 s renew deadline, 1 s retry), so a standby takes over a killed
+leader within about 10 s. Once a component got ready the supervisor (``supervisor.py``) restarts
+it whenever it exits. ``stop`` sends SIGTERM to all (koordlets first, the API server last) and
+kills what has not exited after a grace period.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import yaml
 
 from koordlet.metricsadvisor.simulated import ANNOTATION_SYSTEM_USAGE
+from pkg.client import ApiError
+from pkg.client.resources import LEASES as LEASES_RESOURCE
+from pkg.client.rest import Client
 from pkg.util.testdata import upstream_data_dir
-from test.e2e.cluster import ComponentProcess, free_port, http_ok, wait_for
+from test.e2e.cluster import free_port, http_ok, wait_for
 
 from .scenario import Scenario
+from .supervisor import Restart, Supervised, Supervisor
 
 log = logging.getLogger(__name__)
 
@@ -60,39 +75,61 @@ def node_specs(scenario: Scenario) -> list[dict[str, object]]:
             for i in range(pool.count)]
 
 
+REPLICAS = 2
+MANAGER, SCHEDULER = "koord-manager", "koord-scheduler"
+# Leader election on a local cluster: a standby takes over within a lease (upstream: 15 s, 10 s,
+# 2 s), long enough that a loaded 2-core machine does not lose leases spuriously.
+LEASE_FLAGS = ["--leader-elect-lease-duration", "8s", "--leader-elect-renew-deadline", "6s",
+               "--leader-elect-retry-period", "1s"]
+LEASE_NAMESPACE = "koordinator-system"
+LEASES = {MANAGER: "koordinator-manager", SCHEDULER: "koord-scheduler"}
+# pkg.component's runner logs "attempting to acquire leader lease <ns/name> (identity <id>)":
+# every replica's identities (one per start), to tell which replica holds a Lease.
+_IDENTITY = re.compile(r"attempting to acquire leader lease \S+ \(identity (\S+)\)")
+
+
+def replica_names(component: str) -> list[str]:
+    return [f"{component}-{i}" for i in range(REPLICAS)]
+
+
 @dataclass
 class Components:
     """The running processes of one local cluster."""
 
     workdir: Path
     scenario: Scenario
+    on_restart: Callable[[Restart], None] | None = None
     kubeconfig: Path = field(init=False)
     apiserver_url: str = ""
-    scheduler_url: str = ""
-    manager_probes_url: str = ""
+    scheduler_urls: dict[str, str] = field(default_factory=dict)
+    manager_probes_urls: dict[str, str] = field(default_factory=dict)
     koordlet_metrics: dict[str, str] = field(default_factory=dict)
-    processes: dict[str, ComponentProcess] = field(default_factory=dict)
+    supervisor: Supervisor = field(init=False)
     _sock_dir: tempfile.TemporaryDirectory[str] | None = None
 
     def __post_init__(self) -> None:
         self.kubeconfig = self.workdir / "kubeconfig"
         (self.workdir / "logs").mkdir(parents=True, exist_ok=True)
+        self.supervisor = Supervisor(self.on_restart)
+
+    @property
+    def processes(self) -> dict[str, Supervised]:
+        return self.supervisor.processes
 
     def log_path(self, name: str) -> Path:
         return self.workdir / "logs" / f"{name}.log"
 
     def _start(self, name: str, module: str, args: list[str],
-               env: dict[str, str] | None = None) -> ComponentProcess:
-        proc = ComponentProcess(module, args, self.log_path(name), env, own_session=True)
-        self.processes[name] = proc
-        return proc
+               env: dict[str, str] | None = None) -> Supervised:
+        return self.supervisor.start(name, module, args, self.log_path(name), env)
 
-    def _wait(self, name: str, ready, timeout: float, what: str) -> None:
+    def _wait(self, name: str, ready: Callable[[], object], timeout: float, what: str) -> None:
+        """Wait for the first start to get ready, then supervise it (restarts on exit)."""
         proc = self.processes[name]
 
         def check() -> bool:
             if not proc.alive():
-                raise ComponentFailed(f"{name} exited with {proc.proc.returncode} before "
+                raise ComponentFailed(f"{name} exited with {proc.proc.proc.returncode} before "
                                       f"{what}; {self.log_path(name)}:\n{_tail(proc.log_path)}")
             return bool(ready())
 
@@ -101,6 +138,7 @@ class Components:
         except AssertionError as e:
             raise ComponentFailed(f"{e}; {self.log_path(name)}:\n{_tail(proc.log_path)}") \
                 from None
+        self.supervisor.supervise(name)
 
     # -- the API server and its simulated kubelets --------------------------------------------
 
@@ -123,28 +161,35 @@ class Components:
     # -- koord-manager ------------------------------------------------------------------------
 
     def start_manager(self) -> None:
-        probes, metrics, webhook = free_port(), free_port(), free_port()
-        self.manager_probes_url = f"http://127.0.0.1:{probes}"
-        self._start("koord-manager", "manager.main", [
-            "--kubeconfig", str(self.kubeconfig), "--metrics-addr", f"127.0.0.1:{metrics}",
-            "--health-probe-addr", f"127.0.0.1:{probes}", "-v", "2"],
-            env={"WEBHOOK_HOST": "127.0.0.1", "WEBHOOK_PORT": str(webhook),
-                 "WEBHOOK_CERT_DIR": str(self.workdir / "manager-certs")})
-        self._wait("koord-manager", lambda: "controllers started:" in
-                   self.processes["koord-manager"].log(), 60, "controllers started")
+        """Both replicas; returns once each serves its webhooks and one leads."""
+        for name in replica_names(MANAGER):
+            probes, metrics, webhook = free_port(), free_port(), free_port()
+            self.manager_probes_urls[name] = f"http://127.0.0.1:{probes}"
+            self._start(name, "manager.main", [
+                "--kubeconfig", str(self.kubeconfig), "--metrics-addr", f"127.0.0.1:{metrics}",
+                "--health-probe-addr", f"127.0.0.1:{probes}", "--webhook-bind-address",
+                "127.0.0.1", *LEASE_FLAGS, "-v", "2"],
+                env={"WEBHOOK_HOST": "127.0.0.1", "WEBHOOK_PORT": str(webhook),
+                     "WEBHOOK_CERT_DIR": str(self.workdir / f"{name}-certs")})
+        for name, url in self.manager_probes_urls.items():
+            self._wait(name, partial(http_ok, url + "/readyz"), 60, "/readyz")
+        wait_for(lambda: any("controllers started:" in self.processes[n].log()
+                             for n in replica_names(MANAGER)),
+                 timeout=60, what="a koord-manager replica leading (controllers started)")
 
     # -- koord-scheduler ----------------------------------------------------------------------
 
     def start_scheduler(self) -> None:
         config = self.workdir / "koord-scheduler-config.yaml"
         config.write_text(scheduler_config_text())
-        port = free_port()
-        self.scheduler_url = f"http://127.0.0.1:{port}"
-        self._start("koord-scheduler", "scheduler.main", [
-            "--config", str(config), "--kubeconfig", str(self.kubeconfig),
-            "--bind-address", "127.0.0.1", "--port", str(port)])
-        self._wait("koord-scheduler", lambda: http_ok(self.scheduler_url + "/healthz"), 60,
-                   "/healthz")
+        for name in replica_names(SCHEDULER):
+            port = free_port()
+            self.scheduler_urls[name] = f"http://127.0.0.1:{port}"
+            self._start(name, "scheduler.main", [
+                "--config", str(config), "--kubeconfig", str(self.kubeconfig),
+                "--bind-address", "127.0.0.1", "--port", str(port), *LEASE_FLAGS])
+        for name, url in self.scheduler_urls.items():
+            self._wait(name, partial(http_ok, url + "/healthz"), 60, "/healthz")
 
     # -- koordlets ----------------------------------------------------------------------------
 
@@ -163,17 +208,39 @@ class Components:
                 *self.scenario.koordlet_args], env={"NODE_NAME": node})
         for node in nodes:
             url = self.koordlet_metrics[node]
-            self._wait(f"koordlet-{node}", lambda u=url: http_ok(u + "/metrics"), 120, "/metrics")
+            self._wait(f"koordlet-{node}", partial(http_ok, url + "/metrics"), 120, "/metrics")
+
+    # -- leaders ------------------------------------------------------------------------------
+
+    def replica_of(self, identity: str) -> str:
+        """The replica whose log announced ``identity`` ("" when none did)."""
+        for name in replica_names(MANAGER) + replica_names(SCHEDULER):
+            if name in self.processes and identity in _IDENTITY.findall(
+                    self.processes[name].log()):
+                return name
+        return ""
+
+    def lease(self, client: Client, component: str) -> tuple[str, str, int]:
+        """(holder identity, its replica, lease transitions) of ``component``'s Lease (MANAGER
+        or SCHEDULER); ("", "", 0) while there is none."""
+        try:
+            lease = client.get(LEASES_RESOURCE, LEASES[component], LEASE_NAMESPACE)
+        except ApiError:
+            return "", "", 0
+        spec = lease.get("spec") or {}
+        holder = str(spec.get("holderIdentity") or "")
+        return (holder, self.replica_of(holder) if holder else "",
+                int(spec.get("leaseTransitions") or 0))
+
+    def leader(self, client: Client, component: str) -> str:
+        """The replica of ``component`` holding its Lease, "" if none."""
+        return self.lease(client, component)[1]
 
     # -- all ----------------------------------------------------------------------------------
 
-    def dead(self) -> list[str]:
-        """Components that exited."""
-        return [name for name, p in self.processes.items() if not p.alive()]
-
     def _stop_all(self, names: list[str]) -> None:
         """SIGTERM to all at once, then each gets what is left of one grace period."""
-        procs = {n: self.processes[n] for n in names}
+        procs = {s.name: s.proc for s in self.supervisor.release(names)}
         for proc in procs.values():
             proc.terminate()
         deadline = time.monotonic() + STOP_GRACE_SECONDS
@@ -190,6 +257,7 @@ class Components:
         self.stop_controllers()
         if APISERVER in self.processes:
             self._stop_all([APISERVER])
+        self.supervisor.close()
         if self._sock_dir is not None:
             self._sock_dir.cleanup()
             self._sock_dir = None

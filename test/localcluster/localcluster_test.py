@@ -188,8 +188,22 @@ def test_report_files(run: dict[str, Any]) -> None:
     assert len(saved["samples"]) >= 20  # a sample every 4 s of a 100 s day
     tsv = (workdir / "placements.tsv").read_text().splitlines()
     assert len(tsv) == 1 + run["report"].pods_created
-    for name in ("kube-apiserver", "koord-manager", "koord-scheduler", "koordlet-node-0"):
+    for name in ("kube-apiserver", "koord-manager-0", "koord-manager-1", "koord-scheduler-0",
+                 "koord-scheduler-1", "koordlet-node-0"):
         assert (workdir / "logs" / f"{name}.log").stat().st_size > 0
+    # Two replicas of each leader-elected component; the report names who led each Lease
+    # (before settling stopped them) and what the supervisor restarted.
+    assert {c["name"] for c in saved["report"]["components"]} == {
+        "kube-apiserver", "koord-manager-0", "koord-manager-1", "koord-scheduler-0",
+        "koord-scheduler-1", "koordlet-node-0", "koordlet-node-1"}
+    leases = {lease["lease"]: lease["holder"] for lease in saved["report"]["leases"]}
+    assert leases["koordinator-system/koordinator-manager"] in ("koord-manager-0",
+                                                                "koord-manager-1")
+    assert leases["koordinator-system/koord-scheduler"] in ("koord-scheduler-0",
+                                                            "koord-scheduler-1")
+    assert "Restarts (the supervisor restarts what exits): " in text
+    assert (f"Leader of Lease koordinator-system/koord-scheduler: "
+            f"{leases['koordinator-system/koord-scheduler']} (transitions ") in text
 
 
 def test_ctrl_c_stops_every_process_and_reports_what_ran(tmp_path: Path) -> None:
@@ -208,8 +222,8 @@ def test_ctrl_c_stops_every_process_and_reports_what_ran(tmp_path: Path) -> None
                  timeout=120, interval=0.5, what="the scenario's progress")
         assert proc.poll() is None, out.read_text()
         children = psutil.Process(proc.pid).children(recursive=True)
-        # API server, manager, scheduler and a koordlet per node (2).
-        assert len(children) >= 5, [c.cmdline() for c in children]
+        # API server, two managers, two schedulers and a koordlet per node (2).
+        assert len(children) >= 7, [c.cmdline() for c in children]
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
         assert proc.wait(60) == 130

@@ -56,6 +56,26 @@ class NodeRow:
 
 
 @dataclass(slots=True)
+class ComponentRow:
+    """A process of the local cluster and what the supervisor saw of it."""
+
+    name: str
+    restarts: int
+    last_exit_code: int | None  # Popen's: negative for a signal
+    last_exit: str  # "exit 1", "killed by SIGKILL", "" when it never exited
+
+
+@dataclass(slots=True)
+class LeaseRow:
+    """Who holds a leader-election Lease at the end."""
+
+    lease: str  # namespace/name
+    holder: str  # the replica ("" when none holds it or the identity is unknown)
+    identity: str  # spec.holderIdentity: <hostname>_<uuid>
+    transitions: int  # spec.leaseTransitions
+
+
+@dataclass(slots=True)
 class Utilisation:
     samples: int
     colocated_avg: float
@@ -84,6 +104,8 @@ class Report:
     utilisation: Utilisation | None
     png: str = ""
     files: dict[str, str] = field(default_factory=dict)
+    components: list[ComponentRow] = field(default_factory=list)
+    leases: list[LeaseRow] = field(default_factory=list)
 
     def to_json(self) -> Obj:
         return asdict(self)
@@ -245,12 +267,26 @@ def _f(v: float | None, fmt: str = "{:.1f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
+def _render_components(r: Report) -> list[str]:
+    restarted = [c for c in r.components if c.restarts or c.last_exit]
+    total = sum(c.restarts for c in r.components)
+    out = [f"Restarts (the supervisor restarts what exits): {total}" + (
+        "; " + ", ".join(f"{c.name} {c.restarts} (last {c.last_exit})" for c in restarted)
+        if restarted else "")]
+    for lease in r.leases:
+        holder = lease.holder or lease.identity or "nobody"
+        out.append(f"Leader of Lease {lease.lease}: {holder} "
+                   f"(transitions {lease.transitions})")
+    return out
+
+
 def render_text(r: Report) -> str:
     out = [f"== Koordinator local cluster: scenario {r.scenario!r}, {r.nodes} nodes, "
            f"a day of {r.day_length_seconds:g} s (ran {r.ran_seconds:.0f} s) =="]
     phases = ", ".join(f"{kind}: " + " ".join(f"{ph}={n}" for ph, n in sorted(c.items()))
                        for kind, c in sorted(r.phases.items()))
     out.append(f"pods created {r.pods_created} (replacements {r.replacements}); {phases}")
+    out.extend(_render_components(r))
     out.append("")
     out.append("Per node at the end (cores / GiB); batch = kubernetes.io/batch-cpu|memory "
                "allocatable; used = NodeMetric")
