@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import accumulate
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -126,25 +127,27 @@ def parse_float(text: str) -> float:
 # fewer than 10 levels; Go's decoder allows 10,000, which Python's recursive decoder (and
 # everything that walks the result) cannot take: it raised RecursionError from about 1,000.
 MAX_JSON_DEPTH = 100
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_JSON_BRACKET = re.compile(r"[\[\]{}]")
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(range(256)).translate(None, b"{}[]")
+_BRACKET_DELTA = {ord("{"): 1, ord("["): 1, ord("}"): -1, ord("]"): -1}
+
+
+def json_nesting_exceeds(raw: str | bytes, limit: int) -> bool:
+    """Whether JSON text nests more than ``limit`` objects and arrays (brackets inside strings
+    skipped). Linear and without recursion, so any input is safe to measure before a parser
+    that recurses: the standard library's raises RecursionError, orjson's crashes the process
+    near 100,000 levels. Nearly free for text with few brackets."""
+    data = raw.encode() if isinstance(raw, str) else raw
+    if data.count(b"{") + data.count(b"[") <= limit:
+        return False
+    brackets = _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_BRACKET_DELTA.__getitem__, brackets)), default=0) > limit
 
 
 def json_depth_error(text: str) -> str | None:
-    """Why ``text`` nests too deep to decode (beyond ``MAX_JSON_DEPTH``), or None.
-
-    Counts brackets outside strings without recursing, so any text is safe to check first.
-    """
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return None
-    depth = 0
-    for bracket in _JSON_BRACKET.findall(_JSON_STRING.sub("", text)):
-        if bracket in "[{":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                return f"JSON nested more than {MAX_JSON_DEPTH} levels deep"
-        else:
-            depth -= 1
+    """Why ``text`` nests too deep to decode (beyond ``MAX_JSON_DEPTH``), or None."""
+    if json_nesting_exceeds(text, MAX_JSON_DEPTH):
+        return f"JSON nested more than {MAX_JSON_DEPTH} levels deep"
     return None
 
 

@@ -17,6 +17,7 @@ from manager.webhook.elasticquota.topology import QuotaTopology
 from manager.webhook.options import WebhookOptions
 from manager.webhook.pod.mutating import PodMutatingHandler
 from manager.webhook.pod.validating import PodValidatingHandler
+from manager.webhook.server import serve_review
 from pkg.client import ApiError
 from pkg.features import DEFAULT_FEATURE_GATES, FeatureGate
 
@@ -203,3 +204,14 @@ def test_good_config_and_pods_pass() -> None:
     be = pod({"koordinator.sh/qosClass": "BE"}, priority=5000,
              requests={"kubernetes.io/batch-cpu": "500"})
     assert validating(review("CREATE", "pods", be)).allowed
+
+
+@pytest.mark.parametrize("depth", [2_000, 100_000])
+def test_a_forged_review_nested_too_deep_is_answered_not_crashed(depth: int) -> None:
+    # 100,000 levels (600 KB) crashed the process inside the JSON parser.
+    body = b'{"request":' * depth + b"{}" + b"}" * depth
+    code, out = serve_review(PodValidatingHandler(FakeClient(), None, GATE), body)
+    resp = json.loads(out)["response"]
+    assert code == 200 and not resp["allowed"] and resp["status"]["code"] == 400
+    assert "cannot decode AdmissionReview: nested more than 1000 levels deep" in \
+        resp["status"]["message"]

@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from api.extension.codec import json_nesting_exceeds
 from api.extension.elastic_quota import LABEL_QUOTA_NAME
 from pkg.client import ApiError, Client
 from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
@@ -114,9 +115,16 @@ def build_handlers(ctx: HandlerContext) -> dict[str, Handler]:
             if ctx.gate.enabled(builder.gate)}
 
 
+# orjson's parser crashes the process near 100,000 levels: a forged review is measured first.
+# The API server sends at most its storable depth (240) plus the review's own levels.
+MAX_REVIEW_DEPTH = 1000
+
+
 def serve_review(handler: Handler, body: bytes) -> tuple[int, bytes]:
     """One AdmissionReview in, one out; a body that is not a review is an errored 400."""
     try:
+        if json_nesting_exceeds(body, MAX_REVIEW_DEPTH):
+            raise ValueError(f"nested more than {MAX_REVIEW_DEPTH} levels deep")
         review = orjson.loads(body)
         req = AdmissionRequest.from_review(review)
     except (orjson.JSONDecodeError, ValueError) as e:

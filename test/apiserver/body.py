@@ -10,11 +10,14 @@ write: nothing is stored that a list, a watch or a webhook call could not encode
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
 import yaml
 from aiohttp import web
+
+from api.extension.codec import json_nesting_exceeds
 
 from . import errors
 from .meta import json_kind
@@ -71,13 +74,20 @@ def check_storable(group: str, kind: str, obj: dict[str, Any]) -> None:
                                               f'Invalid value: "object": {why}')])
 
 
-def decode_json(raw: bytes, what: str) -> Any:
-    """JSON that the server could store and serve back; else 400 BadRequest "<what>: why"."""
+# orjson's parser recurses on the C stack: about 100,000 levels (a 600 KB body) crash the
+# process. Bodies are measured before it parses them; 1,000 levels is far beyond MAX_DEPTH and
+# far inside what it parses safely.
+MAX_DECODE_DEPTH = 1000
+def decode_json(raw: bytes, what: str, *, check_depth: bool = True) -> Any:
+    """JSON that the server could store and serve back; else 400 BadRequest "<what>: why".
+    ``check_depth=False`` leaves the depth to the caller (which can name the object)."""
+    if json_nesting_exceeds(raw, MAX_DECODE_DEPTH):
+        raise errors.bad_request(f"{what}: nested more than {MAX_DECODE_DEPTH} levels deep")
     try:
         out = orjson.loads(raw)
     except orjson.JSONDecodeError as e:
         raise errors.bad_request(f"{what}: {e}") from None
-    why = _depth_error(out)
+    why = _depth_error(out) if check_depth else None
     if why is not None:
         raise errors.bad_request(f"{what}: {why}")
     return out
@@ -100,7 +110,7 @@ def _expanded_nodes(node: yaml.Node, memo: dict[int, int]) -> int:
     return n
 
 
-def decode_yaml(raw: bytes, what: str) -> Any:
+def decode_yaml(raw: bytes, what: str, *, check_depth: bool = True) -> Any:
     """One YAML document as JSON values (keys as strings, as sigs.k8s.io/yaml converts)."""
     loader = yaml.SafeLoader(raw)
     try:
@@ -119,33 +129,46 @@ def decode_yaml(raw: bytes, what: str) -> Any:
     except RecursionError:  # PyYAML composes recursively: far deeper than MAX_DEPTH
         raise errors.bad_request(f"{what}: nested more than {MAX_DEPTH} levels deep") from None
     except orjson.JSONEncodeError as e:
-        deep = "Recursion limit" in str(e)
-        raise errors.bad_request(f"{what}: nested more than {MAX_DEPTH} levels deep" if deep
-                                 else f"{what}: error converting YAML to JSON: {e}") from None
+        if "Recursion limit" not in str(e):
+            raise errors.bad_request(f"{what}: error converting YAML to JSON: {e}") from None
+        # Deeper than orjson writes: the standard encoder goes on, so that the caller can
+        # name the object and the field that is too deep.
+        text = _deep_json(value, what)
     finally:
         loader.dispose()
-    return decode_json(text, what)
+    return decode_json(text, what, check_depth=check_depth)
 
 
-def decode_object(raw: bytes, content_type: str, kind: str) -> dict[str, Any]:
+def _deep_json(value: Any, what: str) -> bytes:
+    try:
+        return json.dumps(value, default=str).encode()
+    except RecursionError:
+        raise errors.bad_request(f"{what}: nested more than {MAX_DEPTH} levels deep") from None
+
+
+def decode_object(raw: bytes, content_type: str, group: str, kind: str) -> dict[str, Any]:
     """A create/update body of ``kind`` as a JSON object; 400 BadRequest naming the problem,
-    in kube-apiserver's words where it has them."""
+    in kube-apiserver's words where it has them. An object that decodes but is too deep to be
+    served back is 422 Invalid naming it and the field (``check_storable``), still before
+    admission."""
     from . import protobuf
 
     what = f"the object provided is unrecognized (must be of type {kind})"
     if not raw:
         raise errors.bad_request("the request body is empty")
     if content_type in YAML_TYPES:
-        out = decode_yaml(raw, what)
+        out = decode_yaml(raw, what, check_depth=False)
     elif content_type == "application/vnd.kubernetes.protobuf":
         out = protobuf.decode(raw)
     else:
-        out = decode_json(raw, f"{what}: couldn't get version/kind; json parse error")
+        out = decode_json(raw, f"{what}: couldn't get version/kind; json parse error",
+                          check_depth=False)
     if not isinstance(out, dict):
         raise errors.bad_request(
             f"{what}: couldn't get version/kind; json parse error: json: cannot unmarshal "
             f"{json_kind(out)} into Go value of type struct {{ APIVersion string "
             '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }')
+    check_storable(group, kind, out)
     return out
 
 

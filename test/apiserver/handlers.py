@@ -220,7 +220,8 @@ class Handlers:
                 return _json(subresources.scale_of(info, self.api.view(info, st)))
             return self._object(request, info, st)
         if method == "POST":
-            body = await self._body(request, SUBRESOURCE_KINDS.get(sub or "", info.kind))
+            body = await self._body(request, info.group if not sub else "",
+                                    SUBRESOURCE_KINDS.get(sub or "", info.kind))
             if info.plural == "bindings" and info.group == "":
                 md = body.get("metadata")
                 bname = md.get("name", "") if isinstance(md, dict) else ""
@@ -240,7 +241,8 @@ class Handlers:
         if method == "PUT":
             if name is None:
                 raise errors.method_not_allowed("PUT", request.path)
-            body = await self._body(request, SUBRESOURCE_KINDS.get(sub or "", info.kind))
+            body = await self._body(request, info.group if not sub else "",
+                                    SUBRESOURCE_KINDS.get(sub or "", info.kind))
             if sub == "scale":
                 return _json(await subresources.update_scale(self.api, info, ns, name, body,
                                                              dry_run))
@@ -267,7 +269,7 @@ class Handlers:
             raw = await bodies.read(request)
             options: dict[str, Any] = {}
             if raw.strip():
-                options = bodies.decode_object(raw, JSON, "DeleteOptions")
+                options = bodies.decode_object(raw, JSON, "", "DeleteOptions")
             if "gracePeriodSeconds" in q:
                 options["gracePeriodSeconds"] = _int_param(q, "gracePeriodSeconds")
             if "propagationPolicy" in q:
@@ -287,9 +289,9 @@ class Handlers:
         mode = request.query.get("fieldValidation", "")
         return {"field_validation": mode} if mode else {}
 
-    async def _body(self, request: web.Request, kind: str) -> dict[str, Any]:
+    async def _body(self, request: web.Request, group: str, kind: str) -> dict[str, Any]:
         ctype = request.headers.get("Content-Type", JSON).split(";")[0].strip()
-        return bodies.decode_object(await bodies.read(request), ctype, kind)
+        return bodies.decode_object(await bodies.read(request), ctype, group, kind)
 
     async def _finalize(self, info: ResourceInfo, name: str, body: Any) -> Stored:
         """PUT namespaces/<name>/finalize: replace spec.finalizers only."""
