@@ -74,6 +74,7 @@ from koordlet.util.system.fake_tree import (
 from pkg.client.informers import SharedInformerFactory
 from pkg.client.rest import Client
 from pkg.component import Hooks, Runner
+from pkg.events.recorder import EventBroadcaster
 from pkg.features import koordlet_feature_gate
 
 # Not upstream (it waits forever): how long startup waits for statesinformer before going on
@@ -129,11 +130,15 @@ class Daemon:
         self.env = fake_v1_env(root, prefix) if self.fake_tree else CgroupEnv.detect(root, prefix)
         self.advisors = self._advisors()
         self.reporter = NodeMetricReporter(client, self.states, self.cache)
+        # Upstream's koordlet records through client-go's tools/record as "koordlet" on its
+        # node: evictions, malformed annotations the strategies skip.
+        self.events = EventBroadcaster(client)
         self.qos_manager = qos.QOSManager(qos.Context(
             env=self.env, executor=self.executor, metric_cache=self.cache, states=self.view,
             feature_gate=koordlet_feature_gate,
             config=qos.Config(**{k: getattr(args, k) for k in qos.Config.__slots__}),
             collect_res_used_interval_seconds=args.collect_res_used_interval,
+            event_recorder=self.events.new_recorder("koordlet", node_name),
             client=client), STRATEGY_PLUGINS)
         self.rules = Rules(disable_unset_cpu_quota=args.disable_unset_cpu_quota)
         applier = CgroupApplier(self.env, self.executor, self.system.proc_root_dir)
@@ -175,6 +180,8 @@ class Daemon:
         server.add_metrics_path("/internal-metrics", metrics.INTERNAL)
         server.add_metrics_path("/external-metrics", metrics.EXTERNAL)
         runner.informers(self.factory)
+        # Before the strategies that record, so it stops (flushing) after them.
+        runner.add("events", Hooks(on_stop=lambda: self.events.shutdown(timeout=2)))
         runner.add("statesinformer", _StatesInformer(self.states, self.node_name,
                                                      runner.stopping))
         if args.simulate_metrics:
