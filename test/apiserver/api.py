@@ -25,6 +25,7 @@ from . import errors
 from .events import from_core, to_core
 from .meta import (
     Cause,
+    field_type_error,
     generate_name,
     meta_type_error,
     new_uid,
@@ -191,7 +192,8 @@ class Api:
             md = obj["metadata"] = {}
         elif not isinstance(md, dict):
             raise errors.bad_request("metadata must be an object")
-        elif (why := meta_type_error(md)) is not None:
+        why = meta_type_error(md) or field_type_error(info.kind, obj)
+        if why is not None:
             raise errors.bad_request(f'{info.kind} in version "{info.version}" cannot be '
                                      f"handled as a {info.kind}: {why}")
         return obj

@@ -33,6 +33,10 @@ _ORJSON_DEPTH = 255
 # its expanded node count is bounded, as go-yaml refuses "excessive aliasing".
 MAX_YAML_NODES = 1_000_000
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml")
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+# "" is a request without Content-Type, read as JSON like the server always has.
+JSON_TYPES = ("application/json", "")
+OBJECT_MEDIA_TYPES = ("application/json", "application/yaml", PROTOBUF)
 
 
 async def read(request: web.Request) -> bytes:
@@ -158,8 +162,10 @@ def decode_object(raw: bytes, content_type: str, group: str, kind: str) -> dict[
         raise errors.bad_request("the request body is empty")
     if content_type in YAML_TYPES:
         out = decode_yaml(raw, what, check_depth=False)
-    elif content_type == "application/vnd.kubernetes.protobuf":
+    elif content_type == PROTOBUF:
         out = protobuf.decode(raw)
+    elif content_type not in JSON_TYPES:
+        raise errors.unsupported_media_type(content_type, OBJECT_MEDIA_TYPES)
     else:
         out = decode_json(raw, f"{what}: couldn't get version/kind; json parse error",
                           check_depth=False)

@@ -249,3 +249,31 @@ def test_delete_options_of_the_wrong_type_are_400(srv, options):
     code, body = http_request(srv, "POST", f"{PODS}/del-opts/eviction", orjson.dumps(eviction))
     assert "into Go struct field DeleteOptions." in expect_status(body, 400, "BadRequest")
     assert http_request(srv, "GET", f"{PODS}/del-opts")[0] == 200
+
+
+@pytest.mark.parametrize("ctype", ["text/plain", "application/x-www-form-urlencoded"])
+def test_a_body_in_an_unknown_format_is_415(srv, ctype):
+    code, body = http_request(srv, "POST", PODS, orjson.dumps(pod("plain")), ctype)
+    msg = expect_status(body, 415, "UnsupportedMediaType")
+    assert "accepted media types include: application/json, application/yaml" in msg
+    assert "plain" not in lists_and_watches(srv, PODS)
+
+
+def test_a_body_without_content_type_is_read_as_json(srv):
+    code, body = http_request(srv, "POST", PODS, orjson.dumps(pod("no-ctype")), "")
+    assert code == 201, body
+
+
+@pytest.mark.parametrize("kind,path,field,value", [
+    ("ConfigMap", "/api/v1/namespaces/default/configmaps", "data", {"a": 5}),
+    ("ConfigMap", "/api/v1/namespaces/default/configmaps", "binaryData", {"a": True}),
+    ("Secret", "/api/v1/namespaces/default/secrets", "stringData", {"a": ["x"]}),
+])
+def test_typed_fields_of_the_wrong_json_type_are_400_as_gos_decoder_says(srv, kind, path, field,
+                                                                         value):
+    obj = {"apiVersion": "v1", "kind": kind, "metadata": {"name": "typed"}, field: value}
+    code, body = http_request(srv, "POST", path, orjson.dumps(obj))
+    msg = expect_status(body, 400, "BadRequest")
+    assert f'{kind} in version "v1" cannot be handled as a {kind}: json: cannot unmarshal' in msg
+    assert f"into Go struct field {kind}.{field} of type string" in msg
+    assert "typed" not in lists_and_watches(srv, path)

@@ -136,13 +136,17 @@ def method_not_allowed(verb: str, what: str) -> ApiError:
     )
 
 
-def unsupported_media_type(content_type: str) -> ApiError:
+PATCH_MEDIA_TYPES = ("application/json-patch+json", "application/merge-patch+json",
+                     "application/apply-patch+yaml")
+
+
+def unsupported_media_type(content_type: str,
+                           accepted: tuple[str, ...] = PATCH_MEDIA_TYPES) -> ApiError:
     return ApiError(
         415,
         "UnsupportedMediaType",
         f"the body of the request was in an unknown format - "
-        f"accepted media types include: application/json-patch+json, "
-        f"application/merge-patch+json, application/apply-patch+yaml ({content_type!r} "
+        f"accepted media types include: {', '.join(accepted)} ({content_type!r} "
         f"is not one of them)",
     )
 

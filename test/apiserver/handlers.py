@@ -290,7 +290,7 @@ class Handlers:
         return {"field_validation": mode} if mode else {}
 
     async def _body(self, request: web.Request, group: str, kind: str) -> dict[str, Any]:
-        ctype = request.headers.get("Content-Type", JSON).split(";")[0].strip()
+        ctype = request.headers.get("Content-Type", JSON).split(";")[0].strip().lower()
         return bodies.decode_object(await bodies.read(request), ctype, group, kind)
 
     async def _finalize(self, info: ResourceInfo, name: str, body: Any) -> Stored:

@@ -241,6 +241,31 @@ def meta_type_error(md: dict[str, Any]) -> str | None:
     return None
 
 
+# Top-level fields of built-in kinds whose values the server stores as they come but Go types
+# strictly (a ConfigMap's data of numbers would be stored, then break every typed client).
+_TYPED_FIELDS: dict[str, dict[str, str]] = {
+    "ConfigMap": {"data": "map[string]string", "binaryData": "map[string]string"},
+    "Secret": {"data": "map[string]string", "stringData": "map[string]string",
+               "type": "string"},
+}
+
+
+def field_type_error(kind: str, obj: dict[str, Any]) -> str | None:
+    """Go's decoding error for a typed top-level field of ``kind`` holding the wrong JSON type,
+    or None (``[]byte`` values travel as base64 strings, so they are strings here too)."""
+    for k, go_type in _TYPED_FIELDS.get(kind, {}).items():
+        v = obj.get(k)
+        if v is None or (isinstance(v, str) if go_type == "string" else _fits(v, go_type)):
+            continue
+        bad = v
+        if isinstance(v, dict) and go_type.startswith("map"):
+            bad = next(x for x in v.values() if not isinstance(x, str))
+            go_type = "string"
+        return (f"json: cannot unmarshal {json_kind(bad)} into Go struct field {kind}.{k} of "
+                f"type {go_type}")
+    return None
+
+
 def _invalid(fld: str, value: str, msg: str) -> Cause:
     return ("FieldValueInvalid", fld, f"Invalid value: {go_quote(value)}: {msg}")
 
