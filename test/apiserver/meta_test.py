@@ -68,6 +68,8 @@ def test_label_value_with_a_space_is_invalid_with_upstreams_message(srv):
     ({"Bad_Prefix/x": "v"}, "prefix part a lowercase RFC 1123 subdomain"),
     ({"k" * 64: "v"}, "name part must be no more than 63 characters"),
     ({"k": "v" * 64}, "must be no more than 63 characters"),
+    ({"k": "web\n"}, LABEL_MSG),
+    ({"app\n": "v"}, "name part must consist of alphanumeric characters"),
 ])
 def test_bad_label_keys_and_values(srv, labels, want):
     code, body = http_request(srv, "POST", PODS, with_meta(pod("labels"), labels=labels))
@@ -97,6 +99,16 @@ def test_annotations_over_256kib_in_total_are_too_long(srv):
     code, body = http_request(srv, "POST", PODS, with_meta(pod("ann3"),
                                                            annotations={"bad key": "v"}))
     assert invalid(body)[1][0][0] == "metadata.annotations"
+
+
+def test_a_name_ending_in_a_newline_is_invalid_and_quoted_as_go_does(srv):
+    """Go's regexp '$' does not match before a final newline; nothing is stored."""
+    code, body = http_request(srv, "POST", PODS, orjson.dumps(pod("web\n")))
+    msg, causes = invalid(body)
+    assert causes[0][0] == "metadata.name"
+    assert causes[0][1].startswith('Invalid value: "web\\n": a lowercase RFC 1123 subdomain')
+    code, body = http_request(srv, "GET", PODS)
+    assert [p["metadata"]["name"] for p in body["items"] if "web" in p["metadata"]["name"]] == []
 
 
 @pytest.mark.parametrize(("path", "name", "want"), [

@@ -29,15 +29,17 @@ from pkg.client import ApiError
 from pkg.client.resources import PRIORITY_CLASSES
 from pkg.features.features import POD_MUTATING_WEBHOOK
 from pkg.util.validation import (
+    TOTAL_ANNOTATION_SIZE_LIMIT,
     FieldError,
     JSONValue,
-    dns1123_subdomain_problems,
+    go_len,
     go_value,
     invalid,
     invalid_message,
+    is_dns1123_subdomain,
+    is_qualified_name,
     not_found,
     not_supported,
-    qualified_name_problems,
     required,
     validate_label_name,
     validate_label_selector,
@@ -53,7 +55,6 @@ KIND = "ClusterColocationProfile"
 _INT32 = (-(2**31), 2**31 - 1)
 _PERCENT = re.compile(r"^(\d+)%$")
 _LABEL_SUFFIX = re.compile(r"^[-A-Za-z0-9_.]*$")
-_TOTAL_ANNOTATION_SIZE = 256 * 1024
 
 # What a patch may set: the parts of a pod its creator writes.
 _PATCH_FIELDS = ("metadata", "spec")
@@ -105,13 +106,13 @@ def _annotation_errors(path: str, annotations: JSONValue) -> list[FieldError]:
     errs: list[FieldError] = []
     size = 0
     for key, value in annotations.items():
-        errs.extend(invalid(path, key, p) for p in qualified_name_problems(key.lower()))
+        errs.extend(invalid(path, key, p) for p in is_qualified_name(key.lower()))
         if isinstance(value, str):
-            size += len(key) + len(value)
+            size += go_len(key) + go_len(value)
         elif value is not None:
             errs.append(invalid(f"{path}[{key}]", value, "must be a string"))
-    if size > _TOTAL_ANNOTATION_SIZE:
-        errs.append(FieldError(path, f"Too long: must have at most {_TOTAL_ANNOTATION_SIZE} "
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        errs.append(FieldError(path, f"Too long: must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} "
                                      "bytes"))
     return errs
 
@@ -209,7 +210,7 @@ def _scheduler_name_errors(path: str, name: JSONValue) -> list[FieldError]:
         return []
     if not isinstance(name, str):
         return [invalid(path, name, "must be a string")]
-    return [invalid(path, name, p) for p in dns1123_subdomain_problems(name)]
+    return [invalid(path, name, p) for p in is_dns1123_subdomain(name)]
 
 
 def _field_of(path: str) -> str:

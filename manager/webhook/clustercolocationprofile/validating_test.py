@@ -100,7 +100,11 @@ CASES: list[tuple[str, Obj, str]] = [
      "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
      "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"),
     ("label a pod cannot carry", {"labels": {"koordinator.sh/": "x"}},
-     'spec.labels: Invalid value: "koordinator.sh/": name part must be non-empty'),
+     '[spec.labels: Invalid value: "koordinator.sh/": name part must be non-empty, '
+     'spec.labels: Invalid value: "koordinator.sh/": name part must consist of alphanumeric '
+     "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+     "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+     "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')]"),
     ("scheduler name not a DNS subdomain", {"schedulerName": "Koord_Scheduler"},
      'spec.schedulerName: Invalid value: "Koord_Scheduler": a lowercase RFC 1123 subdomain '
      "must consist of lower case alphanumeric characters, '-' or '.', and must start and end "
