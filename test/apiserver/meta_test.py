@@ -4,13 +4,14 @@ update and patch, for built-in and custom resources, with upstream's messages an
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import pytest
 
-from test.apiserver import start
-from test.apiserver.testing import expect_status, http_request, minimal_pod, open_crd
+from test.apiserver import ServerHandle
+from test.apiserver.testing import expect_status, http_request, minimal_pod, serving_open_crd
 
 GROUP = "meta.example.com"
 PODS = "/api/v1/namespaces/default/pods"
@@ -24,13 +25,8 @@ LABEL_MSG = (
 
 
 @pytest.fixture(scope="module")
-def srv():
-    s = start()
-    code, _ = http_request(s, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                           orjson.dumps(open_crd(GROUP, "Blob", "blobs")))
-    assert code == 201
-    yield s
-    s.stop()
+def srv() -> Iterator[ServerHandle]:
+    yield from serving_open_crd(GROUP, "Blob", "blobs")
 
 
 def pod(name: str) -> dict[str, Any]:
