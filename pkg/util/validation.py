@@ -19,7 +19,7 @@ from typing import TypeAlias
 
 import orjson
 
-from pkg.util.labels import DOES_NOT_EXIST, EXISTS, IN, NOT_IN, OPERATORS
+from api.meta import DOES_NOT_EXIST, EXISTS, IN, NOT_IN, OPERATORS
 
 # Parsed JSON as a field may hold it.
 JSONValue: TypeAlias = (None | bool | int | float | str | Sequence["JSONValue"]
