@@ -53,8 +53,10 @@ from ..framework import HandlerBuilder
 
 KIND = "ClusterColocationProfile"
 _INT32 = (-(2**31), 2**31 - 1)
-_PERCENT = re.compile(r"^(\d+)%$")
-_LABEL_SUFFIX = re.compile(r"^[-A-Za-z0-9_.]*$")
+# Used with fullmatch: Python's '$' would let a final newline through, and '\d' any digit
+# that Go's strconv.Atoi refuses.
+_PERCENT = re.compile(r"([0-9]+)%")
+_LABEL_SUFFIX = re.compile(r"[-A-Za-z0-9_.]*")
 
 # What a patch may set: the parts of a pod its creator writes.
 _PATCH_FIELDS = ("metadata", "spec")
@@ -89,7 +91,7 @@ def _probability_errors(value: JSONValue) -> list[FieldError]:
         return []
     if _is_int(value):
         return [] if 0 <= value <= 100 else [invalid(path, value, "must be between 0 and 100")]
-    match = _PERCENT.match(value) if isinstance(value, str) else None
+    match = _PERCENT.fullmatch(value) if isinstance(value, str) else None
     if match is None:
         return [invalid(path, value, 'must be an integer or a percentage (e.g. "50%")')]
     if int(match.group(1)) > 100:
@@ -139,7 +141,7 @@ def _suffix_errors(suffixes: JSONValue) -> list[FieldError]:
     errs: list[FieldError] = []
     for key, suffix in suffixes.items():
         errs.extend(validate_label_name(path, key))
-        if not isinstance(suffix, str) or not _LABEL_SUFFIX.match(suffix) or len(suffix) > 63:
+        if not isinstance(suffix, str) or not _LABEL_SUFFIX.fullmatch(suffix) or len(suffix) > 63:
             errs.append(invalid(f"{path}[{key}]", suffix, "a suffix must be at most 63 "
                                 "alphanumeric characters, '-', '_' or '.'"))
     return errs

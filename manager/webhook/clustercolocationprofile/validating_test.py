@@ -81,6 +81,16 @@ CASES: list[tuple[str, Obj, str]] = [
      "spec.probability: Invalid value: -1: must be between 0 and 100"),
     ("probability not a percentage", {"probability": "half"},
      'spec.probability: Invalid value: "half": must be an integer or a percentage (e.g. "50%")'),
+    # As Go's regexp and strconv.Atoi: no final newline, ASCII digits only.
+    ("probability with a newline", {"probability": "50%\n"},
+     'spec.probability: Invalid value: "50%\\n": must be an integer or a percentage (e.g. '
+     '"50%")'),
+    ("probability in full-width digits", {"probability": "\uff15\uff10%"},
+     'spec.probability: Invalid value: "\uff15\uff10%": must be an integer or a percentage '
+     '(e.g. "50%")'),
+    ("label suffix with a newline", {"labelSuffixes": {"team": "-batch\n"}},
+     'spec.labelSuffixes[team]: Invalid value: "-batch\\n": a suffix must be at most 63 '
+     "alphanumeric characters, '-', '_' or '.'"),
     ("koordinatorPriority beyond int32", {"koordinatorPriority": 2**31},
      "spec.koordinatorPriority: Invalid value: 2147483648: must be a 32-bit integer"),
     ("patch not an object", {"patch": "spec: {}"},
