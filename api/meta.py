@@ -147,6 +147,11 @@ Duration = Annotated[str, AfterValidator(_check_duration)]
 _ATOMIC_LIST: dict[str, Any] = {"x-kubernetes-list-type": "atomic"}
 
 
+# metav1.LabelSelectorOperator.
+IN, NOT_IN, EXISTS, DOES_NOT_EXIST = "In", "NotIn", "Exists", "DoesNotExist"
+OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST)
+
+
 class LabelSelectorRequirement(ApiModel):
     key: str
     operator: str
@@ -276,6 +281,7 @@ def registered_kinds() -> dict[tuple[str, str, str], type[KubeObject]]:
 
 
 __all__ = [
+    "DOES_NOT_EXIST", "EXISTS", "IN", "NOT_IN", "OPERATORS",
     "Condition", "Duration", "Int32", "Int64", "KubeObject", "LabelSelector",
     "LabelSelectorRequirement", "ObjectMeta", "OwnerReference", "Time", "format_duration",
     "format_time", "parse_duration", "parse_time", "parse_timestamp", "registered_kinds",

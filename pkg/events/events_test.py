@@ -4,7 +4,6 @@ on the embedded API server that kubectl shows in ``describe pod`` and ``get even
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +14,7 @@ from pkg.client.resources import EVENTS, EVENTS_V1, NAMESPACES, PODS
 from pkg.client.rest import Client
 from pkg.events.events import FINISH_TIME, REFRESH_TIME, EventBroadcaster
 from pkg.events.recorder import NORMAL, WARNING
+from pkg.events.testing import FakeSink, only
 from pkg.util.clock import FakeClock
 from test.apiserver import start
 from test.apiserver.testing import Kubectl, kubectl_binary
@@ -25,34 +25,6 @@ POD: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod",
                                     "resourceVersion": "7"}}
 NODE: dict[str, Any] = {"apiVersion": "v1", "kind": "Node",
                         "metadata": {"name": "n1", "uid": "n-1"}}
-
-
-class FakeSink:
-    def __init__(self) -> None:
-        self.events: dict[tuple[str, str], dict[str, Any]] = {}
-        self.calls: list[tuple[str, Any]] = []
-        self.fail: list[BaseException] = []
-        self.lock = threading.Lock()
-
-    def create(self, event: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            self.calls.append(("create", event["metadata"]["name"]))
-            if self.fail:
-                raise self.fail.pop(0)
-            self.events[(event["metadata"]["namespace"], event["metadata"]["name"])] = \
-                dict(event)
-            return event
-
-    def patch(self, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            self.calls.append(("patch", patch))
-            if self.fail:
-                raise self.fail.pop(0)
-            ev = self.events.get((namespace, name))
-            if ev is None:
-                raise ApiError(404, "NotFound", "gone")
-            ev.update(patch)
-            return ev
 
 
 @pytest.fixture
@@ -70,11 +42,6 @@ def broadcaster(sink: FakeSink, clock: FakeClock) -> Iterator[EventBroadcaster]:
     b = EventBroadcaster(sink, clock=clock, retry_interval=0.0)
     yield b
     b.shutdown(timeout=5)
-
-
-def only(sink: FakeSink) -> dict[str, Any]:
-    assert len(sink.events) == 1, sink.events
-    return next(iter(sink.events.values()))
 
 
 def test_event_shape(sink: FakeSink, broadcaster: EventBroadcaster, clock: FakeClock) -> None:

@@ -15,40 +15,13 @@ from pkg.client.errors import ApiError, ConnectionFailure
 from pkg.client.resources import EVENTS
 from pkg.client.rest import Client
 from pkg.events.recorder import NORMAL, WARNING, EventBroadcaster
+from pkg.events.testing import FakeSink, only
 from pkg.util.clock import FakeClock
 from test.apiserver import start
 
 POD: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod",
        "metadata": {"name": "web-0", "namespace": "shop", "uid": "u-1",
                     "resourceVersion": "7"}}
-
-
-class FakeSink:
-    def __init__(self) -> None:
-        self.events: dict[tuple[str, str], dict[str, Any]] = {}
-        self.calls: list[tuple[str, Any]] = []
-        self.fail: list[BaseException] = []
-        self.lock = threading.Lock()
-
-    def create(self, event: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            self.calls.append(("create", event["metadata"]["name"]))
-            if self.fail:
-                raise self.fail.pop(0)
-            key = (event["metadata"]["namespace"], event["metadata"]["name"])
-            self.events[key] = dict(event)
-            return event
-
-    def patch(self, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            self.calls.append(("patch", patch))
-            if self.fail:
-                raise self.fail.pop(0)
-            ev = self.events.get((namespace, name))
-            if ev is None:
-                raise ApiError(404, "NotFound", "gone")
-            ev.update(patch)
-            return ev
 
 
 @pytest.fixture
@@ -66,11 +39,6 @@ def broadcaster(sink: FakeSink, clock: FakeClock) -> Iterator[EventBroadcaster]:
     b = EventBroadcaster(sink, clock=clock, retry_interval=0.0)
     yield b
     b.shutdown()
-
-
-def only(sink: FakeSink) -> dict[str, Any]:
-    assert len(sink.events) == 1, sink.events
-    return next(iter(sink.events.values()))
 
 
 def test_event_shape(sink: FakeSink, broadcaster: EventBroadcaster, clock: FakeClock) -> None:

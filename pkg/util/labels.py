@@ -15,18 +15,12 @@ values, ``Exists`` with values, malformed keys or values) raises InvalidSelector
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from api.meta import LabelSelector
-
-IN, NOT_IN, EXISTS, DOES_NOT_EXIST = "In", "NotIn", "Exists", "DoesNotExist"
-OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST)
-
-_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+from api.meta import DOES_NOT_EXIST, EXISTS, IN, NOT_IN, OPERATORS, LabelSelector
+from pkg.util.validation import is_qualified_name, is_valid_label_value
 
 
 class InvalidSelectorError(ValueError):
@@ -36,27 +30,16 @@ class InvalidSelectorError(ValueError):
 def _check_key(key: Any) -> str:
     if not isinstance(key, str) or not key:
         raise InvalidSelectorError(f"label key {key!r} must be a non-empty string")
-    prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        raise InvalidSelectorError(
-            f"label key {key!r}: prefix must be a DNS subdomain (like 'example.com')"
-        )
-    if len(name) > 63 or not _NAME.match(name):
-        raise InvalidSelectorError(
-            f"label key {key!r}: name must be at most 63 alphanumeric characters, '-', '_' "
-            "or '.', starting and ending with an alphanumeric character"
-        )
+    if problems := is_qualified_name(key):
+        raise InvalidSelectorError(f"label key {key!r}: {'; '.join(problems)}")
     return key
 
 
 def _check_value(key: str, value: Any) -> str:
     if not isinstance(value, str):
         raise InvalidSelectorError(f"value {value!r} for label {key!r} must be a string")
-    if value and (len(value) > 63 or not _NAME.match(value)):
-        raise InvalidSelectorError(
-            f"value {value!r} for label {key!r} must be empty or at most 63 alphanumeric "
-            "characters, '-', '_' or '.', starting and ending with an alphanumeric character"
-        )
+    if problems := is_valid_label_value(value):
+        raise InvalidSelectorError(f"value {value!r} for label {key!r}: {'; '.join(problems)}")
     return value
 
 

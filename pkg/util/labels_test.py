@@ -63,6 +63,9 @@ def test_selector_matches(selector: Any, labels: Any, want: bool) -> None:
     ({"matchLabels": {"Example.com/pool": "a"}}, "prefix"),
     ({"matchLabels": {"pool": "a b"}}, "value"),
     ({"matchLabels": {"pool": "x" * 64}}, "value"),
+    # Go's '$' does not match before a final newline; as apimachinery, the reason is given.
+    ({"matchLabels": {"pool\n": "a"}}, r"label key 'pool\\n': name part must consist of"),
+    ({"matchLabels": {"pool": "a\n"}}, r"value 'a\\n' for label 'pool': a valid label must"),
     ({"matchLabels": ["pool"]}, "matchLabels"),
     ({"matchExpressions": {"key": "pool"}}, "matchExpressions"),
     ("pool=a", "must be an object"),

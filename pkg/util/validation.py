@@ -3,7 +3,8 @@ messages.
 
 Corresponds to apimachinery ``pkg/util/validation/field`` (``field.Error``: ``Invalid``,
 ``NotSupported``, ``Required``, ``Forbidden``, ``NotFound``; ``ErrorList.ToAggregate``),
-``pkg/util/validation`` (``IsQualifiedName``, ``IsValidLabelValue``, ``IsDNS1123Subdomain``),
+``pkg/util/validation`` (``IsQualifiedName``, ``IsValidLabelValue``, ``IsDNS1123Subdomain``,
+``IsDNS1123Label``, ``IsDNS1035Label``, ``RegexError``, ``MaxLenError``),
 ``pkg/apis/meta/v1/validation`` (``ValidateLabels``, ``ValidateLabelSelector``) and
 ``pkg/api/errors.NewInvalid``'s message. Selectors are validated from parsed JSON, so a stored
 object of any shape gets an error naming the field instead of an exception.
@@ -18,35 +19,87 @@ from typing import TypeAlias
 
 import orjson
 
-from pkg.util.labels import DOES_NOT_EXIST, EXISTS, IN, NOT_IN, OPERATORS
+from api.meta import DOES_NOT_EXIST, EXISTS, IN, NOT_IN, OPERATORS
 
 # Parsed JSON as a field may hold it.
 JSONValue: TypeAlias = (None | bool | int | float | str | Sequence["JSONValue"]
                         | Mapping[str, "JSONValue"])
 
+# apimachinery's formats and messages, word for word (``validation.go``).
 _QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_VALUE_FMT = "(" + _QUALIFIED_NAME_FMT + ")?"
-_DNS1123_SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_QUALIFIED_NAME = re.compile(f"^{_QUALIFIED_NAME_FMT}$")
-_LABEL_VALUE = re.compile(f"^{_LABEL_VALUE_FMT}$")
-_DNS1123_SUBDOMAIN = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
 _QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start "
-                       "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  "
-                       f"or '123-abc', regex used for validation is '{_QUALIFIED_NAME_FMT}')")
-_DNS1123_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
-    f"used for validation is '{_DNS1123_SUBDOMAIN_FMT}')")
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-    f"'my_value',  or '12345', regex used for validation is '{_LABEL_VALUE_FMT}')")
+                       "and end with an alphanumeric character")
+_QUALIFIED_NAME_EXAMPLES = ("MyName", "my.name", "123-abc")
+_LABEL_VALUE_FMT = f"({_QUALIFIED_NAME_FMT})?"
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric "
+                    "characters, '-', '_' or '.', and must start and end with an alphanumeric "
+                    "character")
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric "
+                      "characters or '-', and must start and end with an alphanumeric character")
+_DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
+_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                          "characters, '-' or '.', and must start and end with an alphanumeric "
+                          "character")
+_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or "
+                      "'-', start with an alphabetic character, and end with an alphanumeric "
+                      "character")
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024  # TotalAnnotationSizeLimitB, in bytes
+# fullmatch, not re.match with '$': Python's '$' also matches before a trailing newline, Go's
+# does not.
+_QUALIFIED_NAME = re.compile(_QUALIFIED_NAME_FMT)
+_LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
+_DNS1123_LABEL = re.compile(_DNS1123_LABEL_FMT)
+_DNS1123_SUBDOMAIN = re.compile(_DNS1123_SUBDOMAIN_FMT)
+_DNS1035_LABEL = re.compile(_DNS1035_LABEL_FMT)
+# strconv.Quote's short escapes; other unprintable characters become \xNN, \uNNNN or \UNNNNNNNN.
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+               "\t": "\\t", "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+
+
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """``RegexError``, including the double space its examples leave before each ``or``."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    listed = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {listed}regex used for validation is '{fmt}')"
+
+
+def max_len_error(length: int) -> str:
+    """``MaxLenError``."""
+    return f"must be no more than {length} characters"
+
+
+def go_len(value: str) -> int:
+    """Go's ``len`` of a string: its UTF-8 bytes, which the length limits count."""
+    return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+
+
+def _go_escape(char: str) -> str:
+    if char in _GO_ESCAPES:
+        return _GO_ESCAPES[char]
+    if char.isprintable():
+        return char
+    code = ord(char)
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"  # Go's JSON decoder turns a lone surrogate into U+FFFD
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def go_quote(value: str) -> str:
+    """Go's ``%q`` (``strconv.Quote``), as ``field.Error`` prints a string value."""
+    if value.isprintable() and '"' not in value and "\\" not in value:
+        return f'"{value}"'
+    return '"' + "".join(_go_escape(c) for c in value) + '"'
 
 
 def go_value(value: JSONValue) -> str:
     """A value as ``field.Error`` prints it: strings quoted, numbers bare, the rest as JSON."""
     if isinstance(value, str):
-        return orjson.dumps(value).decode()
+        return go_quote(value)
     if isinstance(value, bool) or value is None:
         return "null" if value is None else str(value).lower()
     if isinstance(value, int | float):
@@ -98,46 +151,76 @@ def invalid_message(kind: str, name: str, errors: Sequence[FieldError]) -> str:
     return f"{kind} {go_value(name)} is invalid: {aggregate(errors)}"
 
 
-def qualified_name_problems(value: str) -> list[str]:
-    """``IsQualifiedName``: why ``value`` is not ``[DNS-subdomain prefix/]name``."""
+def is_qualified_name(value: str) -> list[str]:
+    """``IsQualifiedName``: why ``value`` is not ``[DNS-subdomain prefix/]name`` (label and
+    annotation keys, finalizers)."""
     parts = value.split("/")
     if len(parts) > 2:
-        return [f"a qualified name {_QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix "
-                "and '/' (e.g. 'example.com/MyName')"]
+        return ["a qualified name " + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT,
+                                                  *_QUALIFIED_NAME_EXAMPLES)
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
     problems: list[str] = []
     if len(parts) == 2:
         prefix = parts[0]
         if not prefix:
             problems.append("prefix part must be non-empty")
         else:
-            problems.extend(f"prefix part {p}" for p in dns1123_subdomain_problems(prefix))
+            problems.extend(f"prefix part {p}" for p in is_dns1123_subdomain(prefix))
     name = parts[-1]
     if not name:
         problems.append("name part must be non-empty")
-    elif len(name) > 63:
-        problems.append("name part must be no more than 63 characters")
-    if name and not _QUALIFIED_NAME.match(name):
-        problems.append(f"name part {_QUALIFIED_NAME_MSG}")
+    elif go_len(name) > 63:
+        problems.append("name part " + max_len_error(63))
+    if not _QUALIFIED_NAME.fullmatch(name):
+        problems.append("name part " + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT,
+                                                   *_QUALIFIED_NAME_EXAMPLES))
     return problems
 
 
-def dns1123_subdomain_problems(value: str) -> list[str]:
-    """``IsDNS1123Subdomain``."""
-    problems = []
-    if len(value) > 253:
-        problems.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN.match(value):
-        problems.append(_DNS1123_SUBDOMAIN_MSG)
-    return problems
-
-
-def label_value_problems(value: str) -> list[str]:
+def is_valid_label_value(value: str) -> list[str]:
     """``IsValidLabelValue``."""
     problems = []
-    if len(value) > 63:
-        problems.append("must be no more than 63 characters")
-    if not _LABEL_VALUE.match(value):
-        problems.append(_LABEL_VALUE_MSG)
+    if go_len(value) > 63:
+        problems.append(max_len_error(63))
+    if not _LABEL_VALUE.fullmatch(value):
+        problems.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT,
+                                    "MyValue", "my_value", "12345"))
+    return problems
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    """``IsDNS1123Subdomain``: most object names."""
+    problems = []
+    if go_len(value) > 253:
+        problems.append(max_len_error(253))
+    if not _DNS1123_SUBDOMAIN.fullmatch(value):
+        problems.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT,
+                                    "example.com"))
+    return problems
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    """``IsDNS1123Label``: namespace names, for one."""
+    problems = []
+    if go_len(value) > 63:
+        problems.append(max_len_error(63))
+    if _DNS1123_LABEL.fullmatch(value):
+        return problems
+    if _DNS1123_SUBDOMAIN.fullmatch(value):
+        problems.append("must not contain dots")  # a subdomain of valid length: only the dots
+    else:
+        problems.append(regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT,
+                                    "my-name", "123-abc"))
+    return problems
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    """``IsDNS1035Label``: service names, for one."""
+    problems = []
+    if go_len(value) > 63:
+        problems.append(max_len_error(63))
+    if not _DNS1035_LABEL.fullmatch(value):
+        problems.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
     return problems
 
 
@@ -149,7 +232,7 @@ def validate_label_name(path: str, key: JSONValue) -> list[FieldError]:
     """``ValidateLabelName``."""
     if not isinstance(key, str):
         return [_type_error(path, key, "a string")]
-    return [invalid(path, key, p) for p in qualified_name_problems(key)]
+    return [invalid(path, key, p) for p in is_qualified_name(key)]
 
 
 def validate_labels(path: str, labels: JSONValue) -> list[FieldError]:
@@ -164,7 +247,7 @@ def validate_labels(path: str, labels: JSONValue) -> list[FieldError]:
         if not isinstance(value, str):
             errs.append(_type_error(path, value, "a string"))
         else:
-            errs.extend(invalid(path, value, p) for p in label_value_problems(value))
+            errs.extend(invalid(path, value, p) for p in is_valid_label_value(value))
     return errs
 
 
@@ -194,7 +277,7 @@ def _validate_requirement(path: str, expr: JSONValue) -> list[FieldError]:
             errs.append(_type_error(f"{path}.values[{i}]", value, "a string"))
         else:
             errs.extend(invalid(f"{path}.values[{i}]", value, p)
-                        for p in label_value_problems(value))
+                        for p in is_valid_label_value(value))
     return errs
 
 
@@ -217,18 +300,25 @@ def validate_label_selector(path: str, selector: JSONValue) -> list[FieldError]:
 
 
 __all__ = [
+    "TOTAL_ANNOTATION_SIZE_LIMIT",
     "FieldError",
     "JSONValue",
     "aggregate",
-    "dns1123_subdomain_problems",
     "forbidden",
+    "go_len",
+    "go_quote",
     "go_value",
     "invalid",
     "invalid_message",
-    "label_value_problems",
+    "is_dns1035_label",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "is_qualified_name",
+    "is_valid_label_value",
+    "max_len_error",
     "not_found",
     "not_supported",
-    "qualified_name_problems",
+    "regex_error",
     "required",
     "validate_label_name",
     "validate_label_selector",

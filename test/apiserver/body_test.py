@@ -5,14 +5,15 @@ Status shape; and nothing refused is ever stored (lists and watches keep working
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import pytest
 
-from test.apiserver import start
+from test.apiserver import ServerHandle
 from test.apiserver.body import MAX_BODY_BYTES, MAX_DEPTH
-from test.apiserver.testing import expect_status, http_request, minimal_pod, open_crd
+from test.apiserver.testing import expect_status, http_request, minimal_pod, serving_open_crd
 
 GROUP = "deep.example.com"
 PODS = "/api/v1/namespaces/default/pods"
@@ -20,13 +21,8 @@ BLOBS = f"/apis/{GROUP}/v1/namespaces/default/blobs"
 
 
 @pytest.fixture(scope="module")
-def srv():
-    s = start()
-    code, _ = http_request(s, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                           orjson.dumps(open_crd(GROUP, "Blob", "blobs")))
-    assert code == 201
-    yield s
-    s.stop()
+def srv() -> Iterator[ServerHandle]:
+    yield from serving_open_crd(GROUP, "Blob", "blobs")
 
 
 def nested(depth: int) -> bytes:

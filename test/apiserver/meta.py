@@ -2,26 +2,31 @@
 
 Corresponds to upstream ``k8s.io/apiserver/pkg/registry/rest`` (``FillObjectMetaSystemFields``,
 ``names.SimpleNameGenerator``), ``k8s.io/apimachinery/pkg/api/validation/objectmeta.go``
-(``ValidateObjectMeta``: names, generateName, labels, annotations, finalizers) and the
-string checks of ``k8s.io/apimachinery/pkg/util/validation`` with their messages.
+(``ValidateObjectMeta``: names, generateName, labels, annotations, finalizers) and
+``apimachinery/pkg/api/validation/path`` (``ValidatePathSegmentName``); the string checks
+themselves are ``pkg.util.validation``'s.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import random
-import re
 import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-_DNS1123_SUBDOMAIN = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+from pkg.util.validation import (
+    TOTAL_ANNOTATION_SIZE_LIMIT,
+    go_value,
+    is_dns1035_label,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_label_value,
 )
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
 _GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # as upstream's utilrand: no vowels, no 0/1/3
 
 
@@ -48,118 +53,10 @@ def generate_name(prefix: str) -> str:
     return prefix + "".join(random.choices(_GEN_ALPHABET, k=5))
 
 
-# -- apimachinery/pkg/util/validation: the messages are upstream's, word for word ------------
-
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME = re.compile(f"^{_QNAME_FMT}$")
-_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-              "with an alphanumeric character")
-_LABEL_VALUE_FMT = f"({_QNAME_FMT})?"
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric "
-                    "characters, '-', '_' or '.', and must start and end with an alphanumeric "
-                    "character")
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
-_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_DNS1035_LABEL = re.compile(f"^{_DNS1035_LABEL_FMT}$")
-TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024  # TotalAnnotationSizeLimitB
-
 # (reason, field, message) of one metav1 StatusCause.
 Cause = tuple[str, str, str]
 # ValidateNameFunc: messages for a name, or for a generateName prefix when the flag is set.
 NameFn = Callable[[str, bool], list[str]]
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """validation.RegexError, including its double spaces between examples."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    eg = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {eg}regex used for validation is '{fmt}')"
-
-
-def _max_len(n: int) -> str:
-    return f"must be no more than {n} characters"
-
-
-def go_quote(value: str) -> str:
-    """The value as Go's %q shows it in field errors."""
-    return json.dumps(value, ensure_ascii=False)
-
-
-def is_qualified_name(value: str) -> list[str]:
-    """validation.IsQualifiedName: label keys, annotation keys, finalizers."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs += ["prefix part " + m for m in is_dns1123_subdomain(prefix)]
-    else:
-        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name",
-                                                   "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part " + _max_len(63))
-    if not _QNAME.match(name):
-        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name",
-                                                "123-abc"))
-    return errs
-
-
-def is_label_value(value: str) -> list[str]:
-    errs: list[str] = []
-    if len(value) > 63:
-        errs.append(_max_len(63))
-    if value and not _QNAME.match(value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value",
-                                 "12345"))
-    return errs
-
-
-def is_dns1123_subdomain(value: str) -> list[str]:
-    errs: list[str] = []
-    if len(value) > 253:
-        errs.append(_max_len(253))
-    if not _DNS1123_SUBDOMAIN.match(value):
-        errs.append(_regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-            "'-' or '.', and must start and end with an alphanumeric character",
-            _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def is_dns1123_label(value: str) -> list[str]:
-    errs: list[str] = []
-    if len(value) > 63:
-        errs.append(_max_len(63))
-    if not _DNS1123_LABEL.match(value):
-        if _DNS1123_SUBDOMAIN.match(value):
-            errs.append("must not contain dots")
-        else:
-            errs.append(_regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
-                "or '-', and must start and end with an alphanumeric character",
-                _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errs
-
-
-def is_dns1035_label(value: str) -> list[str]:
-    errs: list[str] = []
-    if len(value) > 63:
-        errs.append(_max_len(63))
-    if not _DNS1035_LABEL.match(value):
-        errs.append(_regex_error(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
-            "with an alphabetic character, and end with an alphanumeric character",
-            _DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return errs
 
 
 def _mask_trailing_dash(name: str) -> str:
@@ -168,8 +65,6 @@ def _mask_trailing_dash(name: str) -> str:
 
 
 def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
-    if not prefix and len(name) <= 253 and _DNS1123_SUBDOMAIN.match(name):
-        return []  # the common case, without building messages
     return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
 
 
@@ -267,7 +162,7 @@ def field_type_error(kind: str, obj: dict[str, Any]) -> str | None:
 
 
 def _invalid(fld: str, value: str, msg: str) -> Cause:
-    return ("FieldValueInvalid", fld, f"Invalid value: {go_quote(value)}: {msg}")
+    return ("FieldValueInvalid", fld, f"Invalid value: {go_value(value)}: {msg}")
 
 
 def validate_object_meta(md: dict[str, Any], name_fn: NameFn) -> list[Cause]:
@@ -285,8 +180,7 @@ def validate_object_meta(md: dict[str, Any], name_fn: NameFn) -> list[Cause]:
     for k, v in (md.get("labels") or {}).items():
         if _key_errors(k):
             causes += [_invalid("metadata.labels", k, m) for m in _key_errors(k)]
-        if len(v) > 63 or (v and not _QNAME.match(v)):
-            causes += [_invalid("metadata.labels", v, m) for m in is_label_value(v)]
+        causes += [_invalid("metadata.labels", v, m) for m in is_valid_label_value(v)]
     annotations = md.get("annotations") or {}
     size = 0
     for k, v in annotations.items():

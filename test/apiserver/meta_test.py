@@ -4,13 +4,14 @@ update and patch, for built-in and custom resources, with upstream's messages an
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import pytest
 
-from test.apiserver import start
-from test.apiserver.testing import expect_status, http_request, minimal_pod, open_crd
+from test.apiserver import ServerHandle
+from test.apiserver.testing import expect_status, http_request, minimal_pod, serving_open_crd
 
 GROUP = "meta.example.com"
 PODS = "/api/v1/namespaces/default/pods"
@@ -24,13 +25,8 @@ LABEL_MSG = (
 
 
 @pytest.fixture(scope="module")
-def srv():
-    s = start()
-    code, _ = http_request(s, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                           orjson.dumps(open_crd(GROUP, "Blob", "blobs")))
-    assert code == 201
-    yield s
-    s.stop()
+def srv() -> Iterator[ServerHandle]:
+    yield from serving_open_crd(GROUP, "Blob", "blobs")
 
 
 def pod(name: str) -> dict[str, Any]:
@@ -68,6 +64,8 @@ def test_label_value_with_a_space_is_invalid_with_upstreams_message(srv):
     ({"Bad_Prefix/x": "v"}, "prefix part a lowercase RFC 1123 subdomain"),
     ({"k" * 64: "v"}, "name part must be no more than 63 characters"),
     ({"k": "v" * 64}, "must be no more than 63 characters"),
+    ({"k": "web\n"}, LABEL_MSG),
+    ({"app\n": "v"}, "name part must consist of alphanumeric characters"),
 ])
 def test_bad_label_keys_and_values(srv, labels, want):
     code, body = http_request(srv, "POST", PODS, with_meta(pod("labels"), labels=labels))
@@ -97,6 +95,16 @@ def test_annotations_over_256kib_in_total_are_too_long(srv):
     code, body = http_request(srv, "POST", PODS, with_meta(pod("ann3"),
                                                            annotations={"bad key": "v"}))
     assert invalid(body)[1][0][0] == "metadata.annotations"
+
+
+def test_a_name_ending_in_a_newline_is_invalid_and_quoted_as_go_does(srv):
+    """Go's regexp '$' does not match before a final newline; nothing is stored."""
+    code, body = http_request(srv, "POST", PODS, orjson.dumps(pod("web\n")))
+    msg, causes = invalid(body)
+    assert causes[0][0] == "metadata.name"
+    assert causes[0][1].startswith('Invalid value: "web\\n": a lowercase RFC 1123 subdomain')
+    code, body = http_request(srv, "GET", PODS)
+    assert [p["metadata"]["name"] for p in body["items"] if "web" in p["metadata"]["name"]] == []
 
 
 @pytest.mark.parametrize(("path", "name", "want"), [

@@ -11,9 +11,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from typing import Any, Protocol
 
-from .server import ServerHandle
+from .server import ServerHandle, start
 
 
 def api_client(srv: ServerHandle) -> Any:
@@ -160,3 +161,19 @@ def open_crd(group: str, kind: str, plural: str) -> dict[str, Any]:
                                    "type": "object",
                                    "x-kubernetes-preserve-unknown-fields": True}}}]},
     }
+
+
+def serving_open_crd(group: str, kind: str, plural: str) -> Iterator[ServerHandle]:
+    """A started server that serves ``open_crd(group, kind, plural)``; stopped when the
+    generator closes (the body of a module fixture: ``yield from serving_open_crd(...)``)."""
+    import json
+
+    srv = start()
+    try:
+        code, body = http_request(srv, "POST",
+                                  "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                                  json.dumps(open_crd(group, kind, plural)).encode())
+        assert code == 201, body
+        yield srv
+    finally:
+        srv.stop()

@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from api.crds import crd_manifests
-from pkg.client.resources import CUSTOM_RESOURCE_DEFINITIONS
+from pkg.client.resources import (
+    CUSTOM_RESOURCE_DEFINITIONS,
+    ENDPOINTS,
+    NAMESPACES,
+    PRIORITY_CLASSES,
+    SERVICES,
+)
 from pkg.client.rest import Client
 from test.apiserver import ServerHandle
 
@@ -27,6 +33,27 @@ REPO_ROOT = Path(__file__).absolute().parents[2]
 def install_crds(client: Client) -> None:
     for crd in crd_manifests():
         client.create(CUSTOM_RESOURCE_DEFINITIONS, crd)
+
+
+def install_webhook_prerequisites(client: Client, namespace: str) -> None:
+    """What koord-manager's webhooks need of a fresh API server: Koordinator's CRDs, their
+    ``namespace`` and the ``koord-batch`` PriorityClass (as upstream's
+    ``config/manager/koord-batch.yaml``)."""
+    install_crds(client)
+    client.create(NAMESPACES, {"metadata": {"name": namespace}})
+    client.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1",
+                                     "kind": "PriorityClass", "metadata": {"name": "koord-batch"},
+                                     "value": 5000, "preemptionPolicy": "PreemptLowerPriority"})
+
+
+def route_service(client: Client, namespace: str, name: str, port: int) -> None:
+    """Service ``namespace/name`` (port 443) with Endpoints ``127.0.0.1:port``: the API server
+    reaches a webhook server on this machine as it would a Pod's in a cluster."""
+    client.create(SERVICES, {"metadata": {"name": name, "namespace": namespace},
+                             "spec": {"ports": [{"port": 443, "targetPort": port}]}}, namespace)
+    client.create(ENDPOINTS, {"metadata": {"name": name, "namespace": namespace},
+                              "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                                           "ports": [{"port": port}]}]}, namespace)
 
 
 def free_port() -> int:

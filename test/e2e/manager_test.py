@@ -19,7 +19,7 @@ import ssl
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,24 @@ def start_manager(srv: ServerHandle, workdir: Path, name: str,
     return Replica(proc, f"http://127.0.0.1:{probes}", f"http://127.0.0.1:{metrics}", webhook)
 
 
+# Starts the leader-electing replica of that name; every one is stopped after the test.
+StartReplica = Callable[[str], Replica]
+
+
+@pytest.fixture
+def replica(srv: ServerHandle, tmp_path: Path,
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[StartReplica]:
+    started: list[Replica] = []
+
+    def start_replica(name: str) -> Replica:
+        started.append(start_manager(srv, tmp_path, name, monkeypatch))
+        return started[-1]
+
+    yield start_replica
+    for r in started:
+        r.proc.stop()
+
+
 def _metrics(url: str) -> str:
     with urllib.request.urlopen(url, timeout=2) as r:
         return r.read().decode()
@@ -165,87 +183,73 @@ def _refuses_be_with_prod_priority(client: Client, replica: Replica) -> None:
 
 
 def test_one_replica_leads_and_the_standby_takes_over_within_the_lease(
-        srv: ServerHandle, client: Client, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        srv: ServerHandle, client: Client, replica: StartReplica) -> None:
     srv.add_nodes(2)
-    a = start_manager(srv, tmp_path, "a", monkeypatch)
-    b: Replica | None = None
-    try:
-        wait_for(lambda: STARTED in a.log(), timeout=30, what=f"a leads; log:\n{a.log()}")
-        wait_for(lambda: _names(client, NODE_METRICS) == {"node-0", "node-1"},
-                 what="the leader creates a NodeMetric per node")
-        wait_for(lambda: _names(client, NODE_SLOS) == {"node-0", "node-1"},
-                 what="the leader creates a NodeSLO per node")
-        b = start_manager(srv, tmp_path, "b", monkeypatch)
-        wait_for(lambda: http_ok(b.probes + "/readyz"), timeout=30,
-                 what=f"b ready (webhook-ready); log:\n{b.log()}")
-        assert _holder(client) == a.identity()
-        time.sleep(LEASE_DURATION + 1)  # longer than a lease: b must stay a standby
-        assert STARTED not in b.log() and "starting controllers" not in b.log()
-        assert "created NodeMetric" not in b.log()
-        assert (_leading(a), _leading(b)) == (1.0, 0.0)
-        reconciles = 'controller_runtime_reconcile_total{controller="nodemetric"'
-        for path in ("/metrics", "/all-metrics"):
-            assert reconciles in _metrics(a.metrics + path)
-        # Every replica serves the webhooks, the standby included.
-        _refuses_be_with_prod_priority(client, a)
-        _refuses_be_with_prod_priority(client, b)
+    a = replica("a")
+    wait_for(lambda: STARTED in a.log(), timeout=30, what=f"a leads; log:\n{a.log()}")
+    wait_for(lambda: _names(client, NODE_METRICS) == {"node-0", "node-1"},
+             what="the leader creates a NodeMetric per node")
+    wait_for(lambda: _names(client, NODE_SLOS) == {"node-0", "node-1"},
+             what="the leader creates a NodeSLO per node")
+    b = replica("b")
+    wait_for(lambda: http_ok(b.probes + "/readyz"), timeout=30,
+             what=f"b ready (webhook-ready); log:\n{b.log()}")
+    assert _holder(client) == a.identity()
+    time.sleep(LEASE_DURATION + 1)  # longer than a lease: b must stay a standby
+    assert STARTED not in b.log() and "starting controllers" not in b.log()
+    assert "created NodeMetric" not in b.log()
+    assert (_leading(a), _leading(b)) == (1.0, 0.0)
+    reconciles = 'controller_runtime_reconcile_total{controller="nodemetric"'
+    for path in ("/metrics", "/all-metrics"):
+        assert reconciles in _metrics(a.metrics + path)
+    # Every replica serves the webhooks, the standby included.
+    _refuses_be_with_prod_priority(client, a)
+    _refuses_be_with_prod_priority(client, b)
 
-        renewed = _stamp(client.get(LEASES, LEASE, NS)["spec"]["renewTime"])  # by a
-        a.proc.kill()
-        killed = time.monotonic()
-        _refuses_be_with_prod_priority(client, b)  # while nobody leads
-        wait_for(lambda: _holder(client) == b.identity(), timeout=30,
-                 interval=0.02, what="b takes the lease")
-        takeover = time.monotonic() - killed
-        print(f"takeover after the leader was killed: {takeover:.2f}s "
-              f"(lease duration {LEASE_DURATION:g}s)")
-        # b's acquireTime against a's renewal read just before the kill (a's last one came at
-        # or after it; both stamps are this machine's clock): not before a full lease, and
-        # at that expiry, not a lease later. Bounds on b's stamps, not on how fast a busy
-        # machine lets this test see them (the exact wake is pinned on a fake clock by
-        # pkg/leaderelection's tests).
-        acquired = _stamp(client.get(LEASES, LEASE, NS)["spec"]["acquireTime"])
-        assert LEASE_DURATION - 0.01 <= acquired - renewed < 2 * LEASE_DURATION, \
-            acquired - renewed
-        _refuses_be_with_prod_priority(client, b)
+    renewed = _stamp(client.get(LEASES, LEASE, NS)["spec"]["renewTime"])  # by a
+    a.proc.kill()
+    killed = time.monotonic()
+    _refuses_be_with_prod_priority(client, b)  # while nobody leads
+    wait_for(lambda: _holder(client) == b.identity(), timeout=30,
+             interval=0.02, what="b takes the lease")
+    takeover = time.monotonic() - killed
+    print(f"takeover after the leader was killed: {takeover:.2f}s "
+          f"(lease duration {LEASE_DURATION:g}s)")
+    # b's acquireTime against a's renewal read just before the kill (a's last one came at
+    # or after it; both stamps are this machine's clock): not before a full lease, and
+    # at that expiry, not a lease later. Bounds on b's stamps, not on how fast a busy
+    # machine lets this test see them (the exact wake is pinned on a fake clock by
+    # pkg/leaderelection's tests).
+    acquired = _stamp(client.get(LEASES, LEASE, NS)["spec"]["acquireTime"])
+    assert LEASE_DURATION - 0.01 <= acquired - renewed < 2 * LEASE_DURATION, \
+        acquired - renewed
+    _refuses_be_with_prod_priority(client, b)
 
-        wait_for(lambda: STARTED in b.log(), what=f"b runs the controllers; log:\n{b.log()}")
-        srv.add_nodes(1, start=2)
-        wait_for(lambda: "node-2" in _names(client, NODE_METRICS),
-                 what="the new leader creates the new node's NodeMetric")
-        assert "created NodeMetric node-2" in b.log()
-        assert _leading(b) == 1.0
-        assert http_ok(b.probes + "/healthz")
-    finally:
-        a.proc.stop()
-        if b is not None:
-            b.proc.stop()
+    wait_for(lambda: STARTED in b.log(), what=f"b runs the controllers; log:\n{b.log()}")
+    srv.add_nodes(1, start=2)
+    wait_for(lambda: "node-2" in _names(client, NODE_METRICS),
+             what="the new leader creates the new node's NodeMetric")
+    assert "created NodeMetric node-2" in b.log()
+    assert _leading(b) == 1.0
+    assert http_ok(b.probes + "/healthz")
 
 
-def test_a_stopped_leader_releases_the_lease(srv: ServerHandle, client: Client,
-                                             tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    a = start_manager(srv, tmp_path, "a", monkeypatch)
-    b = start_manager(srv, tmp_path, "b", monkeypatch)
-    try:
-        wait_for(lambda: STARTED in a.log() or STARTED in b.log(), timeout=30,
-                 what="one replica leads")
-        leader, standby = (a, b) if STARTED in a.log() else (b, a)
-        wait_for(lambda: http_ok(standby.probes + "/readyz"), timeout=30, what="standby ready")
-        signalled = time.monotonic()
-        leader.proc.stop()  # SIGTERM: a graceful stop gives the lease back at once
-        stopped = time.monotonic()
-        print(f"leader exited {stopped - signalled:.2f}s after SIGTERM")
-        assert leader.proc.proc.returncode == 0
-        assert stopped - signalled < DEFAULT_GRACE_PERIOD
-        wait_for(lambda: _holder(client) == standby.identity(), timeout=LEASE_DURATION + 5,
-                 interval=0.02, what="standby takes the released lease")
-        assert time.monotonic() - stopped < LEASE_DURATION
-        assert "released lease" in leader.log()
-    finally:
-        a.proc.stop()
-        b.proc.stop()
+def test_a_stopped_leader_releases_the_lease(client: Client, replica: StartReplica) -> None:
+    a, b = replica("a"), replica("b")
+    wait_for(lambda: STARTED in a.log() or STARTED in b.log(), timeout=30,
+             what="one replica leads")
+    leader, standby = (a, b) if STARTED in a.log() else (b, a)
+    wait_for(lambda: http_ok(standby.probes + "/readyz"), timeout=30, what="standby ready")
+    signalled = time.monotonic()
+    leader.proc.stop()  # SIGTERM: a graceful stop gives the lease back at once
+    stopped = time.monotonic()
+    print(f"leader exited {stopped - signalled:.2f}s after SIGTERM")
+    assert leader.proc.proc.returncode == 0
+    assert stopped - signalled < DEFAULT_GRACE_PERIOD
+    wait_for(lambda: _holder(client) == standby.identity(), timeout=LEASE_DURATION + 5,
+             interval=0.02, what="standby takes the released lease")
+    assert time.monotonic() - stopped < LEASE_DURATION
+    assert "released lease" in leader.log()
 
 
 def test_controllers_flag_picks_what_the_leader_runs(
@@ -311,14 +315,14 @@ def _create_pod(client: Client) -> bool:
     return True
 
 
-def _two_replicas(srv: ServerHandle, client: Client, tmp_path: Path,
+def _two_replicas(client: Client, replica: StartReplica, tmp_path: Path,
                   monkeypatch: pytest.MonkeyPatch) -> tuple[Replica, Replica]:
     """a leads and the configurations name it; b is a ready standby."""
     monkeypatch.setenv("WEBHOOK_HOST", "127.0.0.1")
-    a = start_manager(srv, tmp_path, "a", monkeypatch)
+    a = replica("a")
     wait_for(lambda: _targets(client) == _own_target(a, tmp_path, "a"), timeout=60,
              what=f"the configurations name a; log:\n{a.log()}")
-    b = start_manager(srv, tmp_path, "b", monkeypatch)
+    b = replica("b")
     wait_for(lambda: http_ok(b.probes + "/readyz"), timeout=60,
              what=f"b ready (webhook-ready); log:\n{b.log()}")
     # b serves, but it is a standby: it leaves the configurations to the leader
@@ -329,39 +333,31 @@ def _two_replicas(srv: ServerHandle, client: Client, tmp_path: Path,
 
 
 def test_killed_leader_configurations_follow_the_new_leader(
-        srv: ServerHandle, client: Client, tmp_path: Path,
+        client: Client, replica: StartReplica, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    a, b = _two_replicas(srv, client, tmp_path, monkeypatch)
-    try:
-        a.proc.kill()
-        killed = time.monotonic()
-        wait_for(lambda: _create_pod(client), timeout=60, interval=0.1,
-                 what=f"pods admitted again; b's log:\n{b.log()}")
-        took = time.monotonic() - killed
-        print(f"pod creation admitted {took:.2f}s after kill -9 of the leader "
-              f"(lease duration {LEASE_DURATION:g}s)")
-        assert took < LEASE_DURATION + MARGIN
-        assert _holder(client) == b.identity()
-        assert _targets(client) == _own_target(b, tmp_path, "b")
-    finally:
-        a.proc.stop()
-        b.proc.stop()
+    a, b = _two_replicas(client, replica, tmp_path, monkeypatch)
+    a.proc.kill()
+    killed = time.monotonic()
+    wait_for(lambda: _create_pod(client), timeout=60, interval=0.1,
+             what=f"pods admitted again; b's log:\n{b.log()}")
+    took = time.monotonic() - killed
+    print(f"pod creation admitted {took:.2f}s after kill -9 of the leader "
+          f"(lease duration {LEASE_DURATION:g}s)")
+    assert took < LEASE_DURATION + MARGIN
+    assert _holder(client) == b.identity()
+    assert _targets(client) == _own_target(b, tmp_path, "b")
 
 
 def test_stopped_leader_hands_the_configurations_over_at_once(
-        srv: ServerHandle, client: Client, tmp_path: Path,
+        client: Client, replica: StartReplica, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    a, b = _two_replicas(srv, client, tmp_path, monkeypatch)
-    try:
-        a.proc.stop()  # SIGTERM: the Lease is released, b need not wait for it to expire
-        stopped = time.monotonic()
-        assert a.proc.proc.returncode == 0
-        wait_for(lambda: _targets(client) == _own_target(b, tmp_path, "b"), timeout=60,
-                 interval=0.05, what=f"the configurations name b; b's log:\n{b.log()}")
-        took = time.monotonic() - stopped
-        print(f"configurations name the new leader {took:.2f}s after the old one exited")
-        assert took < LEASE_DURATION + 3
-        assert _create_pod(client)
-    finally:
-        a.proc.stop()
-        b.proc.stop()
+    a, b = _two_replicas(client, replica, tmp_path, monkeypatch)
+    a.proc.stop()  # SIGTERM: the Lease is released, b need not wait for it to expire
+    stopped = time.monotonic()
+    assert a.proc.proc.returncode == 0
+    wait_for(lambda: _targets(client) == _own_target(b, tmp_path, "b"), timeout=60,
+             interval=0.05, what=f"the configurations name b; b's log:\n{b.log()}")
+    took = time.monotonic() - stopped
+    print(f"configurations name the new leader {took:.2f}s after the old one exited")
+    assert took < LEASE_DURATION + 3
+    assert _create_pod(client)

@@ -30,15 +30,11 @@ from pkg.client import ApiError
 from pkg.client.resources import (
     CONFIGMAPS,
     ELASTIC_QUOTAS,
-    ENDPOINTS,
     MUTATING_WEBHOOK_CONFIGURATIONS,
-    NAMESPACES,
     NODES,
     PODS,
-    PRIORITY_CLASSES,
     RESERVATIONS,
     SECRETS,
-    SERVICES,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
     for_object,
 )
@@ -46,7 +42,7 @@ from pkg.client.rest import Client
 from pkg.features import DEFAULT_FEATURE_GATES, FeatureGate
 from pkg.util.testdata import upstream_data_dir
 from test.apiserver import ServerHandle, start
-from test.e2e.cluster import install_crds, wait_for
+from test.e2e.cluster import install_webhook_prerequisites, route_service, wait_for
 
 NS = "koordinator-system"
 SPARK_LABEL = "sparkoperator.k8s.io/launched-by-spark-operator"
@@ -69,20 +65,12 @@ def alpha_cluster(tmp_path: Path) -> Iterator[tuple[Client, WebhookServer]]:
 def _serve(tmp_path: Path, gate: FeatureGate) -> Iterator[tuple[Client, WebhookServer]]:
     srv: ServerHandle = start()
     client = Client.from_kubeconfig(srv.kubeconfig)
-    install_crds(client)
-    client.create(NAMESPACES, {"metadata": {"name": NS}})
-    client.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1",
-                                     "kind": "PriorityClass", "metadata": {"name": "koord-batch"},
-                                     "value": 5000, "preemptionPolicy": "PreemptLowerPriority"})
+    install_webhook_prerequisites(client, NS)
     options = WebhookOptions(port=0, bind_address="127.0.0.1", cert_dir=str(tmp_path / "certs"),
                              namespace=NS)
     server = WebhookServer(client, options, gate)
     server.start()
-    client.create(SERVICES, {"metadata": {"name": options.service_name, "namespace": NS},
-                             "spec": {"ports": [{"port": 443, "targetPort": server.port}]}}, NS)
-    client.create(ENDPOINTS, {"metadata": {"name": options.service_name, "namespace": NS},
-                              "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
-                                           "ports": [{"port": server.port}]}]}, NS)
+    route_service(client, NS, options.service_name, server.port)
     yield client, server
     server.stop()
     client.close()

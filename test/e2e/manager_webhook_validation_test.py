@@ -22,17 +22,20 @@ import pytest
 
 from pkg.client.resources import (
     CLUSTER_COLOCATION_PROFILES,
-    ENDPOINTS,
     EVENTS,
-    NAMESPACES,
-    PRIORITY_CLASSES,
-    SERVICES,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
 )
 from pkg.client.rest import Client
 from test.apiserver import ServerHandle, start
 from test.apiserver.testing import Kubectl, kubectl_binary
-from test.e2e.cluster import ComponentProcess, free_port, http_ok, install_crds, wait_for
+from test.e2e.cluster import (
+    ComponentProcess,
+    free_port,
+    http_ok,
+    install_webhook_prerequisites,
+    route_service,
+    wait_for,
+)
 
 pytestmark = pytest.mark.skipif(kubectl_binary() is None, reason="kubectl is not installed")
 
@@ -56,22 +59,13 @@ def cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
             ) -> Iterator[tuple[Client, Kubectl, ComponentProcess]]:
     srv: ServerHandle = start()
     client = Client.from_kubeconfig(srv.kubeconfig)
-    install_crds(client)
-    client.create(NAMESPACES, {"metadata": {"name": NS}})
-    client.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1",
-                                     "kind": "PriorityClass", "metadata": {"name": "koord-batch"},
-                                     "value": 5500})
+    install_webhook_prerequisites(client, NS)
     # Stored while no webhook guards profiles (before the manager started).
     client.create(CLUSTER_COLOCATION_PROFILES, profile(
         STORED_BAD, selector=BAD_SELECTOR, qosClass="BE", priorityClassName="koord-batch",
         schedulerName="koord-scheduler"))
     port, probes = free_port(), free_port()
-    # The API server reaches the manager's webhook server through its Service, as in a cluster.
-    client.create(SERVICES, {"metadata": {"name": SERVICE, "namespace": NS},
-                             "spec": {"ports": [{"port": 443, "targetPort": port}]}}, NS)
-    client.create(ENDPOINTS, {"metadata": {"name": SERVICE, "namespace": NS},
-                              "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
-                                           "ports": [{"port": port}]}]}, NS)
+    route_service(client, NS, SERVICE, port)
     monkeypatch.setenv("WEBHOOK_PORT", str(port))
     monkeypatch.setenv("WEBHOOK_CERT_DIR", str(tmp_path / "certs"))
     manager = ComponentProcess("manager.main", [

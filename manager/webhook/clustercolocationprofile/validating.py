@@ -29,15 +29,17 @@ from pkg.client import ApiError
 from pkg.client.resources import PRIORITY_CLASSES
 from pkg.features.features import POD_MUTATING_WEBHOOK
 from pkg.util.validation import (
+    TOTAL_ANNOTATION_SIZE_LIMIT,
     FieldError,
     JSONValue,
-    dns1123_subdomain_problems,
+    go_len,
     go_value,
     invalid,
     invalid_message,
+    is_dns1123_subdomain,
+    is_qualified_name,
     not_found,
     not_supported,
-    qualified_name_problems,
     required,
     validate_label_name,
     validate_label_selector,
@@ -51,9 +53,10 @@ from ..framework import HandlerBuilder
 
 KIND = "ClusterColocationProfile"
 _INT32 = (-(2**31), 2**31 - 1)
-_PERCENT = re.compile(r"^(\d+)%$")
-_LABEL_SUFFIX = re.compile(r"^[-A-Za-z0-9_.]*$")
-_TOTAL_ANNOTATION_SIZE = 256 * 1024
+# Used with fullmatch: Python's '$' would let a final newline through, and '\d' any digit
+# that Go's strconv.Atoi refuses.
+_PERCENT = re.compile(r"([0-9]+)%")
+_LABEL_SUFFIX = re.compile(r"[-A-Za-z0-9_.]*")
 
 # What a patch may set: the parts of a pod its creator writes.
 _PATCH_FIELDS = ("metadata", "spec")
@@ -88,7 +91,7 @@ def _probability_errors(value: JSONValue) -> list[FieldError]:
         return []
     if _is_int(value):
         return [] if 0 <= value <= 100 else [invalid(path, value, "must be between 0 and 100")]
-    match = _PERCENT.match(value) if isinstance(value, str) else None
+    match = _PERCENT.fullmatch(value) if isinstance(value, str) else None
     if match is None:
         return [invalid(path, value, 'must be an integer or a percentage (e.g. "50%")')]
     if int(match.group(1)) > 100:
@@ -105,13 +108,13 @@ def _annotation_errors(path: str, annotations: JSONValue) -> list[FieldError]:
     errs: list[FieldError] = []
     size = 0
     for key, value in annotations.items():
-        errs.extend(invalid(path, key, p) for p in qualified_name_problems(key.lower()))
+        errs.extend(invalid(path, key, p) for p in is_qualified_name(key.lower()))
         if isinstance(value, str):
-            size += len(key) + len(value)
+            size += go_len(key) + go_len(value)
         elif value is not None:
             errs.append(invalid(f"{path}[{key}]", value, "must be a string"))
-    if size > _TOTAL_ANNOTATION_SIZE:
-        errs.append(FieldError(path, f"Too long: must have at most {_TOTAL_ANNOTATION_SIZE} "
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        errs.append(FieldError(path, f"Too long: must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} "
                                      "bytes"))
     return errs
 
@@ -138,7 +141,7 @@ def _suffix_errors(suffixes: JSONValue) -> list[FieldError]:
     errs: list[FieldError] = []
     for key, suffix in suffixes.items():
         errs.extend(validate_label_name(path, key))
-        if not isinstance(suffix, str) or not _LABEL_SUFFIX.match(suffix) or len(suffix) > 63:
+        if not isinstance(suffix, str) or not _LABEL_SUFFIX.fullmatch(suffix) or len(suffix) > 63:
             errs.append(invalid(f"{path}[{key}]", suffix, "a suffix must be at most 63 "
                                 "alphanumeric characters, '-', '_' or '.'"))
     return errs
@@ -209,7 +212,7 @@ def _scheduler_name_errors(path: str, name: JSONValue) -> list[FieldError]:
         return []
     if not isinstance(name, str):
         return [invalid(path, name, "must be a string")]
-    return [invalid(path, name, p) for p in dns1123_subdomain_problems(name)]
+    return [invalid(path, name, p) for p in is_dns1123_subdomain(name)]
 
 
 def _field_of(path: str) -> str:

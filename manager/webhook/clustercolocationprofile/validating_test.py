@@ -81,6 +81,16 @@ CASES: list[tuple[str, Obj, str]] = [
      "spec.probability: Invalid value: -1: must be between 0 and 100"),
     ("probability not a percentage", {"probability": "half"},
      'spec.probability: Invalid value: "half": must be an integer or a percentage (e.g. "50%")'),
+    # As Go's regexp and strconv.Atoi: no final newline, ASCII digits only.
+    ("probability with a newline", {"probability": "50%\n"},
+     'spec.probability: Invalid value: "50%\\n": must be an integer or a percentage (e.g. '
+     '"50%")'),
+    ("probability in full-width digits", {"probability": "\uff15\uff10%"},
+     'spec.probability: Invalid value: "\uff15\uff10%": must be an integer or a percentage '
+     '(e.g. "50%")'),
+    ("label suffix with a newline", {"labelSuffixes": {"team": "-batch\n"}},
+     'spec.labelSuffixes[team]: Invalid value: "-batch\\n": a suffix must be at most 63 '
+     "alphanumeric characters, '-', '_' or '.'"),
     ("koordinatorPriority beyond int32", {"koordinatorPriority": 2**31},
      "spec.koordinatorPriority: Invalid value: 2147483648: must be a 32-bit integer"),
     ("patch not an object", {"patch": "spec: {}"},
@@ -100,7 +110,11 @@ CASES: list[tuple[str, Obj, str]] = [
      "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
      "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"),
     ("label a pod cannot carry", {"labels": {"koordinator.sh/": "x"}},
-     'spec.labels: Invalid value: "koordinator.sh/": name part must be non-empty'),
+     '[spec.labels: Invalid value: "koordinator.sh/": name part must be non-empty, '
+     'spec.labels: Invalid value: "koordinator.sh/": name part must consist of alphanumeric '
+     "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+     "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+     "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')]"),
     ("scheduler name not a DNS subdomain", {"schedulerName": "Koord_Scheduler"},
      'spec.schedulerName: Invalid value: "Koord_Scheduler": a lowercase RFC 1123 subdomain '
      "must consist of lower case alphanumeric characters, '-' or '.', and must start and end "

@@ -26,6 +26,7 @@ from api.extension.device_share import (
 from api.extension.load_aware import AggregationType
 from api.extension.numa import CPUBindPolicy
 from api.extension.payload import GoInt32, GoInt64, GoResourceList
+from pkg.util.validation import is_qualified_name
 from scheduler.apis.config.base import ConfigModel, DurationSeconds, PluginArgs
 from scheduler.apis.config.errors import FieldError, Loc, in_range, map_in_range, one_of
 from scheduler.apis.config.kube_args import (
@@ -34,7 +35,7 @@ from scheduler.apis.config.kube_args import (
     ResourceSpec,
     resource_weight_errors,
 )
-from scheduler.apis.config.names import is_extended_resource_name, qualified_name_problems
+from scheduler.apis.config.names import is_extended_resource_name
 
 BALANCED_ALLOCATION = "BalancedAllocation"
 KOORD_SCORING_STRATEGY_TYPES = (LEAST_ALLOCATED, MOST_ALLOCATED, BALANCED_ALLOCATION)
@@ -225,7 +226,7 @@ class ReservationArgs(PluginArgs):
 def _resource_group_errors(loc: Loc, group: str) -> list[FieldError]:
     if "/" in group:
         return [FieldError(loc, "resource group name can't contain '/'")]
-    problems = qualified_name_problems(group)
+    problems = is_qualified_name(group)
     if problems:
         return [FieldError(loc, p) for p in problems]
     if not is_extended_resource_name(group + "/x"):

@@ -15,9 +15,9 @@ from pydantic import Field, model_validator
 from api.core import NodeSelectorRequirement, NodeSelectorTerm
 from api.extension.payload import GoInt32, GoInt64
 from api.meta import LabelSelector
+from pkg.util.validation import is_qualified_name
 from scheduler.apis.config.base import ConfigModel, DurationSeconds, PluginArgs
 from scheduler.apis.config.errors import FieldError, Loc, in_range, one_of
-from scheduler.apis.config.names import qualified_name_problems
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
@@ -106,12 +106,12 @@ class NodeResourcesFitArgs(PluginArgs):
         errors = []
         for i, name in enumerate(self.ignored_resources):
             errors += [FieldError(("ignoredResources", i), p)
-                       for p in qualified_name_problems(name)]
+                       for p in is_qualified_name(name)]
         for i, group in enumerate(self.ignored_resource_groups):
             loc: Loc = ("ignoredResourceGroups", i)
             if "/" in group:
                 errors.append(FieldError(loc, "resource group name can't contain '/'"))
-            errors += [FieldError(loc, p) for p in qualified_name_problems(group)]
+            errors += [FieldError(loc, p) for p in is_qualified_name(group)]
         strategy = self.scoring_strategy
         errors += one_of(("scoringStrategy", "type"), strategy.type, SCORING_STRATEGY_TYPES)
         errors += resource_weight_errors(("scoringStrategy", "resources"), strategy.resources)
@@ -198,7 +198,7 @@ class PodTopologySpreadArgs(PluginArgs):
             loc: Loc = ("defaultConstraints", i)
             if c.max_skew <= 0:
                 errors.append(FieldError(loc + ("maxSkew",), f"must be positive, got {c.max_skew}"))
-            key_problems = qualified_name_problems(c.topology_key) if c.topology_key else [
+            key_problems = is_qualified_name(c.topology_key) if c.topology_key else [
                 "required"]
             errors += [FieldError(loc + ("topologyKey",), p) for p in key_problems]
             if not c.when_unsatisfiable:
@@ -243,7 +243,7 @@ def _requirement_errors(loc: Loc, r: NodeSelectorRequirement, *, field: bool) ->
         elif len(values) != 1:
             errors.append(FieldError(loc + ("values",), "must have exactly one value"))
         return errors
-    errors = [FieldError(loc + ("key",), p) for p in qualified_name_problems(r.key)]
+    errors = [FieldError(loc + ("key",), p) for p in is_qualified_name(r.key)]
     if r.operator in ("In", "NotIn"):
         if not values:
             errors.append(FieldError(loc + ("values",), f"must be non-empty for {r.operator}"))

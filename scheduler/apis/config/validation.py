@@ -10,10 +10,11 @@ upstream validates when building the plugin.
 
 from __future__ import annotations
 
+from pkg.util.validation import is_qualified_name
 from scheduler.apis.config.base import PluginArgs
 from scheduler.apis.config.errors import FieldError, Loc, in_range, nest
 from scheduler.apis.config.extension_points import MULTI_POINT, ExtensionPoint
-from scheduler.apis.config.names import is_extended_resource_name, qualified_name_problems
+from scheduler.apis.config.names import is_extended_resource_name
 from scheduler.apis.config.types import (
     Extender,
     KubeSchedulerConfiguration,
@@ -141,7 +142,7 @@ def _extenders_errors(extenders: list[Extender]) -> list[FieldError]:
                                      f"set, got {extender.weight}"))
         for j, resource in enumerate(extender.managed_resources):
             loc: Loc = (i, "managedResources", j, "name")
-            problems = qualified_name_problems(resource.name)
+            problems = is_qualified_name(resource.name)
             errors += [FieldError(loc, p) for p in problems]
             if not problems and not is_extended_resource_name(resource.name):
                 errors.append(FieldError(loc, f"{resource.name!r} is not an extended resource "
