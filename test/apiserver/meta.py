@@ -115,14 +115,12 @@ def _fits(v: Any, go_type: str) -> bool:
     return isinstance(v, list) and all(isinstance(x, dict) for x in v)
 
 
-def meta_type_error(md: dict[str, Any]) -> str | None:
-    """Go's decoding error for an ObjectMeta field of the wrong JSON type, or None (null is
-    every field's zero value)."""
-    for k, v in md.items():
-        if v is None:
-            continue
-        go_type = "string" if k in _STRING_FIELDS else _META_TYPES.get(k)
-        if go_type is None or (isinstance(v, str) if go_type == "string" else _fits(v, go_type)):
+def _type_error(struct: str, fields: dict[str, str], obj: dict[str, Any]) -> str | None:
+    """Go's decoding error for the first of ``fields`` (name → Go type) holding the wrong JSON
+    type in ``obj``, or None (null is every field's zero value)."""
+    for k, go_type in fields.items():
+        v = obj.get(k)
+        if v is None or (isinstance(v, str) if go_type == "string" else _fits(v, go_type)):
             continue
         bad = v
         if isinstance(v, dict) and go_type.startswith("map"):
@@ -131,13 +129,22 @@ def meta_type_error(md: dict[str, Any]) -> str | None:
         elif isinstance(v, list) and go_type.startswith("[]"):
             bad = next(x for x in v if not _fits([x], go_type))
             go_type = go_type[2:]
-        return (f"json: cannot unmarshal {json_kind(bad)} into Go struct field "
-                f"ObjectMeta.metadata.{k} of type {go_type}")
+        return (f"json: cannot unmarshal {json_kind(bad)} into Go struct field {struct}.{k} of "
+                f"type {go_type}")
     return None
 
 
+_META_FIELDS = {**dict.fromkeys(_STRING_FIELDS, "string"), **_META_TYPES}
+
+
+def meta_type_error(md: dict[str, Any]) -> str | None:
+    """Go's decoding error for an ObjectMeta field of the wrong JSON type, or None."""
+    return _type_error("ObjectMeta.metadata", _META_FIELDS, md)
+
+
 # Top-level fields of built-in kinds whose values the server stores as they come but Go types
-# strictly (a ConfigMap's data of numbers would be stored, then break every typed client).
+# strictly (a ConfigMap's data of numbers would be stored, then break every typed client);
+# ``[]byte`` values travel as base64 strings, so they are strings here too.
 _TYPED_FIELDS: dict[str, dict[str, str]] = {
     "ConfigMap": {"data": "map[string]string", "binaryData": "map[string]string"},
     "Secret": {"data": "map[string]string", "stringData": "map[string]string",
@@ -146,19 +153,8 @@ _TYPED_FIELDS: dict[str, dict[str, str]] = {
 
 
 def field_type_error(kind: str, obj: dict[str, Any]) -> str | None:
-    """Go's decoding error for a typed top-level field of ``kind`` holding the wrong JSON type,
-    or None (``[]byte`` values travel as base64 strings, so they are strings here too)."""
-    for k, go_type in _TYPED_FIELDS.get(kind, {}).items():
-        v = obj.get(k)
-        if v is None or (isinstance(v, str) if go_type == "string" else _fits(v, go_type)):
-            continue
-        bad = v
-        if isinstance(v, dict) and go_type.startswith("map"):
-            bad = next(x for x in v.values() if not isinstance(x, str))
-            go_type = "string"
-        return (f"json: cannot unmarshal {json_kind(bad)} into Go struct field {kind}.{k} of "
-                f"type {go_type}")
-    return None
+    """Go's decoding error for a typed top-level field of ``kind`` of the wrong JSON type."""
+    return _type_error(kind, _TYPED_FIELDS.get(kind, {}), obj)
 
 
 def _invalid(fld: str, value: str, msg: str) -> Cause:
