@@ -68,13 +68,33 @@ def workdir(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path / "apiserver"
 
 
+class Running(list[ApiserverProcess]):
+    """The test's API server processes, killed at its end if still up."""
+
+    def __init__(self, workdir: Path) -> None:
+        super().__init__()
+        self.workdir = workdir
+
+    def start(self, *extra: str) -> ApiserverProcess:
+        proc = ApiserverProcess(self.workdir, *extra)
+        self.append(proc)
+        return proc
+
+
 @pytest.fixture
-def running() -> Iterator[list[ApiserverProcess]]:
-    procs: list[ApiserverProcess] = []
+def running(workdir: Path) -> Iterator[Running]:
+    procs = Running(workdir)
     yield procs
     for p in procs:
         if p.proc.poll() is None:
             p.kill()
+
+
+def client_with_namespace(proc: ApiserverProcess) -> Client:
+    """A client of ``proc``'s kubeconfig, with namespace NS created."""
+    client = Client.from_kubeconfig(proc.kubeconfig, qps=-1)
+    client.create(NAMESPACES, {"metadata": {"name": NS}})
+    return client
 
 
 def node_metric_crd() -> dict:
@@ -136,9 +156,8 @@ def current(client: Client, kinds: dict[tuple[str, str], str]) -> dict[tuple[str
 
 
 def test_kill_9_then_restart_keeps_url_ca_token_objects_and_resource_versions(
-        workdir: Path, running: list[ApiserverProcess]) -> None:
-    first = ApiserverProcess(workdir)
-    running.append(first)
+        workdir: Path, running: Running) -> None:
+    first = running.start()
     kubeconfig = Path(first.kubeconfig).read_text()
     ca = (workdir / "pki" / "ca.crt").read_bytes()
     client = Client.from_kubeconfig(first.kubeconfig, qps=-1)
@@ -148,8 +167,7 @@ def test_kill_9_then_restart_keeps_url_ca_token_objects_and_resource_versions(
     lease = client.get(LEASES, "leader", NS)
 
     first.kill()
-    second = ApiserverProcess(workdir)
-    running.append(second)
+    second = running.start()
 
     assert second.url == first.url
     assert (workdir / "pki" / "ca.crt").read_bytes() == ca
@@ -179,11 +197,9 @@ def test_kill_9_then_restart_keeps_url_ca_token_objects_and_resource_versions(
 
 
 def test_informer_started_before_a_restart_relists_and_sees_new_objects(
-        workdir: Path, running: list[ApiserverProcess]) -> None:
-    first = ApiserverProcess(workdir)
-    running.append(first)
-    client = Client.from_kubeconfig(first.kubeconfig, qps=-1)
-    client.create(NAMESPACES, {"metadata": {"name": NS}})
+        workdir: Path, running: Running) -> None:
+    first = running.start()
+    client = client_with_namespace(first)
     for name in ("a", "b"):
         client.create(CONFIGMAPS, {"metadata": {"name": name, "namespace": NS,
                                                 "labels": {"t": "inf"}}})
@@ -198,7 +214,7 @@ def test_informer_started_before_a_restart_relists_and_sees_new_objects(
         wait_for(lambda: inf.reflector.stats.watches >= 1, timeout=30, what="watching")
         first.kill()
         wait_for(lambda: inf.reflector.stats.errors >= 1, timeout=30, what="outage noticed")
-        running.append(ApiserverProcess(workdir))
+        running.start()
         client.delete(CONFIGMAPS, "a", NS)
         client.create(CONFIGMAPS, {"metadata": {"name": "c", "namespace": NS,
                                                 "labels": {"t": "inf"}}})
@@ -215,18 +231,15 @@ def test_informer_started_before_a_restart_relists_and_sees_new_objects(
 
 
 def test_sigterm_snapshots_and_the_next_run_serves_it(
-        workdir: Path, running: list[ApiserverProcess]) -> None:
-    first = ApiserverProcess(workdir)
-    running.append(first)
-    client = Client.from_kubeconfig(first.kubeconfig, qps=-1)
-    client.create(NAMESPACES, {"metadata": {"name": NS}})
+        workdir: Path, running: Running) -> None:
+    first = running.start()
+    client = client_with_namespace(first)
     cm = client.create(CONFIGMAPS, {"metadata": {"name": "cm", "namespace": NS}})
     first.terminate()
     snapshot = (workdir / "data" / "snapshot").stat()
     assert snapshot.st_size > 0 and snapshot.st_mode & 0o077 == 0  # Secrets are in it
     assert (workdir / "data" / "wal").stat().st_size == 0
-    second = ApiserverProcess(workdir)
-    running.append(second)
+    second = running.start()
     assert second.url == first.url
     got = client.get(CONFIGMAPS, "cm", NS)
     assert got["metadata"]["resourceVersion"] == cm["metadata"]["resourceVersion"]
@@ -234,18 +247,15 @@ def test_sigterm_snapshots_and_the_next_run_serves_it(
 
 
 def test_torn_last_record_is_dropped_and_logged(
-        workdir: Path, running: list[ApiserverProcess]) -> None:
-    first = ApiserverProcess(workdir)
-    running.append(first)
-    client = Client.from_kubeconfig(first.kubeconfig, qps=-1)
-    client.create(NAMESPACES, {"metadata": {"name": NS}})
+        workdir: Path, running: Running) -> None:
+    first = running.start()
+    client = client_with_namespace(first)
     kept = client.create(CONFIGMAPS, {"metadata": {"name": "kept", "namespace": NS}})
     first.kill()
     # What a kill in the middle of appending the next record leaves.
     with open(workdir / "data" / "wal", "ab") as f:
         f.write(b'[999,"P","","configmaps",true,"keep/torn",{"metadata":{"na')
-    second = ApiserverProcess(workdir)
-    running.append(second)
+    second = running.start()
     assert "dropped a torn last record" in second.log.read_text()
     assert client.get(CONFIGMAPS, "kept", NS)["metadata"]["resourceVersion"] == \
         kept["metadata"]["resourceVersion"]
@@ -256,9 +266,8 @@ def test_torn_last_record_is_dropped_and_logged(
 
 
 def test_damaged_log_is_refused_naming_the_file_and_line(
-        workdir: Path, running: list[ApiserverProcess]) -> None:
-    first = ApiserverProcess(workdir)
-    running.append(first)
+        workdir: Path, running: Running) -> None:
+    first = running.start()
     first.kill()
     wal = workdir / "data" / "wal"
     wal.write_bytes(b"not json\n" + wal.read_bytes())
@@ -270,9 +279,8 @@ def test_damaged_log_is_refused_naming_the_file_and_line(
 
 
 def test_damaged_certificate_is_refused_naming_the_file(
-        workdir: Path, running: list[ApiserverProcess]) -> None:
-    first = ApiserverProcess(workdir)
-    running.append(first)
+        workdir: Path, running: Running) -> None:
+    first = running.start()
     first.terminate()
     cert = workdir / "pki" / "apiserver.crt"
     cert.write_bytes(cert.read_bytes()[:100])
@@ -284,17 +292,15 @@ def test_damaged_certificate_is_refused_naming_the_file(
 
 
 def test_simulated_nodes_resume_after_a_restart(
-        workdir: Path, tmp_path: Path, running: list[ApiserverProcess]) -> None:
+        workdir: Path, tmp_path: Path, running: Running) -> None:
     nodes = tmp_path / "nodes.yaml"
     nodes.write_text(yaml.safe_dump([{"name": "sim-a", "cpu": "8"}]))
     args = ("--simulated-nodes", str(nodes), "--node-lease-interval", "0.5")
-    first = ApiserverProcess(workdir, *args)
-    running.append(first)
+    first = running.start(*args)
     client = Client.from_kubeconfig(first.kubeconfig, qps=-1)
     uid = client.get(NODES, "sim-a")["metadata"]["uid"]
     first.kill()
-    second = ApiserverProcess(workdir, *args)
-    running.append(second)
+    running.start(*args)
     assert client.get(NODES, "sim-a")["metadata"]["uid"] == uid
     renewed = client.get(LEASES, "sim-a", "kube-node-lease")["spec"]["renewTime"]
     wait_for(lambda: client.get(LEASES, "sim-a", "kube-node-lease")["spec"]["renewTime"]
@@ -308,11 +314,10 @@ def test_simulated_nodes_resume_after_a_restart(
 
 
 def test_previous_port_taken_serves_on_a_new_one_with_a_log_line(
-        workdir: Path, running: list[ApiserverProcess]) -> None:
+        workdir: Path, running: Running) -> None:
     import socket
 
-    first = ApiserverProcess(workdir)
-    running.append(first)
+    first = running.start()
     port = int(first.url.rsplit(":", 1)[1])
     first.terminate()
     squatter = socket.socket()
@@ -320,8 +325,7 @@ def test_previous_port_taken_serves_on_a_new_one_with_a_log_line(
     squatter.bind(("127.0.0.1", port))
     squatter.listen(1)
     try:
-        second = ApiserverProcess(workdir)
-        running.append(second)
+        second = running.start()
     finally:
         squatter.close()
     assert second.url != first.url
