@@ -1,0 +1,1 @@
+"""Container images of the components: builder, pusher and their tests."""
