@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Idempotent setup of a Debian 12 machine for this repository:
 #   * Debian's Bazel 4.2.3 and the rule packages WORKSPACE points at (bazel-bootstrap,
-#     bazel-rules-java, bazel-platforms), and gcc if missing; `apt-get update` first whenever
-#     something is to be installed;
+#     bazel-rules-java, bazel-platforms), the container tools the image tests use
+#     (docker-registry, skopeo, umoci, podman, runc), and gcc if missing; `apt-get update`
+#     first whenever something is to be installed;
 #   * the pinned Python packages (requirements.txt) in the python3 that Bazel will use
 #     ($KOORD_PYTHON, else the first python3 on PATH); pip runs only when a pin is unmet;
 #   * .bazelrc.user (gitignored) naming that interpreter, so Bazel uses it whatever PATH.
@@ -18,6 +19,9 @@ log() { echo "hack/setup.sh: $*" >&2; }
 
 # --- Debian packages -------------------------------------------------------------------
 APT_PACKAGES=(bazel-bootstrap bazel-rules-java bazel-platforms)
+# Container images (hack/image): the registry, skopeo, umoci and podman (with runc: crun
+# refuses these machines' hybrid cgroups) that the image tests drive.
+APT_PACKAGES+=(docker-registry skopeo umoci podman runc)
 # Bazel 4's Python rules resolve a C++ toolchain, which Bazel detects from the machine's gcc.
 if ! command -v gcc >/dev/null; then APT_PACKAGES+=(gcc); fi
 missing=()
