@@ -15,39 +15,18 @@ from collections.abc import Iterator
 import pytest
 
 from hack.image import images
+from hack.image import podman as podman_cli
 
 
 @pytest.fixture(scope="module")
-def podman(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
-    images.require_tools("podman", "runc")
-    base = tmp_path_factory.mktemp("podman")
-    cmd = [
-        "podman",
-        "--root",
-        str(base / "root"),
-        "--runroot",
-        str(base / "run"),
-        "--cgroup-manager=cgroupfs",
-        "--events-backend=file",
-        "--storage-driver=overlay",
-        "--runtime=runc",
-    ]
-    try:
+def podman() -> Iterator[list[str]]:
+    with podman_cli.podman() as cmd:
         yield cmd
-    finally:
-        subprocess.run([*cmd, "rm", "--all", "--force"], capture_output=True, check=False)
-        images.unmount_below(base)
 
 
 @pytest.mark.parametrize("name", sorted(images.IMAGES))
 def test_image_runs_its_entrypoint_with_help(podman: list[str], name: str) -> None:
-    archive = images.image_archive(name)
-    loaded = subprocess.run(
-        [*podman, "load", "-q", "-i", str(archive)], capture_output=True, text=True, check=False
-    )
-    assert loaded.returncode == 0, loaded.stderr
-    ref = f"localhost/koordinator-sh/{name}:latest"
-    assert ref in loaded.stdout, loaded.stdout
+    ref = podman_cli.load(podman, name)
 
     inspect = subprocess.run(
         [*podman, "image", "inspect", ref], capture_output=True, text=True, check=True
