@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import yaml
@@ -130,6 +130,13 @@ CUSTOM_VALUES = {
 }
 
 
+def rendered(values_files: list[Path] | None = None, set_values: list[str] | None = None,
+             kube_version: str = "v1.35.0") -> list[Obj]:
+    """The chart's objects, rendered into NS."""
+    return cast(list[Obj], render_objects(CHART, values_files or [], set_values or [],
+                                          namespace=NS, kube_version=kube_version))
+
+
 def kinds_names(objs: list[Obj]) -> set[tuple[str, str]]:
     return {(o["kind"], o["metadata"]["name"]) for o in objs}
 
@@ -179,21 +186,20 @@ def write_values(tmp: Path, name: str, values: object) -> Path:
 
 @pytest.fixture(scope="module")
 def default_objs() -> list[Obj]:
-    return render_objects(CHART, namespace=NS)
+    return rendered()
 
 
 @pytest.fixture(scope="module")
 def flipped_objs(tmp_path_factory: pytest.TempPathFactory) -> list[Obj]:
     values = flipped(yaml.safe_load((CHART / "values.yaml").read_text()))
     path = write_values(tmp_path_factory.mktemp("values"), "flipped.yaml", values)
-    return render_objects(CHART, [path], [f"featureGates={ENABLE_OPTIONAL_WEBHOOKS}"],
-                          namespace=NS)
+    return rendered([path], [f"featureGates={ENABLE_OPTIONAL_WEBHOOKS}"])
 
 
 @pytest.fixture(scope="module")
 def custom_objs(tmp_path_factory: pytest.TempPathFactory) -> list[Obj]:
     path = write_values(tmp_path_factory.mktemp("values"), "custom.yaml", CUSTOM_VALUES)
-    return render_objects(CHART, [path], namespace=NS)
+    return rendered([path])
 
 
 # --- the chart's files ---------------------------------------------------------------------
@@ -331,13 +337,12 @@ def test_flipped_render_has_every_optional_object(flipped_objs: list[Obj]) -> No
 
 
 def test_default_webhooks_can_be_turned_off() -> None:
-    objs = render_objects(CHART, set_values=[f"featureGates={DISABLE_DEFAULT_WEBHOOKS}"],
-                          namespace=NS)
+    objs = rendered(set_values=[f"featureGates={DISABLE_DEFAULT_WEBHOOKS}"])
     assert webhook_names(objs) == set()
 
 
 def test_a_single_crd_can_be_left_out() -> None:
-    objs = render_objects(CHART, set_values=["crds.devices=false"], namespace=NS)
+    objs = rendered(set_values=["crds.devices=false"])
     crds = {o["metadata"]["name"] for o in objs if o["kind"] == "CustomResourceDefinition"}
     assert "devices.scheduling.koordinator.sh" not in crds
     assert "reservations.scheduling.koordinator.sh" in crds
@@ -378,15 +383,15 @@ def test_custom_images_replicas_and_plugin_args(custom_objs: list[Obj]) -> None:
 
 
 def test_set_reaches_plugin_args() -> None:
-    objs = render_objects(CHART, set_values=[
-        "scheduler.pluginArgs.LoadAwareScheduling.usageThresholds.cpu=70"], namespace=NS)
+    objs = rendered(set_values=[
+        "scheduler.pluginArgs.LoadAwareScheduling.usageThresholds.cpu=70"])
     cfg = embedded(objs, "koord-scheduler-config")["profiles"][0]
     assert plugin_args(cfg, "LoadAwareScheduling")["usageThresholds"] == {"cpu": 70,
                                                                           "memory": 95}
 
 
 def test_kube_version_picks_the_scheduler_gates_and_namespace_rule() -> None:
-    old = render_objects(CHART, namespace=NS, kube_version="v1.20.4")
+    old = rendered(kube_version="v1.20.4")
     args = find(old, "Deployment", "koord-scheduler")["spec"]["template"]["spec"][
         "containers"][0]["args"]
     assert ("--feature-gates=DisableCSIStorageCapacityInformer=true,"
@@ -394,7 +399,7 @@ def test_kube_version_picks_the_scheduler_gates_and_namespace_rule() -> None:
     rules = find(old, "ClusterRole", "koord-scheduler-role")["rules"]
     assert {"apiGroups": [""], "resources": ["namespaces"],
             "verbs": ["get", "list", "watch"]} in rules
-    new = render_objects(CHART, namespace=NS)
+    new = rendered()
     rules = find(new, "ClusterRole", "koord-scheduler-role")["rules"]
     assert not [r for r in rules if "namespaces" in r["resources"]]
 
