@@ -22,6 +22,10 @@ APT_PACKAGES=(bazel-bootstrap bazel-rules-java bazel-platforms)
 # Container images (hack/image): the registry, skopeo, umoci and podman (with runc: crun
 # refuses these machines' hybrid cgroups) that the image tests drive.
 APT_PACKAGES+=(docker-registry skopeo umoci podman runc)
+# The chart renderer (hack/helm): Go's text/template with Debian's sprig, the YAML library Helm's
+# toYaml uses and the JSON-schema validator of values.schema.json, built offline.
+APT_PACKAGES+=(golang-go golang-github-masterminds-sprig-dev golang-github-ghodss-yaml-dev
+  golang-github-xeipuuv-gojsonschema-dev)
 # Bazel 4's Python rules resolve a C++ toolchain, which Bazel detects from the machine's gcc.
 if ! command -v gcc >/dev/null; then APT_PACKAGES+=(gcc); fi
 missing=()
@@ -89,3 +93,8 @@ fi
 
 # Protobuf stubs for plain pytest runs (Bazel generates its own with a genrule).
 "$PYTHON" -c 'import api.runtime.v1alpha1'
+
+# The chart renderer for plain runs and hack/local-up (Bazel builds its own, //hack/helm:renderer).
+if ((!PYTHON_ONLY)); then
+  "$PYTHON" -m hack.helm.render --build >/dev/null
+fi

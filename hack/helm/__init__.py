@@ -1,0 +1,1 @@
+"""The chart renderer: Go text/template with sprig and Helm's functions (render.py, main.go)."""
