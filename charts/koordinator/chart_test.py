@@ -192,8 +192,11 @@ def default_objs() -> list[Obj]:
 @pytest.fixture(scope="module")
 def flipped_objs(tmp_path_factory: pytest.TempPathFactory) -> list[Obj]:
     values = flipped(yaml.safe_load((CHART / "values.yaml").read_text()))
+    assert isinstance(values, dict)
+    # a file, not --set: --set splits its argument at commas
+    values["featureGates"] = ENABLE_OPTIONAL_WEBHOOKS
     path = write_values(tmp_path_factory.mktemp("values"), "flipped.yaml", values)
-    return rendered([path], [f"featureGates={ENABLE_OPTIONAL_WEBHOOKS}"])
+    return rendered([path])
 
 
 @pytest.fixture(scope="module")
@@ -336,8 +339,9 @@ def test_flipped_render_has_every_optional_object(flipped_objs: list[Obj]) -> No
     assert desched["plugins"]["balance"] == {"enabled": [{"name": "LowNodeLoad"}]}
 
 
-def test_default_webhooks_can_be_turned_off() -> None:
-    objs = rendered(set_values=[f"featureGates={DISABLE_DEFAULT_WEBHOOKS}"])
+def test_default_webhooks_can_be_turned_off(tmp_path: Path) -> None:
+    objs = rendered([write_values(tmp_path, "gates.yaml",
+                                  {"featureGates": DISABLE_DEFAULT_WEBHOOKS})])
     assert webhook_names(objs) == set()
 
 
