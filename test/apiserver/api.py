@@ -203,12 +203,21 @@ class Api:
         return validate_object_meta(obj["metadata"], strat.name_fn)
 
     @staticmethod
-    def _prune(strat: Strategy, obj: Obj, field_validation: str) -> None:
-        """Drop fields a CRD schema does not declare; an error under fieldValidation=Strict."""
+    def _prune(info: ResourceInfo, strat: Strategy, obj: Obj, field_validation: str) -> None:
+        """Drop fields a CRD schema does not declare; an error under fieldValidation=Strict.
+        Under Strict a built-in object (kept as sent) is checked against the official client's
+        models instead; one this server converts between versions is left alone."""
         prune = getattr(strat, "prune", None)
-        if prune is None:
+        if prune is not None:
+            unknown = prune(obj)
+        elif field_validation == "Strict" and info.crd is None and info.to_storage is None:
+            # imported here: the client's models take a second to import, and only Strict
+            # writes of built-in objects need them
+            from .builtin_schema import unknown_fields
+
+            unknown = unknown_fields(obj)
+        else:
             return
-        unknown = prune(obj)
         if unknown and field_validation == "Strict":
             msg = ", ".join(f'unknown field "{u}"' for u in unknown)
             raise errors.bad_request(f"strict decoding error: {msg}")
@@ -246,7 +255,7 @@ class Api:
         if not md.get("name") and md.get("generateName"):
             md["name"] = generate_name(md["generateName"])
         with _typed(info):
-            self._prune(strat, obj, field_validation)
+            self._prune(info, strat, obj, field_validation)
             if strat.default is not None:
                 strat.default(obj)
             await self._admit(self.mutating, "CREATE", info, obj, None, dry_run)
@@ -411,7 +420,7 @@ class Api:
                       field_validation: str = "") -> Stored:
         strat = self.strategy(info)
         with _typed(info):
-            self._prune(strat, obj, field_validation)
+            self._prune(info, strat, obj, field_validation)
             o = old.obj
             om = o["metadata"]
             if subresource == "status":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import kubernetes.client
 
@@ -43,61 +44,78 @@ def has_model(api_version: str, kind: str) -> bool:
     return hasattr(kubernetes.client, model_name(api_version, kind))
 
 
+@dataclass(slots=True)
+class _Found:
+    unknown: list[str] = field(default_factory=list)  # JSON paths
+    wrong: list[str] = field(default_factory=list)  # "<path>: expected ..., got ..."
+
+
+def _check(obj: Mapping[str, object]) -> _Found:
+    found = _Found()
+    api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+    if has_model(api_version, kind):
+        _walk(model_name(api_version, kind), obj, "", found)
+    return found
+
+
 def check_builtin(obj: Mapping[str, object]) -> list[str]:
     """Every unknown field and wrongly typed primitive of a built-in object, each as
     ``<Kind> <namespace/name>: <problem at JSON path>``; [] when it conforms or when the client
     has no model for its kind."""
-    api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
-    if not has_model(api_version, kind):
-        return []
+    found = _check(obj)
     meta = obj.get("metadata")
     name = ""
     if isinstance(meta, Mapping):
         name = "/".join(str(meta[k]) for k in ("namespace", "name") if meta.get(k))
-    problems: list[str] = []
-    _walk(model_name(api_version, kind), obj, "", problems)
-    return [f"{kind} {name}: {p}" for p in problems]
+    problems = [f'unknown field "{p}"' for p in found.unknown] + found.wrong
+    return [f"{obj.get('kind')} {name}: {p}" for p in problems]
 
 
-def _walk(type_name: str, value: object, path: str, problems: list[str]) -> None:
+def unknown_fields(obj: Mapping[str, object]) -> list[str]:
+    """The JSON paths of the fields a built-in object's model does not declare, as
+    kube-apiserver's strict decoding names them (``spec.template.spec.containers[0].foo``)."""
+    return _check(obj).unknown
+
+
+def _walk(type_name: str, value: object, path: str, found: _Found) -> None:
     if value is None:  # an explicit null is an omitted field
         return
     if m := _LIST.match(type_name):
         if not isinstance(value, list):
-            problems.append(_wrong(path, "array", value))
+            found.wrong.append(_wrong(path, "array", value))
             return
         for i, item in enumerate(value):
-            _walk(m.group(1), item, f"{path}[{i}]", problems)
+            _walk(m.group(1), item, f"{path}[{i}]", found)
         return
     if m := _DICT.match(type_name):
         if not isinstance(value, Mapping):
-            problems.append(_wrong(path, "object", value))
+            found.wrong.append(_wrong(path, "object", value))
             return
         item_type = m.group(1) or m.group(2)
         if item_type == "str" and path.rsplit(".", 1)[-1] in _QUANTITY_MAPS:
             item_type = "quantity"
         for key, item in value.items():
-            _walk(item_type, item, f"{path}.{key}" if path else str(key), problems)
+            _walk(item_type, item, f"{path}.{key}" if path else str(key), found)
         return
     if type_name in _PRIMITIVES:
         expected, ok = _PRIMITIVES[type_name]
         if not ok(value):
-            problems.append(_wrong(path, expected, value))
+            found.wrong.append(_wrong(path, expected, value))
         return
     model: type[_Model] | None = getattr(kubernetes.client, type_name, None)
     if model is None:  # a type the client leaves opaque
         return
     if not isinstance(value, Mapping):
-        problems.append(_wrong(path, "object", value))
+        found.wrong.append(_wrong(path, "object", value))
         return
     by_json = {json_name: model.openapi_types[attr]
                for attr, json_name in model.attribute_map.items()}
     for key, item in value.items():
         where = f"{path}.{key}" if path else str(key)
         if key not in by_json:
-            problems.append(f'unknown field "{where}"')
+            found.unknown.append(where)
         else:
-            _walk(by_json[key], item, where, problems)
+            _walk(by_json[key], item, where, found)
 
 
 def _wrong(path: str, expected: str, value: object) -> str:

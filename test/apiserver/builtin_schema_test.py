@@ -1,10 +1,17 @@
-"""Tests of the strict structural check of built-in objects (builtin_schema.py)."""
+"""Tests of the strict structural check of built-in objects (builtin_schema.py), alone and as
+the embedded server applies it under fieldValidation=Strict."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
-from test.apiserver.builtin_schema import check_builtin, has_model, model_name
+import pytest
+
+from test.apiserver.builtin_schema import check_builtin, has_model, model_name, unknown_fields
+from test.apiserver.server import ServerHandle, start
+from test.apiserver.testing import expect_status, http_request
 
 
 def deployment() -> dict[str, Any]:
@@ -74,3 +81,35 @@ def test_map_keys_are_free_and_values_typed() -> None:
 def test_kinds_without_a_model_are_not_checked() -> None:
     assert check_builtin({"apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
                           "spec": {"anything": 1}}) == []
+
+
+def test_unknown_fields_lists_only_the_undeclared_paths() -> None:
+    d = deployment()
+    d["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    d["spec"]["replicas"] = "2"
+    assert unknown_fields(d) == ["spec.template.spec.containers[0].imagePullPolicyy"]
+    assert unknown_fields(deployment()) == []
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerHandle]:
+    srv = start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def test_the_server_rejects_unknown_built_in_fields_only_under_strict(
+        server: ServerHandle) -> None:
+    d = deployment()
+    d["metadata"]["namespace"] = "default"
+    d["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    path = "/apis/apps/v1/namespaces/default/deployments"
+    code, body = http_request(server, "POST", path + "?fieldValidation=Strict",
+                              json.dumps(d).encode())
+    assert code == 400, body
+    assert expect_status(body, 400, "BadRequest") == (
+        'strict decoding error: unknown field "spec.template.spec.containers[0].imagePullPolicyy"')
+    code, body = http_request(server, "POST", path, json.dumps(d).encode())
+    assert code == 201, body
