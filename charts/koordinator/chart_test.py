@@ -109,6 +109,7 @@ ADDITIONS = {
 
 CUSTOM_VALUES = {
     "imageRepositoryHost": "registry.example.com:5000",
+    "imagePullSecrets": [{"name": "regcred"}],
     "manager": {"replicas": 3, "image": {"tag": "t-manager"}},
     "scheduler": {
         "replicas": 1, "image": {"tag": "t-scheduler"},
@@ -361,8 +362,10 @@ def test_custom_images_replicas_and_plugin_args(custom_objs: list[Obj]) -> None:
                       ("koord-descheduler", "t-descheduler"), ("koordlet", "t-koordlet"),
                       ("koord-device-daemon", "t-device-daemon"),
                       ("koord-runtime-proxy", "t-runtime-proxy")):
-        image = workloads[name]["spec"]["template"]["spec"]["containers"][0]["image"]
-        assert image == f"registry.example.com:5000/koordinator-sh/{name}:{tag}"
+        pod = workloads[name]["spec"]["template"]["spec"]
+        assert pod["containers"][0]["image"] == \
+            f"registry.example.com:5000/koordinator-sh/{name}:{tag}"
+        assert pod["imagePullSecrets"] == [{"name": "regcred"}]
     assert workloads["koord-manager"]["spec"]["replicas"] == 3
     assert workloads["koord-scheduler"]["spec"]["replicas"] == 1
 
