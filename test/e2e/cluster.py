@@ -1,5 +1,7 @@
-"""Helpers for the end-to-end suites: an embedded API server with Koordinator's CRDs, and
-components started as real processes (``python -m <component>.main``) with their logs kept.
+"""Helpers for the end-to-end suites: an embedded API server with Koordinator's CRDs or with
+what the Helm chart installs (``install_chart``: CRDs, RBAC, ConfigMaps, PriorityClasses,
+webhook configurations), kubeconfigs of the chart's ServiceAccounts, and components started as
+real processes (``python -m <component>.main``) with their logs kept.
 """
 
 from __future__ import annotations
@@ -12,22 +14,70 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from api.crds import crd_manifests
+from hack.helm.render import render_objects
+from pkg.client import ApiError
 from pkg.client.resources import (
     CUSTOM_RESOURCE_DEFINITIONS,
     ENDPOINTS,
     NAMESPACES,
     PRIORITY_CLASSES,
     SERVICES,
+    for_object,
 )
 from pkg.client.rest import Client
-from test.apiserver import ServerHandle
+from test.apiserver import ServerHandle, kubeconfig
 
 REPO_ROOT = Path(__file__).absolute().parents[2]
+CHART_DIR = REPO_ROOT / "charts" / "koordinator"
+CHART_NAMESPACE = "koordinator-system"
+# The components run here as processes, not as the chart's Deployments and DaemonSets.
+WORKLOAD_KINDS = frozenset({"Deployment", "DaemonSet"})
+# The ServiceAccount each component runs under (the chart's rbac/*.yaml).
+SERVICE_ACCOUNTS = {"koord-manager": "koord-manager", "koord-scheduler": "koord-scheduler",
+                    "koord-descheduler": "koord-descheduler", "koordlet": "koordlet"}
+
+
+def chart_objects(values_files: Sequence[Path] = (), set_values: Sequence[str] = ()
+                  ) -> list[dict[str, Any]]:
+    """charts/koordinator rendered (hack/helm) for ``koordinator-system``, in install order."""
+    return render_objects(CHART_DIR, values_files, set_values, namespace=CHART_NAMESPACE)
+
+
+def install_chart(client: Client, objects: Sequence[dict[str, Any]] | None = None,
+                  skip: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
+    """Create what ``helm install`` would (``objects``, by default the chart with its default
+    values) except the workloads and what ``skip`` refuses, in Helm's install order; an object
+    that exists (a second run against the same server) is replaced. Returns what it applied."""
+    applied = []
+    for obj in chart_objects() if objects is None else objects:
+        if obj.get("kind") in WORKLOAD_KINDS or (skip is not None and skip(obj)):
+            continue
+        resource = for_object(obj)
+        ns = obj["metadata"].get("namespace") if resource.namespaced else None
+        try:
+            client.create(resource, obj, ns)
+        except ApiError as e:
+            if e.status != 409:
+                raise
+            current = client.get(resource, obj["metadata"]["name"], ns)
+            obj = {**obj, "metadata": {**obj["metadata"], "resourceVersion":
+                                       current["metadata"]["resourceVersion"]}}
+            client.update(resource, obj, ns)
+        applied.append(obj)
+    return applied
+
+
+def service_account_kubeconfig(admin_kubeconfig: str, component: str, workdir: Path) -> str:
+    """A kubeconfig at ``workdir/<component>.kubeconfig`` that authenticates as the chart's
+    ServiceAccount of ``component`` (a TokenRequest through the admin kubeconfig)."""
+    return kubeconfig.for_service_account(
+        admin_kubeconfig, CHART_NAMESPACE, SERVICE_ACCOUNTS[component],
+        str(workdir / f"{component}.kubeconfig"))
 
 
 def install_crds(client: Client) -> None:
