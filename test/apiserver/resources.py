@@ -225,7 +225,9 @@ def builtin_resources() -> list[ResourceInfo]:
             subresources=_status("ResourceQuota"),
         ),
         R("", "v1", "secrets", "Secret", True, fields=_fields("type")),
-        R("", "v1", "serviceaccounts", "ServiceAccount", True, short_names=("sa",)),
+        R("", "v1", "serviceaccounts", "ServiceAccount", True, short_names=("sa",),
+          subresources={"token": SubresourceInfo("token", "TokenRequest", ("create",),
+                                                 "authentication.k8s.io", "v1")}),
         R(
             "",
             "v1",
