@@ -23,7 +23,6 @@ from . import errors
 from .api import Api
 from .bootstrap import store_new
 from .resources import ResourceInfo
-from .storage import Collection
 from .watch import Stored
 
 log = logging.getLogger(__name__)
@@ -178,19 +177,20 @@ def _subject_keys(binding: Mapping[str, Any], namespace: str) -> Iterable[str]:
 
 
 class Authorizer:
-    """RBAC over the server's own Roles and bindings; bindings indexed by subject, each user's
-    rules cached until any RBAC object changes."""
+    """RBAC over the server's own Roles and bindings. Bindings are indexed by subject (kept
+    up to date write by write); each user's rules are cached until any RBAC object changes."""
 
     def __init__(self, api: Api) -> None:
         self.api = api
         self._roles = api.collection(api.info(RBAC_GROUP, "v1", "roles"))
         self._cluster_roles = api.collection(api.info(RBAC_GROUP, "v1", "clusterroles"))
-        self._rbs = api.collection(api.info(RBAC_GROUP, "v1", "rolebindings"))
-        self._crbs = api.collection(api.info(RBAC_GROUP, "v1", "clusterrolebindings"))
-        # subject key -> bindings; for role bindings keyed by namespace first.
-        self._cluster_index: dict[str, list[Stored]] | None = None
-        self._ns_index: dict[str, dict[str, list[Stored]]] = {}
-        self._cache: dict[tuple[str, tuple[str, ...], str | None], _Grants] = {}
+        # namespace ('' for ClusterRoleBindings) -> subject key -> binding name -> binding
+        self._index: dict[str, dict[str, dict[str, Stored]]] = {}
+        self._keys: dict[tuple[str, str], tuple[str, ...]] = {}  # (namespace, name) -> keys
+        for plural in ("clusterrolebindings", "rolebindings"):
+            for st in api.collection(api.info(RBAC_GROUP, "v1", plural)).sorted_items():
+                self._reindex(st, deleted=False)
+        self._cache: dict[tuple[str, tuple[str, ...], str], _Grants] = {}
         self._logged: set[tuple[str, str, str, str]] = set()
         self.registry = CollectorRegistry(auto_describe=True)
         self.denied = Counter(
@@ -201,48 +201,45 @@ class Authorizer:
         api.after_write.append(self._on_write)
 
     def _on_write(self, info: ResourceInfo, type_: str, st: Stored) -> None:
-        if info.storage in RBAC_STORAGE:
-            self._cluster_index = None
-            self._ns_index.clear()
-            self._cache.clear()
+        if info.storage not in RBAC_STORAGE:
+            return
+        if info.plural.endswith("bindings"):
+            self._reindex(st, deleted=type_ == "DELETED")
+        self._cache.clear()
 
-    @staticmethod
-    def _index(coll: Collection, namespace: str | None) -> dict[str, list[Stored]]:
-        out: dict[str, list[Stored]] = {}
-        for st in coll.sorted_items(namespace):
-            for key in set(_subject_keys(st.obj, namespace or "")):
-                out.setdefault(key, []).append(st)
-        return out
+    def _reindex(self, st: Stored, deleted: bool) -> None:
+        md = st.obj["metadata"]
+        ns, name = md.get("namespace") or "", md["name"]
+        index = self._index.setdefault(ns, {})
+        for key in self._keys.pop((ns, name), ()):
+            index[key].pop(name, None)
+        if deleted:
+            return
+        keys = tuple(set(_subject_keys(st.obj, ns)))
+        for key in keys:
+            index.setdefault(key, {})[name] = st
+        self._keys[(ns, name)] = keys
 
-    def _grants(self, user: UserInfo, namespace: str | None) -> _Grants:
-        """The rules ``user`` holds cluster-wide (None) or from bindings in ``namespace``."""
+    def _grants(self, user: UserInfo, namespace: str) -> _Grants:
+        """The rules ``user`` holds cluster-wide ('') or from bindings in ``namespace``."""
         ck = (user.name, user.groups, namespace)
         g = self._cache.get(ck)
         if g is not None:
             return g
-        if namespace is None:
-            if self._cluster_index is None:
-                self._cluster_index = self._index(self._crbs, None)
-            index = self._cluster_index
-        else:
-            idx = self._ns_index.get(namespace)
-            if idx is None:
-                idx = self._ns_index[namespace] = self._index(self._rbs, namespace)
-            index = idx
+        index = self._index.get(namespace, {})
         g = _Grants()
-        seen: set[int] = set()
+        seen: set[str] = set()
         for key in ("u:" + user.name, *("g:" + grp for grp in user.groups)):
-            for st in index.get(key, ()):
-                if id(st) in seen:
-                    continue
-                seen.add(id(st))
-                self._add_role(g, st.obj.get("roleRef") or {}, namespace)
+            for name, st in index.get(key, {}).items():
+                if name not in seen:
+                    seen.add(name)
+                    self._add_role(g, st.obj.get("roleRef") or {}, namespace)
         self._cache[ck] = g
         return g
 
-    def _add_role(self, g: _Grants, ref: Mapping[str, Any], namespace: str | None) -> None:
+    def _add_role(self, g: _Grants, ref: Mapping[str, Any], namespace: str) -> None:
         name = ref.get("name", "")
-        if ref.get("kind") == "Role" and namespace is not None:
+        if ref.get("kind") == "Role" and namespace:
             st = self._roles.get(namespace, name)
             what = "role"
         else:
@@ -257,11 +254,8 @@ class Authorizer:
         """Whether RBAC allows the request, and why not (``RBAC: ...``, or '')."""
         if SYSTEM_MASTERS in user.groups:
             return True, ""
-        scopes: list[str | None] = [None]
-        if a.namespace:
-            scopes.append(a.namespace)
         errs: list[str] = []
-        for scope in scopes:
+        for scope in ("", a.namespace) if a.namespace else ("",):
             g = self._grants(user, scope)
             if any(r.allows(a) for r in g.rules):
                 return True, ""
