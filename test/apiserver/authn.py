@@ -22,14 +22,14 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 
 import orjson
 
 from . import errors, kubeconfig
 from .api import Api, Obj
-from .rbac import SA_PREFIX, SYSTEM_MASTERS, UserInfo
+from .rbac import SA_PREFIX, SYSTEM_MASTERS, Attributes, Authorizer, UserInfo, forbidden
 from .resources import ResourceInfo
 from .watch import Stored
 
@@ -251,6 +251,50 @@ class Authenticator:
                 for d in gone:
                     del self._issued[d]
                 self._save()
+
+
+def impersonate(authorizer: Authorizer, requestor: UserInfo,
+                headers: Iterable[tuple[str, str]]) -> UserInfo:
+    """The user ``Impersonate-User`` / ``Impersonate-Group`` headers ask to act as, once
+    ``requestor`` may impersonate each (``filters/impersonation.go``); else ``requestor``."""
+    name = ""
+    groups: list[str] = []
+    extras: list[tuple[str, str]] = []
+    for key, value in headers:
+        k = key.lower()
+        if k == "impersonate-user":
+            name = value
+        elif k == "impersonate-group":
+            groups.append(value)
+        elif k.startswith("impersonate-extra-"):
+            extras.append((k[len("impersonate-extra-"):], value))
+    if not name:
+        if groups or extras:
+            raise errors.internal(f"requested groups {groups} without impersonating a user")
+        return requestor
+    # Groups given are the whole truth; else a ServiceAccount's own, plus authenticated.
+    specified = bool(groups)
+    checks: list[Attributes] = []
+    ns, _, sa = name[len(SA_PREFIX):].partition(":") if name.startswith(SA_PREFIX) else \
+        ("", "", "")
+    if ns and sa:
+        checks.append(Attributes("impersonate", "", True, "", "", "serviceaccounts", "", ns, sa))
+        as_user = service_account_user(ns, sa)
+        if not specified:
+            groups = list(as_user.groups[:2])
+    else:
+        checks.append(Attributes("impersonate", "", True, "", "", "users", name=name))
+    checks += [Attributes("impersonate", "", True, "", "", "groups", name=g) for g in groups]
+    checks += [Attributes("impersonate", "", True, "authentication.k8s.io", "", "userextras",
+                          key, name=v) for key, v in extras]
+    for a in checks:
+        ok, reason = authorizer.allowed(requestor, a)
+        if not ok:
+            raise forbidden(requestor, a, reason)
+    if not specified and name != "system:anonymous" and \
+            not {"system:authenticated", "system:unauthenticated"} & set(groups):
+        groups.append("system:authenticated")
+    return UserInfo(name, tuple(groups))
 
 
 def install(api: Api, workdir: str, admin_token: str | None,

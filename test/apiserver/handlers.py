@@ -15,10 +15,10 @@ import orjson
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from . import admission, discovery, errors, openapi, rbac, subresources, tables
+from . import admission, discovery, errors, openapi, rbac, reviews, subresources, tables
 from . import body as bodies
 from .api import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Api
-from .authn import Authenticator
+from .authn import ADMIN, Authenticator, impersonate
 from .resources import ResourceInfo
 from .watch import Stored, Watcher
 
@@ -30,6 +30,8 @@ PARTIAL = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 # The kinds that subresources' request bodies must be (named in decoding errors).
+# Who sent the request, once authenticated (and impersonated).
+USER = web.RequestKey("user", rbac.UserInfo)
 SUBRESOURCE_KINDS = {"binding": "Binding", "eviction": "Eviction", "scale": "Scale",
                      "token": "TokenRequest"}
 
@@ -113,12 +115,17 @@ class Handlers:
         try:
             path = request.path
             # Health and version are public (system:public-info-viewer binds them for
-            # system:unauthenticated too); everything else needs a user RBAC allows.
-            if self.authenticator.required and not path.startswith(HEALTH_PATHS) and \
-                    path != "/version":
-                user = self.authenticator.authenticate(request.headers.get("Authorization", ""))
-                self.authorizer.check(user, rbac.request_attributes(request.method, path,
-                                                                    request.query))
+            # system:unauthenticated too); everything else needs a user RBAC allows. Without
+            # authentication every request is the admin's.
+            if not path.startswith(HEALTH_PATHS) and path != "/version":
+                required = self.authenticator.required
+                user = self.authenticator.authenticate(
+                    request.headers.get("Authorization", "")) if required else ADMIN
+                user = impersonate(self.authorizer, user, request.headers.items())
+                if required:
+                    self.authorizer.check(user, rbac.request_attributes(request.method, path,
+                                                                        request.query))
+                request[USER] = user
             return await self._route(request, path)
         except errors.ApiError as e:
             return error_response(e)
@@ -246,6 +253,14 @@ class Handlers:
                                                               dry_run), 201)
             if name is not None or "create" not in info.verbs:
                 raise errors.method_not_allowed("POST", request.path)
+            if info.plural in reviews.ACCESS_REVIEWS and info.group == reviews.AUTHORIZATION:
+                return _json(reviews.access_review(self.authorizer, self._user(request),
+                                                   info.plural, ns, body), 201)
+            if info.plural == "selfsubjectrulesreviews":
+                return _json(reviews.rules_review(self.authorizer, self._user(request), body),
+                             201)
+            if info.plural == "selfsubjectreviews":
+                return _json(reviews.self_subject_review(self._user(request)), 201)
             st = await self.api.create(info, ns, body, dry_run=dry_run,
                                        **self._validation(request))
             return self._object(request, info, st, 201)
@@ -295,6 +310,11 @@ class Handlers:
             st = await self.api.delete(info, ns, name, options, dry_run=dry_run)
             return self._object(request, info, st)
         raise errors.method_not_allowed(method, request.path)
+
+    @staticmethod
+    def _user(request: web.Request) -> rbac.UserInfo:
+        """Who sent the request; without authentication, the admin (everything is allowed)."""
+        return request.get(USER, ADMIN)
 
     def _validation(self, request: web.Request) -> dict[str, Any]:
         mode = request.query.get("fieldValidation", "")

@@ -264,6 +264,16 @@ class Authorizer:
             return False, ""
         return False, "RBAC: " + (errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]")
 
+    def rules_for(self, user: UserInfo, namespace: str) -> list[Rule]:
+        """Every rule ``user`` holds in ``namespace`` (SelfSubjectRulesReview)."""
+        if SYSTEM_MASTERS in user.groups:
+            return [Rule.of({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}),
+                    Rule.of({"verbs": ["*"], "nonResourceURLs": ["*"]})]
+        rules = list(self._grants(user, "").rules)
+        if namespace:
+            rules += self._grants(user, namespace).rules
+        return rules
+
     def check(self, user: UserInfo, a: Attributes) -> None:
         """Raise the 403 kube-apiserver answers unless ``user`` may do ``a``."""
         ok, reason = self.allowed(user, a)

@@ -46,8 +46,8 @@ class Caller:
         data = json.dumps(body).encode() if body is not None else None
         resp = self.pool.request(method, self.srv.url + path, body=data, headers=headers,
                                  retries=False, timeout=30, preload_content=False)
-        # A watch stream is judged by its status; its body never ends on its own.
-        raw = resp.read() if resp.status != 200 or "watch" not in path else b""
+        # Watches here carry timeoutSeconds, so their streams end.
+        raw = resp.read()
         resp.release_conn()
         try:
             return resp.status, json.loads(raw)
@@ -157,8 +157,11 @@ def test_watch_needs_watch_and_a_legacy_watch_path_is_a_watch(
     sa = Caller(srv, service_account(admin, "wt", "watcher"))
     grant(admin, "wt", "watcher", [{"apiGroups": [""], "resources": ["configmaps"],
                                     "verbs": ["watch"]}], sa_subject("wt", "watcher"))
-    assert sa("GET", "/api/v1/namespaces/wt/configmaps?watch=true&timeoutSeconds=1")[0] == 200
-    assert sa("GET", "/api/v1/watch/namespaces/wt/configmaps?timeoutSeconds=1")[0] == 200
+    ok(admin("POST", "/api/v1/namespaces/wt/configmaps", {"metadata": {"name": "seen"}}), 201)
+    for path in ("/api/v1/namespaces/wt/configmaps?watch=true&timeoutSeconds=1",
+                 "/api/v1/watch/namespaces/wt/configmaps?timeoutSeconds=1"):
+        code, stream = sa("GET", path)
+        assert code == 200 and b'"type":"ADDED"' in stream and b'"name":"seen"' in stream
     code, body = sa("GET", "/api/v1/namespaces/wt/configmaps")
     assert expect_status(body, 403, "Forbidden").endswith(
         'cannot list resource "configmaps" in API group "" in the namespace "wt"')
@@ -337,6 +340,65 @@ def test_kubectl_as_a_service_account_gets_kubes_forbidden(
         assert "No resources found in kc namespace." in p.stderr
     finally:
         kubectl.close()
+
+
+@pytest.mark.skipif(kubectl_binary() is None, reason="kubectl is not installed")
+def test_kubectl_create_token_and_auth_can_i_whoami_as(srv: ServerHandle, admin: Caller) -> None:
+    service_account(admin, "ka", "bot")
+    kubectl = Kubectl(srv)
+    try:
+        token = kubectl.run("create", "token", "bot", "-n", "ka", "--duration", "1h").stdout
+        code, body = Caller(srv, token.strip())("GET", "/api/v1/namespaces/ka/pods")
+        assert 'User "system:serviceaccount:ka:bot" cannot list' in \
+            expect_status(body, 403, "Forbidden")
+        p = kubectl.run("create", "token", "bot", "-n", "ka", "--duration", "1m", check=False)
+        assert p.stderr.strip() == (
+            'error: failed to create token: TokenRequest.authentication.k8s.io "bot" is invalid:'
+            ' spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10'
+            ' minutes')
+        as_bot = ("--as", "system:serviceaccount:ka:bot")
+        assert kubectl.run("auth", "can-i", "list", "pods", "-n", "ka", *as_bot,
+                           check=False).stdout.strip() == "no"
+        grant(admin, "ka", "bot", [{"apiGroups": [""], "resources": ["pods"],
+                                    "verbs": ["list"]}], sa_subject("ka", "bot"))
+        assert kubectl.run("auth", "can-i", "list", "pods", "-n", "ka",
+                           *as_bot).stdout.strip() == "yes"
+        assert kubectl.run("auth", "can-i", "list", "pods", "-n", "default", *as_bot,
+                           check=False).stdout.strip() == "no"
+        listed = kubectl.run("auth", "can-i", "--list", "-n", "ka", *as_bot).stdout
+        assert any(line.split()[:1] == ["pods"] and line.split()[-1] == "[list]"
+                   for line in listed.splitlines()), listed
+        who = kubectl.run("auth", "whoami", *as_bot).stdout
+        assert "system:serviceaccount:ka:bot" in who and "system:serviceaccounts:ka" in who
+    finally:
+        kubectl.close()
+
+
+def test_impersonation_needs_the_impersonate_verb(srv: ServerHandle, admin: Caller) -> None:
+    sa = Caller(srv, service_account(admin, "im", "actor"))
+    pool = sa.pool
+    headers = {"Authorization": f"Bearer {sa.token}", "Impersonate-User": "alice"}
+    resp = pool.request("GET", srv.url + "/api/v1/namespaces/im/pods", headers=headers)
+    assert expect_status(json.loads(resp.data), 403, "Forbidden") == (
+        'users "alice" is forbidden: User "system:serviceaccount:im:actor" cannot impersonate '
+        'resource "users" in API group "" at the cluster scope')
+    grant(admin, None, "impersonate-alice", [{"apiGroups": [""], "resources": ["users"],
+                                              "resourceNames": ["alice"],
+                                              "verbs": ["impersonate"]}],
+          sa_subject("im", "actor"))
+    resp = pool.request("GET", srv.url + "/api/v1/namespaces/im/pods", headers=headers)
+    assert expect_status(json.loads(resp.data), 403, "Forbidden").startswith(
+        'pods is forbidden: User "alice" cannot list')
+    code, body = admin("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        "spec": {"user": "alice", "resourceAttributes": {"verb": "impersonate",
+                                                         "resource": "users", "name": "bob"}}})
+    assert (code, body["status"]) == (201, {"allowed": False})
+    code, body = admin("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        "spec": {"user": "system:serviceaccount:im:actor",
+                 "groups": ["system:serviceaccounts"],
+                 "resourceAttributes": {"verb": "impersonate", "resource": "users",
+                                        "name": "alice"}}})
+    assert (code, body["status"]) == (201, {"allowed": True})
 
 
 def test_the_official_client_gets_403_with_the_status(

@@ -311,8 +311,20 @@ def builtin_resources() -> list[ResourceInfo]:
             fields=_fields("status.successful"),
         ),
     ]
+    create_only = ("create",)
     others = [
         R("coordination.k8s.io", "v1", "leases", "Lease", True),
+        # Reviews (reviews.py): answered, never stored.
+        R("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False,
+          verbs=create_only),
+        R("authorization.k8s.io", "v1", "localsubjectaccessreviews",
+          "LocalSubjectAccessReview", True, verbs=create_only),
+        R("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview",
+          False, verbs=create_only),
+        R("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False,
+          verbs=create_only),
+        R("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview",
+          False, verbs=create_only),
         R(
             "policy",
             "v1",
