@@ -245,12 +245,25 @@ class Authenticator:
             self._index_secret(type_, st.obj)
         elif info.storage == ("", "serviceaccounts") and type_ == "DELETED":
             md = st.obj["metadata"]
-            gone = [d for d, t in self._issued.items()
-                    if t.namespace == md.get("namespace") and t.name == md["name"]]
+            ns, name = md.get("namespace", ""), md["name"]
+            gone = [d for d, t in self._issued.items() if t.namespace == ns and t.name == name]
             if gone:
                 for d in gone:
                     del self._issued[d]
                 self._save()
+            self._delete_token_secrets(ns, name, md.get("uid", ""))
+
+    def _delete_token_secrets(self, namespace: str, sa: str, uid: str) -> None:
+        """The token controller deletes a deleted ServiceAccount's token Secrets (those with
+        finalizers are left to their owners; their tokens no longer authenticate anyway)."""
+        info = self.api.info("", "v1", "secrets")
+        for st in self._secrets.sorted_items(namespace):
+            md = st.obj["metadata"]
+            ann = md.get("annotations") or {}
+            if st.obj.get("type") != SA_TOKEN_TYPE or ann.get(SA_NAME_ANNOTATION) != sa or \
+                    ann.get(SA_UID_ANNOTATION, uid) != uid or md.get("finalizers"):
+                continue
+            self.api._finish_write(info, "DELETED", self.api.storage.delete(self._secrets, st))
 
 
 def impersonate(authorizer: Authorizer, requestor: UserInfo,

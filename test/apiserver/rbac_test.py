@@ -291,6 +291,11 @@ def test_a_token_secret_is_filled_and_authenticates_until_deleted(
     assert "system:serviceaccount:ts:legacy" in expect_status(body, 403, "Forbidden")
     ok(admin("DELETE", "/api/v1/namespaces/ts/secrets/legacy-token"))
     assert sa("GET", "/api/v1/namespaces/ts/pods")[0] == 401
+    # Deleting the ServiceAccount deletes its token Secrets, as the token controller does.
+    ok(admin("POST", "/api/v1/namespaces/ts/secrets", dict(secret, metadata={
+        "name": "second", "annotations": secret["metadata"]["annotations"]})), 201)
+    ok(admin("DELETE", "/api/v1/namespaces/ts/serviceaccounts/legacy"))
+    assert admin("GET", "/api/v1/namespaces/ts/secrets/second")[0] == 404
     code, body = admin("POST", "/api/v1/namespaces/ts/secrets", {
         "metadata": {"name": "nameless"}, "type": "kubernetes.io/service-account-token"})
     assert expect_status(body, 422, "Invalid") == (
