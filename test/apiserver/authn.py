@@ -21,6 +21,7 @@ import base64
 import hashlib
 import logging
 import os
+import secrets
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -103,7 +104,7 @@ class Authenticator:
         # The scheme is case-insensitive (the in-cluster loader sends "bearer").
         if scheme.lower() != "bearer" or not token:
             raise errors.unauthorized()
-        if token == self.admin_token:
+        if self.admin_token is not None and secrets.compare_digest(token, self.admin_token):
             return ADMIN
         digest = _digest(token)
         issued = self._issued.get(digest)
@@ -151,7 +152,7 @@ class Authenticator:
                 ("FieldValueInvalid", "spec.expirationSeconds",
                  f"Invalid value: {seconds}: {why}")])
         assert isinstance(seconds, int)
-        token = os.urandom(32).hex() if not dry_run else ""
+        token = secrets.token_hex(32) if not dry_run else ""
         expires = self.clock() + seconds
         if not dry_run:
             self._issued[_digest(token)] = IssuedToken(namespace, name, uid, expires)
@@ -215,7 +216,7 @@ class Authenticator:
         def b64(v: bytes) -> str:
             return base64.b64encode(v).decode()
 
-        data["token"] = b64(os.urandom(32).hex().encode())
+        data["token"] = b64(secrets.token_hex(32).encode())
         data["namespace"] = b64(ns.encode())
         if self.ca_pem is not None:
             data["ca.crt"] = b64(self.ca_pem)

@@ -53,7 +53,11 @@ def for_service_account(admin_kubeconfig: str, namespace: str, name: str, path: 
     contexts = {c["name"]: c["context"] for c in doc.get("contexts") or ()}
     clusters = {c["name"]: c["cluster"] for c in doc.get("clusters") or ()}
     cluster = clusters[contexts[doc["current-context"]]["cluster"]]
-    ca = cluster.get("certificate-authority-data")
+    ca_pem = base64.b64decode(cluster["certificate-authority-data"]) \
+        if cluster.get("certificate-authority-data") else None
+    if ca_pem is None and cluster.get("certificate-authority"):
+        with open(cluster["certificate-authority"], "rb") as cf:
+            ca_pem = cf.read()
     api = client.CoreV1Api(config.new_client_from_config(config_file=admin_kubeconfig))
     try:
         # Empty audiences: the API server's own (as kubectl create token sends).
@@ -66,8 +70,8 @@ def for_service_account(admin_kubeconfig: str, namespace: str, name: str, path: 
     if tr.status is None:
         raise RuntimeError(f"TokenRequest for {namespace}/{name} returned no token")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    write_private(path, render(cluster["server"], base64.b64decode(ca) if ca else None,
-                               tr.status.token, f"{namespace}-{name}").encode())
+    write_private(path, render(cluster["server"], ca_pem, tr.status.token,
+                               f"{namespace}-{name}").encode())
     return path
 
 
