@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -208,8 +210,11 @@ def test_subresources_need_their_own_rule(srv: ServerHandle, admin: Caller) -> N
     assert sa("POST", "/api/v1/namespaces/sr/pods", minimal_pod("q"))[0] == 403
 
 
-def test_non_resource_urls_and_the_denial_counter(srv: ServerHandle, admin: Caller) -> None:
+def test_non_resource_urls_and_the_denial_counter(srv: ServerHandle, admin: Caller,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
     sa = Caller(srv, service_account(admin, "nr", "scraper"))
+    caplog.set_level(logging.WARNING, "test.apiserver.rbac")
+    assert sa("GET", "/metrics")[0] == 403
     code, body = sa("GET", "/metrics")
     assert body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                     "message": 'forbidden: User "system:serviceaccount:nr:scraper" cannot get '
@@ -222,7 +227,11 @@ def test_non_resource_urls_and_the_denial_counter(srv: ServerHandle, admin: Call
           sa_subject("nr", "scraper"))
     text = ok(sa("GET", "/metrics")).decode()
     assert ('apiserver_authorization_denied_total{group="",resource="/metrics",'
-            'user="system:serviceaccount:nr:scraper",verb="get"} 1.0') in text
+            'user="system:serviceaccount:nr:scraper",verb="get"} 2.0') in text
+    # Logged once per user, verb and resource, however often it is denied.
+    assert [r.getMessage() for r in caplog.records if "nr:scraper" in r.getMessage()] == [
+        'authorization denied: forbidden: User "system:serviceaccount:nr:scraper" cannot get '
+        'path "/metrics"']
 
 
 def test_a_binding_to_a_missing_role_says_so(srv: ServerHandle, admin: Caller) -> None:
@@ -273,12 +282,23 @@ def test_token_request_needs_the_service_account_and_dies_with_it(
     assert Caller(srv, None)("GET", "/api/v1/namespaces")[0] == 401
 
 
+def test_a_token_expires(srv: ServerHandle, admin: Caller) -> None:
+    sa = Caller(srv, service_account(admin, "ex", "brief"))
+    assert sa("GET", "/apis")[0] == 200
+    authenticator = srv.server.handlers.authenticator
+    authenticator.clock = lambda: time.time() + 3601
+    try:
+        assert sa("GET", "/apis")[0] == 401
+    finally:
+        authenticator.clock = time.time
+
+
 def test_a_token_secret_is_filled_and_authenticates_until_deleted(
         srv: ServerHandle, admin: Caller) -> None:
     service_account(admin, "ts", "legacy")
-    secret = {"metadata": {"name": "legacy-token",
-                           "annotations": {"kubernetes.io/service-account.name": "legacy"}},
-              "type": "kubernetes.io/service-account-token"}
+    annotations = {"kubernetes.io/service-account.name": "legacy"}
+    secret: dict[str, Any] = {"metadata": {"name": "legacy-token", "annotations": annotations},
+                              "type": "kubernetes.io/service-account-token"}
     ok(admin("POST", "/api/v1/namespaces/ts/secrets", secret), 201)
     got = ok(admin("GET", "/api/v1/namespaces/ts/secrets/legacy-token"))
     sa_uid = ok(admin("GET", "/api/v1/namespaces/ts/serviceaccounts/legacy"))["metadata"]["uid"]
@@ -293,7 +313,7 @@ def test_a_token_secret_is_filled_and_authenticates_until_deleted(
     assert sa("GET", "/api/v1/namespaces/ts/pods")[0] == 401
     # Deleting the ServiceAccount deletes its token Secrets, as the token controller does.
     ok(admin("POST", "/api/v1/namespaces/ts/secrets", dict(secret, metadata={
-        "name": "second", "annotations": secret["metadata"]["annotations"]})), 201)
+        "name": "second", "annotations": annotations})), 201)
     ok(admin("DELETE", "/api/v1/namespaces/ts/serviceaccounts/legacy"))
     assert admin("GET", "/api/v1/namespaces/ts/secrets/second")[0] == 404
     code, body = admin("POST", "/api/v1/namespaces/ts/secrets", {
