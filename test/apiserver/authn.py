@@ -291,7 +291,7 @@ def impersonate(authorizer: Authorizer, requestor: UserInfo,
     checks: list[Attributes] = []
     ns, _, sa = name[len(SA_PREFIX):].partition(":") if name.startswith(SA_PREFIX) else \
         ("", "", "")
-    if ns and sa:
+    if ns and sa and ":" not in sa:
         checks.append(Attributes("impersonate", "", True, "", "", "serviceaccounts", "", ns, sa))
         as_user = service_account_user(ns, sa)
         if not specified:
