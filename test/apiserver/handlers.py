@@ -13,10 +13,12 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from . import admission, discovery, errors, openapi, subresources, tables
+from . import admission, discovery, errors, openapi, rbac, reviews, subresources, tables
 from . import body as bodies
 from .api import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Api
+from .authn import ADMIN, Authenticator, impersonate
 from .resources import ResourceInfo
 from .watch import Stored, Watcher
 
@@ -28,7 +30,10 @@ PARTIAL = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 # The kinds that subresources' request bodies must be (named in decoding errors).
-SUBRESOURCE_KINDS = {"binding": "Binding", "eviction": "Eviction", "scale": "Scale"}
+# Who sent the request, once authenticated (and impersonated).
+USER = web.RequestKey("user", rbac.UserInfo)
+SUBRESOURCE_KINDS = {"binding": "Binding", "eviction": "Eviction", "scale": "Scale",
+                     "token": "TokenRequest"}
 
 
 def _truthy(v: str | None) -> bool:
@@ -86,10 +91,11 @@ def _int_param(q: Any, name: str) -> int:
 class Handlers:
     """The aiohttp request handlers, bound to one Api."""
 
-    def __init__(self, api: Api, token: str | None = None, address: str = "127.0.0.1:0",
-                 bookmark_interval: float = 5.0) -> None:
+    def __init__(self, api: Api, authenticator: Authenticator, authorizer: rbac.Authorizer,
+                 address: str = "127.0.0.1:0", bookmark_interval: float = 5.0) -> None:
         self.api = api
-        self.token = token
+        self.authenticator = authenticator
+        self.authorizer = authorizer
         self.address = address
         self.bookmark_interval = bookmark_interval
         self.watchers: set[Watcher] = set()
@@ -108,12 +114,18 @@ class Handlers:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         try:
             path = request.path
-            if self.token is not None and not path.startswith(HEALTH_PATHS) and \
-                    path != "/version":
-                scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-                # The scheme is case-insensitive (the in-cluster loader sends "bearer").
-                if scheme.lower() != "bearer" or token.strip() != self.token:
-                    raise errors.unauthorized()
+            # Health and version are public (system:public-info-viewer binds them for
+            # system:unauthenticated too); everything else needs a user RBAC allows. Without
+            # authentication every request is the admin's.
+            if not path.startswith(HEALTH_PATHS) and path != "/version":
+                required = self.authenticator.required
+                user = self.authenticator.authenticate(
+                    request.headers.get("Authorization", "")) if required else ADMIN
+                user = impersonate(self.authorizer, user, request.headers.items())
+                if required:
+                    self.authorizer.check(user, rbac.request_attributes(request.method, path,
+                                                                        request.query))
+                request[USER] = user
             return await self._route(request, path)
         except errors.ApiError as e:
             return error_response(e)
@@ -137,6 +149,9 @@ class Handlers:
             return web.Response(text="ok", content_type="text/plain")
         if head == "version":
             return _json(discovery.KUBE_VERSION)
+        if head == "metrics" and len(segs) == 1:
+            return web.Response(body=generate_latest(self.authorizer.registry),
+                                headers={"Content-Type": CONTENT_TYPE_LATEST})
         if head == "openapi":
             return openapi.serve(self.api.registry, segs[1:], request)
         if head == "api":
@@ -233,8 +248,19 @@ class Handlers:
             if sub == "eviction":
                 return _json(await subresources.evict(self.api, ns or "", name or "", body,
                                                        dry_run), 201)
+            if sub == "token":
+                return _json(self.authenticator.token_request(ns or "", name or "", body,
+                                                              dry_run), 201)
             if name is not None or "create" not in info.verbs:
                 raise errors.method_not_allowed("POST", request.path)
+            if info.plural in reviews.ACCESS_REVIEWS and info.group == reviews.AUTHORIZATION:
+                return _json(reviews.access_review(self.authorizer, self._user(request),
+                                                   info.plural, ns, body), 201)
+            if info.plural == "selfsubjectrulesreviews":
+                return _json(reviews.rules_review(self.authorizer, self._user(request), body),
+                             201)
+            if info.plural == "selfsubjectreviews":
+                return _json(reviews.self_subject_review(self._user(request)), 201)
             st = await self.api.create(info, ns, body, dry_run=dry_run,
                                        **self._validation(request))
             return self._object(request, info, st, 201)
@@ -284,6 +310,11 @@ class Handlers:
             st = await self.api.delete(info, ns, name, options, dry_run=dry_run)
             return self._object(request, info, st)
         raise errors.method_not_allowed(method, request.path)
+
+    @staticmethod
+    def _user(request: web.Request) -> rbac.UserInfo:
+        """Who sent the request; without authentication, the admin (everything is allowed)."""
+        return request.get(USER, ADMIN)
 
     def _validation(self, request: web.Request) -> dict[str, Any]:
         mode = request.query.get("fieldValidation", "")

@@ -1,5 +1,7 @@
-"""Writing a kubeconfig that points clients (kubectl, the Python client) at the server, and the
-other private files of a workdir (``write_private``)."""
+"""Writing a kubeconfig that points clients (kubectl, the Python client) at the server, one that
+runs a component as a ServiceAccount (``for_service_account``: the TokenRequest API, as the
+kubelet's projected token volume), and the other private files of a workdir
+(``write_private``)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import base64
 import os
 
 import orjson
+import yaml
 
 
 def render(server: str, ca_pem: bytes | None = None, token: str | None = None,
@@ -34,6 +37,41 @@ def write(path: str, server: str, ca_pem: bytes | None = None,
           token: str | None = None) -> str:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     write_private(path, render(server, ca_pem, token).encode())
+    return path
+
+
+def for_service_account(admin_kubeconfig: str, namespace: str, name: str, path: str,
+                        expiration_seconds: int = 86400) -> str:
+    """Request a token for ServiceAccount ``namespace/name`` through the server of
+    ``admin_kubeconfig`` (TokenRequest) and write, at ``path``, a kubeconfig with the same
+    server and CA that authenticates as ``system:serviceaccount:NAMESPACE:NAME``. The token
+    lasts ``expiration_seconds`` and dies with the ServiceAccount. Returns ``path``."""
+    from kubernetes import client, config
+
+    with open(admin_kubeconfig) as f:
+        doc = yaml.safe_load(f)
+    contexts = {c["name"]: c["context"] for c in doc.get("contexts") or ()}
+    clusters = {c["name"]: c["cluster"] for c in doc.get("clusters") or ()}
+    cluster = clusters[contexts[doc["current-context"]]["cluster"]]
+    ca_pem = base64.b64decode(cluster["certificate-authority-data"]) \
+        if cluster.get("certificate-authority-data") else None
+    if ca_pem is None and cluster.get("certificate-authority"):
+        with open(cluster["certificate-authority"], "rb") as cf:
+            ca_pem = cf.read()
+    api = client.CoreV1Api(config.new_client_from_config(config_file=admin_kubeconfig))
+    try:
+        # Empty audiences: the API server's own (as kubectl create token sends).
+        tr = api.create_namespaced_service_account_token(
+            name, namespace, client.AuthenticationV1TokenRequest(
+                spec=client.V1TokenRequestSpec(audiences=[],
+                                               expiration_seconds=expiration_seconds)))
+    finally:
+        api.api_client.close()
+    if tr.status is None:
+        raise RuntimeError(f"TokenRequest for {namespace}/{name} returned no token")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_private(path, render(cluster["server"], ca_pem, tr.status.token,
+                               f"{namespace}-{name}").encode())
     return path
 
 

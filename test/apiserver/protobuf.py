@@ -1,12 +1,13 @@
 """Decoding the Kubernetes protobuf encoding of the objects kubectl's generators send.
 
 kubectl's imperative commands (``create namespace|configmap|secret|serviceaccount|deployment|
-priorityclass``, ``run``) post bodies as ``application/vnd.kubernetes.protobuf``: the
-``k8s\\x00`` magic, a ``runtime.Unknown`` envelope, and the object in the wire format of
-upstream's ``k8s.io/api/*/generated.proto``. This module maps the field numbers of those
-messages, for the kinds and fields those commands produce, to the JSON form; fields it does not
-know are dropped. Other kinds answer 415 and clients fall back to nothing: use JSON or YAML
-(``kubectl create -f``, ``kubectl apply``), which everything else already does.
+priorityclass|token``, ``run``, ``auth can-i|whoami``) post bodies as
+``application/vnd.kubernetes.protobuf``: the ``k8s\\x00`` magic, a ``runtime.Unknown`` envelope,
+and the object in the wire format of upstream's ``k8s.io/api/*/generated.proto``. This module
+maps the field numbers of those messages, for the kinds and fields those commands produce, to
+the JSON form; fields it does not know are dropped. Other kinds answer 415 and clients fall
+back to nothing: use JSON or YAML (``kubectl create -f``, ``kubectl apply``), which everything
+else already does.
 """
 
 from __future__ import annotations
@@ -68,6 +69,16 @@ POD_TEMPLATE: Schema = {1: _f("metadata", OBJECT_META), 2: _f("spec", POD_SPEC)}
 INT_OR_STRING: Schema = {1: _f("type", "int"), 2: _f("intVal", "int"),
                          3: _f("strVal", "string")}
 
+# SelfSubjectAccessReviewSpec is SubjectAccessReviewSpec's first two fields.
+ACCESS_REVIEW_SPEC: Schema = {
+    1: _f("resourceAttributes", {
+        1: _f("namespace", "string"), 2: _f("verb", "string"), 3: _f("group", "string"),
+        4: _f("version", "string"), 5: _f("resource", "string"),
+        6: _f("subresource", "string"), 7: _f("name", "string")}),
+    2: _f("nonResourceAttributes", {1: _f("path", "string"), 2: _f("verb", "string")}),
+    3: _f("user", "string"), 4: _f("groups", "string", True), 6: _f("uid", "string"),
+}
+
 KINDS: dict[tuple[str, str], Schema] = {
     ("v1", "Namespace"): {1: _f("metadata", OBJECT_META),
                           2: _f("spec", {1: _f("finalizers", "string", True)})},
@@ -87,6 +98,21 @@ KINDS: dict[tuple[str, str], Schema] = {
             1: _f("maxUnavailable", "intorstr"), 2: _f("maxSurge", "intorstr")})}),
         5: _f("minReadySeconds", "int"), 6: _f("revisionHistoryLimit", "int"),
         7: _f("paused", "bool"), 9: _f("progressDeadlineSeconds", "int")})},
+    # kubectl create token
+    ("authentication.k8s.io/v1", "TokenRequest"): {1: _f("metadata", OBJECT_META), 2: _f("spec", {
+        1: _f("audiences", "string", True), 4: _f("expirationSeconds", "int"),
+        3: _f("boundObjectRef", {1: _f("kind", "string"), 2: _f("apiVersion", "string"),
+                                 3: _f("name", "string"), 4: _f("uid", "string")})})},
+    # kubectl auth can-i, kubectl auth whoami
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): {
+        1: _f("metadata", OBJECT_META), 2: _f("spec", ACCESS_REVIEW_SPEC)},
+    ("authorization.k8s.io/v1", "SubjectAccessReview"): {
+        1: _f("metadata", OBJECT_META), 2: _f("spec", ACCESS_REVIEW_SPEC)},
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): {
+        1: _f("metadata", OBJECT_META), 2: _f("spec", ACCESS_REVIEW_SPEC)},
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): {1: _f("metadata", OBJECT_META)},
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): {
+        1: _f("metadata", OBJECT_META), 2: _f("spec", {1: _f("namespace", "string")})},
     ("scheduling.k8s.io/v1", "PriorityClass"): {
         1: _f("metadata", OBJECT_META), 2: _f("value", "int"), 3: _f("globalDefault", "bool"),
         4: _f("description", "string"), 5: _f("preemptionPolicy", "string")},

@@ -225,7 +225,9 @@ def builtin_resources() -> list[ResourceInfo]:
             subresources=_status("ResourceQuota"),
         ),
         R("", "v1", "secrets", "Secret", True, fields=_fields("type")),
-        R("", "v1", "serviceaccounts", "ServiceAccount", True, short_names=("sa",)),
+        R("", "v1", "serviceaccounts", "ServiceAccount", True, short_names=("sa",),
+          subresources={"token": SubresourceInfo("token", "TokenRequest", ("create",),
+                                                 "authentication.k8s.io", "v1")}),
         R(
             "",
             "v1",
@@ -309,8 +311,20 @@ def builtin_resources() -> list[ResourceInfo]:
             fields=_fields("status.successful"),
         ),
     ]
+    create_only = ("create",)
     others = [
         R("coordination.k8s.io", "v1", "leases", "Lease", True),
+        # Reviews (reviews.py): answered, never stored.
+        R("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False,
+          verbs=create_only),
+        R("authorization.k8s.io", "v1", "localsubjectaccessreviews",
+          "LocalSubjectAccessReview", True, verbs=create_only),
+        R("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview",
+          False, verbs=create_only),
+        R("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False,
+          verbs=create_only),
+        R("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview",
+          False, verbs=create_only),
         R(
             "policy",
             "v1",

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import orjson
 from aiohttp import web
 
-from . import admission, bootstrap, certs, controllers, crds, kubeconfig, persistence
+from . import admission, authn, bootstrap, certs, controllers, crds, kubeconfig, persistence, rbac
 from .api import Api
 from .handlers import Handlers
 from .nodes import NodeSpec, SimulatedNodes
@@ -173,6 +173,9 @@ async def _serve(o: Options, workdir: str, api: Api, journal: persistence.Journa
     controllers.install(api)
     webhooks = admission.install(api)
     bootstrap.install(api, ca_pem)
+    rbac.install_bootstrap_policy(api)
+    authenticator = authn.install(api, workdir, token, ca_pem)
+    authorizer = rbac.Authorizer(api)
     api.resume()
     sim = SimulatedNodes(api, o.lease_interval, o.node_status_interval, o.pod_start_delay,
                          o.pod_termination_delay)
@@ -180,7 +183,7 @@ async def _serve(o: Options, workdir: str, api: Api, journal: persistence.Journa
     previous = _previous_ports(ports_path)
     main_sock = _listen_again(o.host, o.port, previous.get("port"), "serving")
     port = main_sock.getsockname()[1]
-    handlers = Handlers(api, token, f"{o.host}:{port}", o.bookmark_interval)
+    handlers = Handlers(api, authenticator, authorizer, f"{o.host}:{port}", o.bookmark_interval)
     app = web.Application(client_max_size=16 * 1024 * 1024)
     app.router.add_route("*", "/{tail:.*}", handlers.handle)
     runner = web.AppRunner(app, access_log=None, handle_signals=False,

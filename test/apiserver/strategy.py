@@ -237,6 +237,16 @@ def secret_default(obj: Obj) -> None:
             data[k] = base64.b64encode(str(v).encode()).decode()
 
 
+def secret_validate(obj: Obj) -> list[Cause]:
+    """A ServiceAccount token Secret names its ServiceAccount (core validation)."""
+    ann = obj["metadata"].get("annotations") or {}
+    if obj.get("type") == "kubernetes.io/service-account-token" and \
+            not ann.get("kubernetes.io/service-account.name"):
+        return [("FieldValueRequired",
+                 "metadata.annotations[kubernetes.io/service-account.name]", "Required value")]
+    return []
+
+
 def _workload_default(obj: Obj, replicas: bool = True) -> None:
     spec = obj.setdefault("spec", {})
     if replicas:
@@ -332,7 +342,7 @@ def builtin_strategies(ips: ClusterIPs) -> dict[tuple[str, str], Strategy]:
         ("", "nodes"): Strategy(keep_status_on_create=True),
         ("", "services"): Strategy(lambda o: service_default(o, ips),
                                    name_fn=name_is_dns1035_label),
-        ("", "secrets"): Strategy(secret_default),
+        ("", "secrets"): Strategy(secret_default, validate=secret_validate),
         ("", "events"): Strategy(create_on_update=True),
         ("", "endpoints"): Strategy(create_on_update=True),
         ("coordination.k8s.io", "leases"): Strategy(create_on_update=True),
