@@ -7,7 +7,8 @@ matching; the ``system:masters`` group is always allowed, as kube-apiserver's pr
 authorizer does), ``.../endpoints/filters/authorization.go`` with ``responsewriters.Forbidden``
 (the 403 Status and its message) and ``plugin/pkg/auth/authorizer/rbac/bootstrappolicy`` (the
 ClusterRoles and ClusterRoleBindings kube-apiserver creates at start). Owns the denial counter
-``apiserver_authorization_denied_total`` and the denial log.
+``apiserver_authorization_denied_total``, the per-user request counter
+``apiserver_user_requests_total`` and the denial log.
 """
 
 from __future__ import annotations
@@ -198,6 +199,13 @@ class Authorizer:
             "Requests answered 403 Forbidden by authorization, by user, verb, API group and "
             "resource (resource/subresource, or the path of a non-resource request).",
             ("user", "verb", "group", "resource"), registry=self.registry)
+        # kube's authenticated_user_requests buckets every ServiceAccount as "other"; this one
+        # keeps the name, to tell which identity a component ran as.
+        self.requests = Counter(
+            "apiserver_user_requests_total",
+            "Requests checked by authorization (allowed or denied), by user.",
+            ("user",), registry=self.registry)
+        self._request_counters: dict[str, Counter] = {}  # user -> its child: one dict hit a request
         api.after_write.append(self._on_write)
 
     def _on_write(self, info: ResourceInfo, type_: str, st: Stored) -> None:
@@ -276,6 +284,10 @@ class Authorizer:
 
     def check(self, user: UserInfo, a: Attributes) -> None:
         """Raise the 403 kube-apiserver answers unless ``user`` may do ``a``."""
+        counter = self._request_counters.get(user.name)
+        if counter is None:
+            counter = self._request_counters[user.name] = self.requests.labels(user.name)
+        counter.inc()
         ok, reason = self.allowed(user, a)
         if ok:
             return

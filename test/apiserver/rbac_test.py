@@ -228,6 +228,8 @@ def test_non_resource_urls_and_the_denial_counter(srv: ServerHandle, admin: Call
     text = ok(sa("GET", "/metrics")).decode()
     assert ('apiserver_authorization_denied_total{group="",resource="/metrics",'
             'user="system:serviceaccount:nr:scraper",verb="get"} 2.0') in text
+    # Every request is counted under its user, allowed or denied (this scrape included).
+    assert 'apiserver_user_requests_total{user="system:serviceaccount:nr:scraper"} 5.0' in text
     # Logged once per user, verb and resource, however often it is denied.
     assert [r.getMessage() for r in caplog.records if "nr:scraper" in r.getMessage()] == [
         'authorization denied: forbidden: User "system:serviceaccount:nr:scraper" cannot get '
