@@ -15,9 +15,10 @@ Corresponds to client-go ``tools/leaderelection`` (``LeaderElector``, ``tryAcqui
   resourceVersion just read: of two racing candidates only one wins, and a renewal that came
   in at the last moment just restarts our wait. A standby therefore replaces a dead leader
   within ``lease_duration`` of its last renewal (upstream polls, so up to about two jittered
-  retry periods later). Without a watch (the lock has none, it cannot be opened, e.g. no RBAC
-  ``watch`` on leases, or it ended and is being reopened with a backoff) the standby also
-  polls every ``retry_period`` (jittered by up to 1.2×), as upstream does; it retries the
+  retry periods later). Without a watch (the lock has none; RBAC does not allow ``watch`` on
+  the lease, as upstream's chart for koord-scheduler: asked before opening one, or told by a
+  403, after which it is never tried again; or it ended and is being reopened with a backoff)
+  the standby also polls every ``retry_period`` (jittered by up to 1.2×), as upstream does; it retries the
   same way after a failed attempt on a lease that looked free (a rival won, an API error).
 * **renew**: while leading, rewrite ``renewTime`` every ``retry_period``. If no renewal
   succeeds for ``renew_deadline``, leadership is lost: ``on_stopped_leading`` runs and the
@@ -45,7 +46,12 @@ from dataclasses import dataclass, replace
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
 from pkg.client.errors import ApiError, ConnectionFailure
-from pkg.leaderelection.resourcelock import LeaderElectionRecord, LockWatch, ResourceLock
+from pkg.leaderelection.resourcelock import (
+    LeaderElectionRecord,
+    LockWatch,
+    ResourceLock,
+    WatchNotAllowed,
+)
 from pkg.util.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
@@ -275,7 +281,8 @@ class LeaderElector:
         """While standing by, keep a watch open on the lock and note each change the moment
         it arrives. A watch that ends is reopened (at once after a long-lived one); one that
         cannot be opened or fails quickly is retried with a backoff from ``retry_period`` up
-        to ``lease_duration`` (e.g. RBAC without ``watch`` on leases), polling meanwhile."""
+        to ``lease_duration``, polling meanwhile. One that RBAC does not allow is given up:
+        the standby polls, as upstream's always does."""
         failures = 0
         while not done.is_set():
             opened = self.clock.monotonic()
@@ -283,6 +290,10 @@ class LeaderElector:
             try:
                 watch = open_watch()
             except Exception as e:  # noqa: BLE001 - any failure: poll, retry later
+                if isinstance(e, WatchNotAllowed) or (isinstance(e, ApiError)
+                                                      and e.status == 403):
+                    log.info("cannot watch lock %s, polling it: %s", self.name, e)
+                    return
                 (log.info if failures == 0 else log.debug)(
                     "cannot watch lock %s, polling it: %s", self.name, e)
             else:

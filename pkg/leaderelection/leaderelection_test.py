@@ -122,8 +122,10 @@ class WatchableLock(FakeLock):
         super().__init__(store, identity)
         self.watch_fails = watch_fails
         self.opened: list[FakeWatch] = []
+        self.watch_attempts = 0
 
     def watch(self) -> FakeWatch:
+        self.watch_attempts += 1
         if self.watch_fails:
             raise ApiError(403, "Forbidden", "cannot watch leases")
         w = FakeWatch(self.store)
@@ -371,17 +373,20 @@ def test_standby_that_cannot_watch_polls_and_still_wakes_at_the_expiry() -> None
     assert a._try_acquire_or_renew()
     sb = Standby(b)
     try:
-        # The loop and the watch thread's reconnect backoff both wait on the clock.
-        assert clock.wait_for_waiters(2) and lock.gets == 1
+        # The watch was refused (403): never tried again, only the loop waits on the clock.
+        assert until(lambda: not any(th.name.startswith("leader-watch-")
+                                     for th in threading.enumerate()))
+        assert clock.wait_for_waiters(1) and lock.gets == 1
         clock.step(2)
         assert until(lambda: lock.gets == 2), "no poll after a retry period"
-        assert clock.wait_for_waiters(2)
+        assert clock.wait_for_waiters(1)
         clock.step(12.9)  # 14.9: one more poll, which finds the lease still held
-        assert until(lambda: lock.gets == 3) and clock.wait_for_waiters(2)
+        assert until(lambda: lock.gets == 3) and clock.wait_for_waiters(1)
         assert not sb.acquired.is_set()
         clock.step(0.1)  # 15: the expiry comes before the next poll (16.9)
         assert sb.acquired.wait(30) and lock.gets == 4
         assert store.held().holder_identity == "b"
+        assert lock.watch_attempts == 1
     finally:
         sb.close()
 

@@ -116,6 +116,13 @@ class LeaseWatch:
         self._stream.stop()
 
 
+SELF_SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+
+
+class WatchNotAllowed(Exception):
+    """RBAC does not let this identity watch the lock: it is polled, as upstream always does."""
+
+
 class LeaseLock:
     """A Lease ``namespace/name`` written through a ``Client``."""
 
@@ -132,6 +139,7 @@ class LeaseLock:
         self.timeout = timeout
         self._lease: dict[str, Any] | None = None
         self._lock = threading.Lock()
+        self._may_watch: bool | None = None  # RBAC's answer, asked once
 
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"
@@ -169,10 +177,29 @@ class LeaseLock:
         with self._lock:
             self._lease = out
 
+    def may_watch(self) -> bool:
+        """Whether RBAC lets this identity watch the Lease (a SelfSubjectAccessReview, asked
+        once). Upstream's elector only gets, creates and updates it, and upstream's chart grants
+        koord-scheduler no more: the watch is opened only where it is allowed, so it is never
+        a denied request."""
+        if self._may_watch is None:
+            review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                      "spec": {"resourceAttributes": {
+                          "namespace": self.namespace, "verb": "watch",
+                          "group": "coordination.k8s.io", "resource": "leases",
+                          "name": self.name}}}
+            out = self.client.request("POST", SELF_SUBJECT_ACCESS_REVIEWS, body=review,
+                                      timeout=self.timeout)
+            self._may_watch = bool(((out or {}).get("status") or {}).get("allowed"))
+        return self._may_watch
+
     def watch(self) -> LeaseWatch:
         """Watch this Lease from its current state: the server first sends it as ADDED (when
         it exists), then every change. The server ends the watch after 5-10 minutes, as
-        client-go's reflector asks, so a silently dead connection is not trusted forever."""
+        client-go's reflector asks, so a silently dead connection is not trusted forever.
+        ``WatchNotAllowed`` when RBAC does not allow it (``may_watch``)."""
+        if not self.may_watch():
+            raise WatchNotAllowed(f"RBAC does not allow watching lease {self.describe()}")
         stream = self.client.watch(LEASES, self.namespace,
                                    field_selector=f"metadata.name={self.name}",
                                    timeout_seconds=random.randint(300, 600))
@@ -181,5 +208,5 @@ class LeaseLock:
 
 __all__ = [
     "LEASES_LOCK", "LeaderElectionRecord", "LeaseLock", "LeaseWatch", "LockWatch",
-    "ResourceLock", "format_micro_time",
+    "ResourceLock", "WatchNotAllowed", "format_micro_time",
 ]

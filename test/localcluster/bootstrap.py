@@ -1,9 +1,15 @@
-"""What the local cluster installs before any workload, from upstream's own files (the Helm
-chart's and kustomize's job upstream): Koordinator's CRDs, the ``koordinator-system``
-namespace, the PriorityClasses ``koord-prod``/``koord-mid``/``koord-batch``/``koord-free``
-(``config/manager/koord-*.yaml``, with kustomize's ``koord-`` name prefix), the
-``slo-controller-config`` ConfigMap (``config/manager/slo-controller-config.yaml`` with the
-scenario's keys merged in) and upstream's spark-jobs ClusterColocationProfile with its namespace.
+"""What the local cluster installs before any workload: charts/koordinator rendered by hack/helm
+(what ``helm install`` creates upstream, less the Deployments and DaemonSets, whose components
+run here as processes) with the scenario's keys merged into its ``slo-controller-config``
+ConfigMap, then what is the scenario's own: upstream's spark-jobs ClusterColocationProfile
+(``examples/spark-jobs/cluster-colocation-profile.yaml``) with its namespace, and the
+namespaces of the scenario's pods.
+
+The chart brings Koordinator's CRDs, the ``koordinator-system`` namespace, the ServiceAccounts
+the components run under with their ClusterRoles and bindings, the PriorityClasses
+``koord-prod``/``koord-mid``/``koord-batch``/``koord-free``, the ConfigMaps
+(``koord-scheduler-config`` is koord-scheduler's ``--config``) and the webhook Service, Secret
+and configurations that koord-manager then points at itself.
 """
 
 from __future__ import annotations
@@ -15,20 +21,19 @@ import yaml
 
 from api.configuration import CONFIG_NAMESPACE, SLO_CTRL_CONFIG_MAP
 from pkg.client import ApiError
-from pkg.client.resources import CONFIGMAPS, NAMESPACES, PRIORITY_CLASSES, for_object
+from pkg.client.resources import for_object
 from pkg.client.rest import Client
 from pkg.util.testdata import upstream_data_dir
-from test.e2e.cluster import install_crds
+from test.e2e.cluster import chart_objects, install_chart
 
 from .scenario import Scenario
 
-PRIORITY_CLASS_FILES = ("koord-prod.yaml", "koord-mid.yaml", "koord-batch.yaml",
-                        "koord-free.yaml")
-KUSTOMIZE_NAME_PREFIX = "koord-"
+Obj = dict[str, Any]
 PROFILE_FILE = "examples/spark-jobs/cluster-colocation-profile.yaml"
+SCHEDULER_CONFIG_MAP = "koord-scheduler-config"
 
 
-def _create(client: Client, obj: dict[str, Any], namespace: str | None = None) -> None:
+def _create(client: Client, obj: Obj, namespace: str | None = None) -> None:
     try:
         client.create(for_object(obj), obj, namespace)
     except ApiError as e:
@@ -36,7 +41,7 @@ def _create(client: Client, obj: dict[str, Any], namespace: str | None = None) -
             raise
 
 
-def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: Obj, override: Obj) -> Obj:
     out = dict(base)
     for k, v in override.items():
         out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(
@@ -44,42 +49,46 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def slo_controller_config(scenario: Scenario) -> dict[str, Any]:
-    """Upstream's slo-controller-config ConfigMap in ``koordinator-system`` (kustomize's
-    namespace), each key's JSON object with the scenario's object merged onto it."""
-    cm = yaml.safe_load((upstream_data_dir() / "config/manager/slo-controller-config.yaml")
-                        .read_text())
+def _find(objects: list[Obj], kind: str, name: str) -> Obj:
+    return next(o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name)
+
+
+def with_scenario_config(objects: list[Obj], scenario: Scenario) -> list[Obj]:
+    """The chart's objects with the scenario's keys merged into ``slo-controller-config``:
+    each key's JSON object with the scenario's object deep-merged onto it (a key the chart
+    lacks is added)."""
+    out = [dict(o) for o in objects]
+    cm = _find(out, "ConfigMap", SLO_CTRL_CONFIG_MAP)
     data = {k: json.loads(v) for k, v in (cm.get("data") or {}).items()}
     for key, override in scenario.slo_controller_config.items():
         data[key] = deep_merge(data.get(key) or {}, override)
-    cm["metadata"] = {"name": SLO_CTRL_CONFIG_MAP, "namespace": CONFIG_NAMESPACE}
     cm["data"] = {k: json.dumps(v, indent=2) for k, v in data.items()}
-    return cm
-
-
-def priority_classes() -> list[dict[str, Any]]:
-    out = []
-    for name in PRIORITY_CLASS_FILES:
-        pc = yaml.safe_load((upstream_data_dir() / "config/manager" / name).read_text())
-        pc["metadata"]["name"] = KUSTOMIZE_NAME_PREFIX + pc["metadata"]["name"]
-        out.append(pc)
     return out
 
 
-def install(client: Client, scenario: Scenario) -> None:
-    install_crds(client)
-    namespaces = {CONFIG_NAMESPACE} | {s.namespace for s in scenario.online}
-    for ns in sorted(namespaces):
-        _create(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    for pc in priority_classes():
-        _create(client, pc)
-    _create(client, slo_controller_config(scenario), CONFIG_NAMESPACE)
+def scheduler_config_text(objects: list[Obj]) -> str:
+    """koord-scheduler's KubeSchedulerConfiguration: the ``koord-scheduler-config`` key of the
+    chart's ConfigMap of that name (what its Deployment mounts as ``--config``)."""
+    return str(_find(objects, "ConfigMap", SCHEDULER_CONFIG_MAP)["data"][SCHEDULER_CONFIG_MAP])
+
+
+def render(scenario: Scenario) -> list[Obj]:
+    """The chart with default values, in install order, with the scenario's configuration."""
+    return with_scenario_config(chart_objects(), scenario)
+
+
+def install(client: Client, scenario: Scenario, objects: list[Obj]) -> None:
+    """Install ``objects`` (``render``'s) as helm would, then the scenario's own objects."""
+    install_chart(client, objects)
     # The profile file holds its namespace (labelled koordinator.sh/enable-colocation) first.
     for doc in yaml.safe_load_all((upstream_data_dir() / PROFILE_FILE).read_text()):
         _create(client, doc, doc["metadata"].get("namespace"))
+    for ns in sorted({s.namespace for s in scenario.online} - {CONFIG_NAMESPACE}):
+        _create(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     for job in scenario.batch:  # a job in another namespace gets the profile's label too
         _create(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {
             "name": job.namespace, "labels": {"koordinator.sh/enable-colocation": "true"}}})
 
 
-__all__ = ["CONFIGMAPS", "NAMESPACES", "PRIORITY_CLASSES", "install", "slo_controller_config"]
+__all__ = ["PROFILE_FILE", "install", "render", "scheduler_config_text",
+           "with_scenario_config"]

@@ -1,14 +1,15 @@
-"""The local cluster as a whole: start the components, install upstream's setup, run a
-scenario while sampling it, then report (upstream's counterpart is a real cluster with the Helm
-chart; this is ``hack/local-up``'s engine).
+"""The local cluster as a whole: start the components, install the chart, run a scenario while
+sampling it, then report (upstream's counterpart is a real cluster with the Helm chart; this is
+``hack/local-up``'s engine).
 
-``LocalCluster.up()`` starts the API server with the simulated nodes, installs the CRDs,
-PriorityClasses, slo-controller-config and ClusterColocationProfile, then two koord-manager
-replicas (their webhooks must be serving before any batch pod is created), two koord-scheduler
-replicas and the koordlets; it fails when one of them does not get ready. From then on a
+``LocalCluster.up()`` starts the API server with the simulated nodes, installs charts/koordinator
+(rendered by hack/helm, less its workloads) and the scenario's ClusterColocationProfile
+(``bootstrap.py``), then two koord-manager replicas (their webhooks must be serving before any
+batch pod is created), two koord-scheduler replicas and the koordlets, each under the chart's
+ServiceAccount of its component; it fails when one of them does not get ready. From then on a
 component that exits is restarted by the supervisor (``supervisor.py``), which says so at once;
 progress lines and the report count restarts, and the report names the replica holding each
-Lease. ``run()`` submits the workload on the day's clock, samples every
+Lease and the requests the API server denied (403). ``run()`` submits the workload on the day's clock, samples every
 ``sampleIntervalSeconds``, prints progress, and returns the report. With ``settle`` the end
 waits, with the controllers stopped, until no batch pod is running, so the API server's objects
 hold still for checking the report against them. ``down()`` stops every process.
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from pkg.client import ApiError
+from pkg.client import ApiError, ConnectionFailure
 from pkg.client.resources import EVENTS, MUTATING_WEBHOOK_CONFIGURATIONS
 from pkg.client.rest import Client
 from test.e2e.cluster import wait_for
@@ -84,14 +85,16 @@ class LocalCluster:
         self.say(f"local-up: API server {c.apiserver_url} with {self.scenario.nodes.count} "
                  f"simulated nodes; watch it live with\n"
                  f"    kubectl --kubeconfig {c.kubeconfig} get pods -A")
-        bootstrap.install(self.client, self.scenario)
-        self.say("local-up: installed CRDs, PriorityClasses koord-prod/mid/batch/free, "
-                 "slo-controller-config, ClusterColocationProfile spark-demo")
+        chart = bootstrap.render(self.scenario)
+        bootstrap.install(self.client, self.scenario, chart)
+        self.say("local-up: installed charts/koordinator (CRDs, ServiceAccounts and RBAC, "
+                 "PriorityClasses, ConfigMaps, webhook configurations) and "
+                 "ClusterColocationProfile spark-demo")
         c.start_manager()
         wait_for(self._webhook_ready, timeout=30, what="the manager's mutating webhook")
         self.say(f"local-up: {' and '.join(c.manager_probes_urls)} serving webhooks, "
                  f"{c.leader(self.client, MANAGER) or 'one'} leading")
-        c.start_scheduler()
+        c.start_scheduler(bootstrap.scheduler_config_text(chart))
         self.say(f"local-up: {' and '.join(c.scheduler_urls)} serving on "
                  f"{' and '.join(c.scheduler_urls.values())} "
                  f"(koord-descheduler: not built yet, not started)")
@@ -106,7 +109,11 @@ class LocalCluster:
             cfg = self.client.get(MUTATING_WEBHOOK_CONFIGURATIONS, MUTATING_WEBHOOK)
         except ApiError:  # not created yet
             return False
-        return all((h.get("clientConfig") or {}).get("caBundle") for h in cfg["webhooks"])
+        # The chart's service clientConfig (with a placeholder caBundle) until the leading
+        # manager points every webhook at its own URL with its CA.
+        return bool(cfg.get("webhooks")) and all(
+            (h.get("clientConfig") or {}).get("url") and h["clientConfig"].get("caBundle")
+            for h in cfg["webhooks"])
 
     # -- run ----------------------------------------------------------------------------------
 
@@ -213,10 +220,25 @@ class LocalCluster:
             describe_exit(p.last_exit_code) if p.last_exit_code is not None else "")
             for p in self.components.processes.values()]
         r.leases = self._leases() if leases is None else leases
+        r.set_api_access(self._api_access())
         reports.save(r, self.samples, data)
         text = reports.render_text(r)
         (self.workdir / "report.txt").write_text(text)
         return r
+
+    def _api_access(self) -> reports.ApiAccess | None:
+        """The API server's request counters (its /metrics, read as the admin)."""
+        assert self.client is not None
+        try:
+            resp = self.client.request("GET", "/metrics", accept="text/plain", stream=True)
+            try:
+                text = resp.read().decode()
+            finally:
+                resp.release_conn()
+        except (ApiError, ConnectionFailure) as e:
+            log.warning("the API server's /metrics: %s", e)
+            return None
+        return reports.api_access(text)
 
     def _leases(self) -> list[reports.LeaseRow]:
         assert self.client is not None

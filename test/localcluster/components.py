@@ -1,7 +1,14 @@
 """Starts and stops the local cluster's processes: the embedded API server with the simulated
 kubelets, two replicas each of koord-manager and koord-scheduler (as upstream's Helm chart runs
 them) and one koordlet per simulated node (``hack/local-up``; upstream deploys the same
-components with its Helm chart).
+components with its Helm chart, whose objects but the workloads ``bootstrap.py`` installs).
+
+Each component runs as the chart's ServiceAccount of its Deployment or DaemonSet
+(``koord-manager``, ``koord-scheduler``, ``koordlet`` in ``koordinator-system``): its
+``--kubeconfig`` carries a TokenRequest token of that ServiceAccount (``<workdir>/<component>
+.kubeconfig``), so the API server's RBAC applies the chart's ClusterRoles to it as in a cluster;
+the admin kubeconfig (``<workdir>/kubeconfig``) is the user's. koord-scheduler's ``--config`` is
+the chart's ``koord-scheduler-config``.
 
 Each component is ``python -m <component>.main`` with upstream's flags, its log in
 ``<workdir>/logs/<name>.log``; replicas are ``koord-manager-0``/``-1`` and
@@ -34,8 +41,7 @@ from koordlet.metricsadvisor.simulated import ANNOTATION_SYSTEM_USAGE
 from pkg.client import ApiError
 from pkg.client.resources import LEASES as LEASES_RESOURCE
 from pkg.client.rest import Client
-from pkg.util.testdata import upstream_data_dir
-from test.e2e.cluster import free_port, http_ok, wait_for
+from test.e2e.cluster import free_port, http_ok, service_account_kubeconfig, wait_for
 
 from .scenario import Scenario
 from .supervisor import Restart, Supervised, Supervisor
@@ -57,14 +63,6 @@ def _tail(path: Path, lines: int = 15) -> str:
         return ""
 
 
-def scheduler_config_text() -> str:
-    """The KubeSchedulerConfiguration upstream ships (the ``koord-scheduler-config`` key of
-    ``config/manager/scheduler-config.yaml``), unchanged."""
-    cm = yaml.safe_load((upstream_data_dir() / "config/manager/scheduler-config.yaml")
-                        .read_text())
-    return cm["data"]["koord-scheduler-config"]
-
-
 def node_specs(scenario: Scenario) -> list[dict[str, object]]:
     """The simulated nodes (``test.apiserver --simulated-nodes``) of a scenario."""
     pool = scenario.nodes
@@ -76,7 +74,7 @@ def node_specs(scenario: Scenario) -> list[dict[str, object]]:
 
 
 REPLICAS = 2
-MANAGER, SCHEDULER = "koord-manager", "koord-scheduler"
+MANAGER, SCHEDULER, KOORDLET = "koord-manager", "koord-scheduler", "koordlet"
 # Leader election on a local cluster: a standby takes over within a lease (upstream: 15 s, 10 s,
 # 2 s), long enough that a loaded 2-core machine does not lose leases spuriously.
 LEASE_FLAGS = ["--leader-elect-lease-duration", "8s", "--leader-elect-renew-deadline", "6s",
@@ -118,6 +116,14 @@ class Components:
 
     def log_path(self, name: str) -> Path:
         return self.workdir / "logs" / f"{name}.log"
+
+    def kubeconfig_of(self, component: str) -> str:
+        """The kubeconfig of ``component``'s ServiceAccount (MANAGER, SCHEDULER or KOORDLET),
+        requested once through the admin kubeconfig; the API server must be up."""
+        path = self.workdir / f"{component}.kubeconfig"
+        if path.exists():
+            return str(path)
+        return service_account_kubeconfig(str(self.kubeconfig), component, self.workdir)
 
     def _start(self, name: str, module: str, args: list[str],
                env: dict[str, str] | None = None) -> Supervised:
@@ -166,7 +172,7 @@ class Components:
             probes, metrics, webhook = free_port(), free_port(), free_port()
             self.manager_probes_urls[name] = f"http://127.0.0.1:{probes}"
             self._start(name, "manager.main", [
-                "--kubeconfig", str(self.kubeconfig), "--metrics-addr", f"127.0.0.1:{metrics}",
+                "--kubeconfig", self.kubeconfig_of(MANAGER), "--metrics-addr", f"127.0.0.1:{metrics}",
                 "--health-probe-addr", f"127.0.0.1:{probes}", "--webhook-bind-address",
                 "127.0.0.1", *LEASE_FLAGS, "-v", "2"],
                 env={"WEBHOOK_HOST": "127.0.0.1", "WEBHOOK_PORT": str(webhook),
@@ -179,14 +185,16 @@ class Components:
 
     # -- koord-scheduler ----------------------------------------------------------------------
 
-    def start_scheduler(self) -> None:
+    def start_scheduler(self, config_text: str) -> None:
+        """Both replicas with ``config_text`` (the chart's KubeSchedulerConfiguration) as
+        ``--config``; returns once each serves /healthz."""
         config = self.workdir / "koord-scheduler-config.yaml"
-        config.write_text(scheduler_config_text())
+        config.write_text(config_text)
         for name in replica_names(SCHEDULER):
             port = free_port()
             self.scheduler_urls[name] = f"http://127.0.0.1:{port}"
             self._start(name, "scheduler.main", [
-                "--config", str(config), "--kubeconfig", str(self.kubeconfig),
+                "--config", str(config), "--kubeconfig", self.kubeconfig_of(SCHEDULER),
                 "--bind-address", "127.0.0.1", "--port", str(port), *LEASE_FLAGS])
         for name, url in self.scheduler_urls.items():
             self._wait(name, partial(http_ok, url + "/healthz"), 60, "/healthz")
@@ -201,7 +209,7 @@ class Components:
             self.koordlet_metrics[node] = f"http://127.0.0.1:{port}"
             node_dir = self.workdir / "nodes" / node
             self._start(f"koordlet-{node}", "koordlet.main", [
-                "--kubeconfig", str(self.kubeconfig), f"--addr=127.0.0.1:{port}",
+                "--kubeconfig", self.kubeconfig_of(KOORDLET), f"--addr=127.0.0.1:{port}",
                 "--simulate-metrics", f"--cgroup-root-dir={node_dir}/cgroup",
                 f"--runtime-hooks-addr={self._sock_dir.name}/{node}.sock",
                 f"--runtime-hooks-config-path={node_dir}/hookserver.d",

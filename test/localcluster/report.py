@@ -6,7 +6,9 @@ went and why (the scheduler's ``Scheduled``/``FailedScheduling`` events); BE sup
 (koordlet's gauge) and evictions (koordlet's ``evictPodSuccess`` events); cluster CPU
 utilisation with co-location against the same workload with online services only (the
 NodeMetric's node usage minus its BE pods' usage: the simulated online load does not depend on
-the batch load, so the online-only run would measure exactly that).
+the batch load, so the online-only run would measure exactly that). From the API server's
+``/metrics`` (``api_access``): the requests it denied (403) by user, verb and resource, and the
+requests each user made, which shows each component ran as its own ServiceAccount.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from prometheus_client.parser import text_string_to_metric_families
 
 from .recorder import NodeSample, Sample
 from .workload import LABEL_GROUP, LABEL_KIND
@@ -76,6 +80,45 @@ class LeaseRow:
 
 
 @dataclass(slots=True)
+class DeniedRow:
+    """Requests of one user the API server denied (403) for one verb and resource."""
+
+    user: str
+    verb: str
+    group: str
+    resource: str  # resource/subresource, or the path of a non-resource request
+    count: int
+
+
+@dataclass(slots=True)
+class ApiAccess:
+    """Who asked the API server for what (test.apiserver's counters on ``/metrics``)."""
+
+    denied: list[DeniedRow]  # most denied first
+    requests_by_user: dict[str, int]
+
+
+DENIED_TOP = 5
+
+
+def api_access(metrics_text: str) -> ApiAccess:
+    """``apiserver_authorization_denied_total`` and ``apiserver_user_requests_total`` of the
+    API server's ``/metrics`` text."""
+    denied: list[DeniedRow] = []
+    by_user: dict[str, int] = {}
+    for family in text_string_to_metric_families(metrics_text):
+        for sample in family.samples:
+            labels = sample.labels
+            if sample.name == "apiserver_authorization_denied_total":
+                denied.append(DeniedRow(labels["user"], labels["verb"], labels["group"],
+                                        labels["resource"], int(sample.value)))
+            elif sample.name == "apiserver_user_requests_total":
+                by_user[labels["user"]] = int(sample.value)
+    denied.sort(key=lambda r: (-r.count, r.user, r.verb, r.resource))
+    return ApiAccess(denied, by_user)
+
+
+@dataclass(slots=True)
 class Utilisation:
     samples: int
     colocated_avg: float
@@ -106,6 +149,17 @@ class Report:
     files: dict[str, str] = field(default_factory=dict)
     components: list[ComponentRow] = field(default_factory=list)
     leases: list[LeaseRow] = field(default_factory=list)
+    # 403s over the run (None: the API server's /metrics could not be read), and by whom.
+    denied_requests: int | None = None
+    denied: list[DeniedRow] = field(default_factory=list)
+    requests_by_user: dict[str, int] = field(default_factory=dict)
+
+    def set_api_access(self, access: ApiAccess | None) -> None:
+        if access is None:
+            return
+        self.denied = access.denied
+        self.denied_requests = sum(r.count for r in access.denied)
+        self.requests_by_user = access.requests_by_user
 
     def to_json(self) -> Obj:
         return asdict(self)
@@ -277,6 +331,12 @@ def _render_components(r: Report) -> list[str]:
         holder = lease.holder or lease.identity or "nobody"
         out.append(f"Leader of Lease {lease.lease}: {holder} "
                    f"(transitions {lease.transitions})")
+    n = "unknown (the API server's /metrics was not read)" if r.denied_requests is None \
+        else str(r.denied_requests)
+    out.append(f"API requests denied (403): {n}")
+    for d in r.denied[:DENIED_TOP]:
+        res = f"{d.resource}.{d.group}" if d.group else d.resource
+        out.append(f"  {d.count:>6}  {d.user} {d.verb} {res}")
     return out
 
 

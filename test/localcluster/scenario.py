@@ -4,9 +4,9 @@ typed models (no upstream counterpart; upstream demos this with a real cluster b
 A scenario is one simulated day, sped up to ``dayLengthSeconds``: online services whose usage
 follows a diurnal curve (low at the start of the day, peak at ``peakAtFraction`` of it) and
 batch jobs that arrive in waves through the day. Counts are per node, so ``--nodes`` scales
-the whole workload. ``sloControllerConfig`` is merged key by key onto upstream's shipped
-``config/manager/slo-controller-config.yaml`` (each key's JSON object onto upstream's), so a
-sped-up day gets NodeMetric windows that fit it.
+the whole workload. ``sloControllerConfig`` is merged key by key onto the chart's
+``slo-controller-config`` ConfigMap (each key's JSON object onto the chart's), so a sped-up day
+gets NodeMetric windows that fit it.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import yaml
 from koordlet.metricsadvisor.simulated import ANNOTATION_USAGE, parse_usage
 from pkg.util.testdata import upstream_data_dir
 from test.apiserver.nodes import RUN_DURATION
+from test.e2e.cluster import chart_objects
 from test.localcluster import bootstrap
 from test.localcluster.scenario import DEFAULT_SCENARIO, SCENARIO_DIR, ScenarioError, load
 from test.localcluster.workload import batch_pod, online_pod, wave_times
@@ -85,16 +86,23 @@ def test_waves_spread_from_the_first_wave_to_the_end_of_the_day() -> None:
     assert wave_times(job, 180) == pytest.approx([18, 45, 72, 99, 126, 153])
 
 
-def test_slo_controller_config_is_upstreams_with_the_scenarios_keys_merged() -> None:
-    cm = bootstrap.slo_controller_config(load(DEFAULT_SCENARIO))
+def test_slo_controller_config_is_the_charts_with_the_scenarios_keys_merged() -> None:
+    chart = chart_objects()
+    objects = bootstrap.with_scenario_config(chart, load(DEFAULT_SCENARIO))
+    cm = next(o for o in objects if o["kind"] == "ConfigMap"
+              and o["metadata"]["name"] == "slo-controller-config")
     assert cm["metadata"] == {"name": "slo-controller-config",
                               "namespace": "koordinator-system"}
     colocation = json.loads(cm["data"]["colocation-config"])
-    assert colocation["enable"] is True  # upstream's
+    assert colocation["enable"] is True  # the chart's
     assert colocation["metricReportIntervalSeconds"] == 30  # the scenario's
     threshold = json.loads(cm["data"]["resource-threshold-config"])
     assert threshold["clusterStrategy"] == {"enable": True, "cpuSuppressThresholdPercent": 65,
                                             "cpuSuppressPolicy": "cfsQuota",
                                             "memoryEvictThresholdPercent": 70}
-    names = [pc["metadata"]["name"] for pc in bootstrap.priority_classes()]
-    assert names == ["koord-prod", "koord-mid", "koord-batch", "koord-free"]
+    # The chart's own objects are left as they were.
+    original = next(o for o in chart if o["kind"] == "ConfigMap"
+                    and o["metadata"]["name"] == "slo-controller-config")
+    assert "metricReportIntervalSeconds" not in original["data"]["colocation-config"]
+    # koord-scheduler's --config is the chart's koord-scheduler-config.
+    assert "kind: KubeSchedulerConfiguration" in bootstrap.scheduler_config_text(objects)
