@@ -18,8 +18,9 @@ Corresponds to client-go ``tools/leaderelection`` (``LeaderElector``, ``tryAcqui
   retry periods later). Without a watch (the lock has none; RBAC does not allow ``watch`` on
   the lease, as upstream's chart for koord-scheduler: asked before opening one, or told by a
   403, after which it is never tried again; or it ended and is being reopened with a backoff)
-  the standby also polls every ``retry_period`` (jittered by up to 1.2×), as upstream does; it retries the
-  same way after a failed attempt on a lease that looked free (a rival won, an API error).
+  the standby also polls every ``retry_period`` (jittered by up to 1.2×), as upstream does; it
+  retries the same way after a failed attempt on a lease that looked free (a rival won, an API
+  error).
 * **renew**: while leading, rewrite ``renewTime`` every ``retry_period``. If no renewal
   succeeds for ``renew_deadline``, leadership is lost: ``on_stopped_leading`` runs and the
   component is expected to exit (as kube-scheduler does). The leader does not watch.

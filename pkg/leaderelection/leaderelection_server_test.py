@@ -2,7 +2,8 @@
 SIGKILLed leader is replaced within the lease duration (the standby watches the Lease and wakes
 exactly when the last renewal it saw expires by its own clock), and not before; a SIGTERMed
 leader releases the lease so the standby takes over at once. In process: the standby follows
-the Lease on its watch (no polling) and closes the watch once it leads."""
+the Lease on its watch (no polling) and closes the watch once it leads; one whose RBAC does not
+allow watching the Lease polls it without a denied request."""
 
 from __future__ import annotations
 
@@ -23,12 +24,13 @@ import pytest
 
 import pkg.leaderelection.candidate as candidate
 from api.meta import parse_timestamp
-from pkg.client.resources import LEASES
+from pkg.client.resources import LEASES, ROLE_BINDINGS, ROLES, SERVICE_ACCOUNTS
 from pkg.client.rest import Client
 from pkg.leaderelection.leaderelection import LeaderCallbacks, LeaderElector
 from pkg.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock
 from pkg.util.clock import FakeClock
 from test.apiserver import ServerHandle, start
+from test.apiserver.kubeconfig import for_service_account
 
 REPO_ROOT = Path(candidate.__file__).absolute().parents[2]
 LEASE, RENEW, RETRY = 3.0, 2.0, 0.5
@@ -278,3 +280,53 @@ def test_standby_in_process_watches_the_lease_until_it_leads(srv: ServerHandle) 
         stop.set()
         t.join(30)
         client.close()
+
+
+def test_a_standby_rbac_does_not_let_watch_polls_and_is_never_denied(
+        tmp_path: Path) -> None:
+    """Upstream's elector only gets, creates and updates its Lease, and upstream's chart grants
+    koord-scheduler no more: a standby under such a Role asks RBAC first and polls, so the API
+    server denies it nothing."""
+    with start(random_token=True, workdir=str(tmp_path / "srv")) as s:
+        admin = Client.from_kubeconfig(s.kubeconfig, qps=-1)
+        admin.create(SERVICE_ACCOUNTS, {"metadata": {"name": "elector"}}, "default")
+        admin.create(ROLES, {"metadata": {"name": "lease"}, "rules": [{
+            "apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+            "verbs": ["create", "get", "update"]}]}, "default")
+        admin.create(ROLE_BINDINGS, {
+            "metadata": {"name": "lease"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "lease"},
+            "subjects": [{"kind": "ServiceAccount", "name": "elector",
+                          "namespace": "default"}]}, "default")
+        client = Client.from_kubeconfig(for_service_account(
+            s.kubeconfig, "default", "elector", str(tmp_path / "elector.kubeconfig")), qps=-1)
+        clock = FakeClock()
+        kw: dict[str, Any] = {"lease_duration": LEASE, "renew_deadline": RENEW,
+                              "retry_period": RETRY, "clock": clock}
+        a = LeaderElector(LeaseLock(client, "default", "rbac-test", "a"),
+                          LeaderCallbacks(lambda s: None, lambda: None), **kw)
+        lock_b = CountingLeaseLock(client, "default", "rbac-test", "b")
+        b = LeaderElector(lock_b, LeaderCallbacks(lambda s: None, lambda: None), **kw)
+        assert a._try_acquire_or_renew()
+        stop = threading.Event()
+        t = threading.Thread(target=b.run, args=(stop,), daemon=True)
+        t.start()
+        try:
+            assert _until(lambda: lock_b.gets >= 1 and not any(
+                th.name.startswith("leader-watch-") for th in threading.enumerate()))
+            assert not lock_b.may_watch() and not b._watching
+            assert clock.wait_for_waiters(1)
+            gets = lock_b.gets
+            clock.step(LEASE - 0.01)  # past any jittered poll, short of the expiry
+            assert _until(lambda: lock_b.gets > gets), "the standby does not poll"
+            metrics = admin.request("GET", "/metrics", accept="text/plain", stream=True)
+            text = metrics.read().decode()
+            metrics.release_conn()
+            assert "apiserver_authorization_denied_total{" not in text
+            assert 'apiserver_user_requests_total{user="system:serviceaccount:default:elector"}' \
+                in text
+        finally:
+            stop.set()
+            t.join(30)
+            client.close()
+            admin.close()

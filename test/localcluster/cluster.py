@@ -9,10 +9,11 @@ batch pod is created), two koord-scheduler replicas and the koordlets, each unde
 ServiceAccount of its component; it fails when one of them does not get ready. From then on a
 component that exits is restarted by the supervisor (``supervisor.py``), which says so at once;
 progress lines and the report count restarts, and the report names the replica holding each
-Lease and the requests the API server denied (403). ``run()`` submits the workload on the day's clock, samples every
-``sampleIntervalSeconds``, prints progress, and returns the report. With ``settle`` the end
-waits, with the controllers stopped, until no batch pod is running, so the API server's objects
-hold still for checking the report against them. ``down()`` stops every process.
+Lease and the requests the API server denied (403). ``run()`` submits the workload on the
+day's clock, samples every ``sampleIntervalSeconds``, prints progress, and returns the report.
+With ``settle`` the end waits, with the controllers stopped, until no batch pod is running, so
+the API server's objects hold still for checking the report against them. ``down()`` stops
+every process.
 """
 
 from __future__ import annotations

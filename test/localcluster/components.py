@@ -5,8 +5,8 @@ components with its Helm chart, whose objects but the workloads ``bootstrap.py``
 
 Each component runs as the chart's ServiceAccount of its Deployment or DaemonSet
 (``koord-manager``, ``koord-scheduler``, ``koordlet`` in ``koordinator-system``): its
-``--kubeconfig`` carries a TokenRequest token of that ServiceAccount (``<workdir>/<component>
-.kubeconfig``), so the API server's RBAC applies the chart's ClusterRoles to it as in a cluster;
+``--kubeconfig`` (``<workdir>/<component>.kubeconfig``) carries a TokenRequest token of that
+ServiceAccount, so the API server's RBAC applies the chart's ClusterRoles to it as in a cluster;
 the admin kubeconfig (``<workdir>/kubeconfig``) is the user's. koord-scheduler's ``--config`` is
 the chart's ``koord-scheduler-config``.
 
@@ -172,7 +172,8 @@ class Components:
             probes, metrics, webhook = free_port(), free_port(), free_port()
             self.manager_probes_urls[name] = f"http://127.0.0.1:{probes}"
             self._start(name, "manager.main", [
-                "--kubeconfig", self.kubeconfig_of(MANAGER), "--metrics-addr", f"127.0.0.1:{metrics}",
+                "--kubeconfig", self.kubeconfig_of(MANAGER),
+                "--metrics-addr", f"127.0.0.1:{metrics}",
                 "--health-probe-addr", f"127.0.0.1:{probes}", "--webhook-bind-address",
                 "127.0.0.1", *LEASE_FLAGS, "-v", "2"],
                 env={"WEBHOOK_HOST": "127.0.0.1", "WEBHOOK_PORT": str(webhook),

@@ -10,6 +10,9 @@ as real processes, the workload goes through the manager's webhook and the sched
   (``spec.nodeName``), pods never bound, phases, Scheduled and eviction events. The run ends
   in ``settle`` mode (controllers stopped, no batch pod running), so nothing moves between the
   report's last sample and these reads.
+* Every component ran as the chart's ServiceAccount of its component (the API server counted
+  requests from each), the API server denied none of their requests (403), and koord-manager
+  pointed the chart's webhook configuration at itself.
 * The co-location story holds: batch pods were turned into BE / koord-batch pods requesting
   ``kubernetes.io/batch-cpu`` and ran on batch capacity the manager published, and CPU
   utilisation with co-location is above the online-only figure.
@@ -34,10 +37,16 @@ import psutil
 import pytest
 from kubernetes.utils import parse_quantity
 
-from pkg.client.resources import EVENTS, NODE_METRICS, NODES, PODS
+from pkg.client.resources import (
+    EVENTS,
+    MUTATING_WEBHOOK_CONFIGURATIONS,
+    NODE_METRICS,
+    NODES,
+    PODS,
+)
 from test.apiserver.testing import Kubectl, kubectl_binary
 from test.e2e.cluster import REPO_ROOT, wait_for
-from test.localcluster.cluster import LocalCluster
+from test.localcluster.cluster import MUTATING_WEBHOOK, LocalCluster
 from test.localcluster.report import Report
 from test.localcluster.scenario import SCENARIO_DIR, load
 from test.localcluster.workload import LABEL_GROUP, LABEL_KIND
@@ -83,7 +92,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         yield {"report": report, "workdir": workdir, "kubectl": seen.get("kubectl"),
                "nodes": c.list(NODES)["items"], "pods": c.list(PODS)["items"],
                "metrics": {m["metadata"]["name"]: m for m in c.list(NODE_METRICS)["items"]},
-               "events": c.list(EVENTS)["items"], "scenario": scenario}
+               "events": c.list(EVENTS)["items"], "scenario": scenario,
+               "webhooks": c.get(MUTATING_WEBHOOK_CONFIGURATIONS, MUTATING_WEBHOOK)}
     finally:
         cluster.down()
 
@@ -204,6 +214,31 @@ def test_report_files(run: dict[str, Any]) -> None:
     assert "Restarts (the supervisor restarts what exits): " in text
     assert (f"Leader of Lease koordinator-system/koord-scheduler: "
             f"{leases['koordinator-system/koord-scheduler']} (transitions ") in text
+
+
+SA = "system:serviceaccount:koordinator-system:"
+
+
+def test_components_ran_as_their_service_accounts_and_nothing_was_denied(
+        run: dict[str, Any]) -> None:
+    report: Report = run["report"]
+    assert report.denied_requests == 0, report.denied
+    assert "API requests denied (403): 0" in (run["workdir"] / "report.txt").read_text()
+    # Only the components' ServiceAccounts and the admin (the driver, the report) asked.
+    users = report.requests_by_user
+    assert set(users) == {"kubernetes-admin", SA + "koord-manager", SA + "koord-scheduler",
+                          SA + "koordlet"}, users
+    assert all(n > 0 for n in users.values())
+    # The Leases were taken under the ServiceAccounts' tokens (the admin never writes one).
+    assert all(lease.identity for lease in report.leases)
+    # The leading manager pointed the chart's webhooks at itself, with its own CA; the chart's
+    # settings (the namespace selector exempting the control plane) are kept.
+    hooks = {h["name"]: h for h in run["webhooks"]["webhooks"]}
+    assert hooks["mpod-create.koordinator.sh"]["namespaceSelector"] == {"matchExpressions": [
+        {"key": "control-plane", "operator": "DoesNotExist"}]}
+    for h in hooks.values():
+        assert h["clientConfig"]["url"].startswith("https://127.0.0.1:")
+        assert h["clientConfig"]["caBundle"] not in ("", "Cg==")
 
 
 def test_ctrl_c_stops_every_process_and_reports_what_ran(tmp_path: Path) -> None:

@@ -109,7 +109,7 @@ def api_access(metrics_text: str) -> ApiAccess:
     for family in text_string_to_metric_families(metrics_text):
         for sample in family.samples:
             labels = sample.labels
-            if sample.name == "apiserver_authorization_denied_total":
+            if sample.name == "apiserver_authorization_denied_total" and sample.value:
                 denied.append(DeniedRow(labels["user"], labels["verb"], labels["group"],
                                         labels["resource"], int(sample.value)))
             elif sample.name == "apiserver_user_requests_total":

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from test.localcluster.recorder import Sample, node_sample
-from test.localcluster.report import build, render_text
+from test.localcluster.report import api_access, build, render_text
 from test.localcluster.workload import LABEL_GROUP, LABEL_KIND
 
 
@@ -110,3 +110,48 @@ def test_a_usage_that_is_no_finite_quantity_counts_as_no_metric() -> None:
     assert a.used_cpu is None
     assert a.metric_problems == ["node cpu usage '1e400' is no usable quantity: ignored"]
     assert "! node-a" in text
+
+
+METRICS = """\
+# HELP apiserver_authorization_denied_total Requests answered 403 Forbidden by authorization.
+# TYPE apiserver_authorization_denied_total counter
+apiserver_authorization_denied_total{group="",resource="pods/status",\
+user="system:serviceaccount:koordinator-system:koordlet",verb="patch"} 3.0
+apiserver_authorization_denied_total{group="coordination.k8s.io",resource="leases",\
+user="system:serviceaccount:koordinator-system:koord-scheduler",verb="watch"} 7.0
+# HELP apiserver_user_requests_total Requests checked by authorization, by user.
+# TYPE apiserver_user_requests_total counter
+apiserver_user_requests_total{user="system:serviceaccount:koordinator-system:koordlet"} 40.0
+apiserver_user_requests_total{user="kubernetes-admin"} 12.0
+"""
+
+
+def test_denied_requests_are_counted_and_the_top_ones_named() -> None:
+    r = build("test", 1, 60.0, 10.0, [], [], [], 0, 0)
+    r.set_api_access(api_access(METRICS))
+    assert r.denied_requests == 10
+    assert r.requests_by_user == {
+        "system:serviceaccount:koordinator-system:koordlet": 40, "kubernetes-admin": 12}
+    text = render_text(r)
+    lines = text.splitlines()
+    at = lines.index("API requests denied (403): 10")
+    assert lines[at + 1].split() == [
+        "7", "system:serviceaccount:koordinator-system:koord-scheduler", "watch",
+        "leases.coordination.k8s.io"]
+    assert lines[at + 2].split() == [
+        "3", "system:serviceaccount:koordinator-system:koordlet", "patch", "pods/status"]
+    assert r.to_json()["denied_requests"] == 10
+    assert r.to_json()["denied"][0]["count"] == 7
+
+
+def test_no_denials_is_one_line_and_unread_metrics_say_so() -> None:
+    r = build("test", 1, 60.0, 10.0, [], [], [], 0, 0)
+    r.set_api_access(api_access(METRICS.split("# HELP apiserver_user")[0].replace(
+        "3.0", "0.0").replace("7.0", "0.0")))
+    text = render_text(r)
+    assert "API requests denied (403): 0" in text
+    assert "leases" not in text
+    unread = build("test", 1, 60.0, 10.0, [], [], [], 0, 0)
+    unread.set_api_access(None)
+    assert "API requests denied (403): unknown" in render_text(unread)
+    assert unread.to_json()["denied_requests"] is None
