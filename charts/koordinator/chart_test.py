@@ -87,7 +87,9 @@ OPTIONAL = {
 }
 DEFAULT_WEBHOOKS = {"mpod-create.koordinator.sh", "mpod-update.koordinator.sh",
                     "melasticquota.koordinator.sh", "vpod.koordinator.sh",
-                    "velasticquota.koordinator.sh"}
+                    "velasticquota.koordinator.sh",
+                    # ours (README.md, "Webhooks"): koord-manager's profile validation
+                    "vclustercolocationprofile.koordinator.sh"}
 OPTIONAL_WEBHOOKS = {"mnode-status.koordinator.sh", "mreservation-create.koordinator.sh",
                      "vconfigmap.koordinator.sh", "vnode.koordinator.sh"}
 ENABLE_OPTIONAL_WEBHOOKS = ("NodeMutatingWebhook=true,ReservationMutatingWebhook=true,"

@@ -1,9 +1,10 @@
 """What the local cluster installs before any workload: charts/koordinator rendered by hack/helm
 (what ``helm install`` creates upstream, less the Deployments and DaemonSets, whose components
 run here as processes) with the scenario's keys merged into its ``slo-controller-config``
-ConfigMap, then what is the scenario's own: upstream's spark-jobs ClusterColocationProfile
-(``examples/spark-jobs/cluster-colocation-profile.yaml``) with its namespace, and the
-namespaces of the scenario's pods.
+ConfigMap (``install``, before the components start), then, once koord-manager serves the
+webhooks that validate it, what is the scenario's own (``install_scenario``): upstream's
+spark-jobs ClusterColocationProfile (``examples/spark-jobs/cluster-colocation-profile.yaml``)
+with its namespace, and the namespaces of the scenario's pods.
 
 The chart brings Koordinator's CRDs, the ``koordinator-system`` namespace, the ServiceAccounts
 the components run under with their ClusterRoles and bindings, the PriorityClasses
@@ -77,9 +78,14 @@ def render(scenario: Scenario) -> list[Obj]:
     return with_scenario_config(chart_objects(), scenario)
 
 
-def install(client: Client, scenario: Scenario, objects: list[Obj]) -> None:
-    """Install ``objects`` (``render``'s) as helm would, then the scenario's own objects."""
+def install(client: Client, objects: list[Obj]) -> None:
+    """Install ``objects`` (``render``'s) as helm would, less the workloads."""
     install_chart(client, objects)
+
+
+def install_scenario(client: Client, scenario: Scenario) -> None:
+    """The scenario's profile and namespaces; the chart's webhooks must be served by now (a
+    ClusterColocationProfile goes through one whose failurePolicy is Fail)."""
     # The profile file holds its namespace (labelled koordinator.sh/enable-colocation) first.
     for doc in yaml.safe_load_all((upstream_data_dir() / PROFILE_FILE).read_text()):
         _create(client, doc, doc["metadata"].get("namespace"))
@@ -90,5 +96,5 @@ def install(client: Client, scenario: Scenario, objects: list[Obj]) -> None:
             "name": job.namespace, "labels": {"koordinator.sh/enable-colocation": "true"}}})
 
 
-__all__ = ["PROFILE_FILE", "install", "render", "scheduler_config_text",
+__all__ = ["PROFILE_FILE", "install", "install_scenario", "render", "scheduler_config_text",
            "with_scenario_config"]

@@ -3,12 +3,12 @@ sampling it, then report (upstream's counterpart is a real cluster with the Helm
 ``hack/local-up``'s engine).
 
 ``LocalCluster.up()`` starts the API server with the simulated nodes, installs charts/koordinator
-(rendered by hack/helm, less its workloads) and the scenario's ClusterColocationProfile
-(``bootstrap.py``), then two koord-manager replicas (their webhooks must be serving before any
-batch pod is created), two koord-scheduler replicas and the koordlets, each under the chart's
-ServiceAccount of its component; it fails when one of them does not get ready. From then on a
-component that exits is restarted by the supervisor (``supervisor.py``), which says so at once;
-progress lines and the report count restarts, and the report names the replica holding each
+(rendered by hack/helm, less its workloads; ``bootstrap.py``), then two koord-manager replicas
+(their webhooks must be serving before the scenario's ClusterColocationProfile, installed next,
+and any batch pod are created), two koord-scheduler replicas and the koordlets, each under the
+chart's ServiceAccount of its component; it fails when one of them does not get ready. From
+then on a component that exits is restarted by the supervisor (``supervisor.py``), which says so
+at once; progress lines and the report count restarts, and the report names the replica holding each
 Lease and the requests the API server denied (403). ``run()`` submits the workload on the
 day's clock, samples every ``sampleIntervalSeconds``, prints progress, and returns the report.
 With ``settle`` the end waits, with the controllers stopped, until no batch pod is running, so
@@ -27,7 +27,11 @@ from pathlib import Path
 from typing import TextIO
 
 from pkg.client import ApiError, ConnectionFailure
-from pkg.client.resources import EVENTS, MUTATING_WEBHOOK_CONFIGURATIONS
+from pkg.client.resources import (
+    EVENTS,
+    MUTATING_WEBHOOK_CONFIGURATIONS,
+    VALIDATING_WEBHOOK_CONFIGURATIONS,
+)
 from pkg.client.rest import Client
 from test.e2e.cluster import wait_for
 
@@ -42,6 +46,7 @@ from .workload import BATCH, ONLINE, Workload
 log = logging.getLogger(__name__)
 
 MUTATING_WEBHOOK = "koordinator-mutating-webhook-configuration"
+VALIDATING_WEBHOOK = "koordinator-validating-webhook-configuration"
 PROGRESS_EVERY_SECONDS = 10.0
 # The driver submits a scenario's pods as its users and Job controller would, all at once at
 # each wave: client-go's default 5 QPS would stretch a 2,000-pod day by minutes.
@@ -87,14 +92,15 @@ class LocalCluster:
                  f"simulated nodes; watch it live with\n"
                  f"    kubectl --kubeconfig {c.kubeconfig} get pods -A")
         chart = bootstrap.render(self.scenario)
-        bootstrap.install(self.client, self.scenario, chart)
+        bootstrap.install(self.client, chart)
         self.say("local-up: installed charts/koordinator (CRDs, ServiceAccounts and RBAC, "
-                 "PriorityClasses, ConfigMaps, webhook configurations) and "
-                 "ClusterColocationProfile spark-demo")
+                 "PriorityClasses, ConfigMaps, webhook configurations)")
         c.start_manager()
-        wait_for(self._webhook_ready, timeout=30, what="the manager's mutating webhook")
+        wait_for(self._webhook_ready, timeout=30, what="the manager's webhooks")
         self.say(f"local-up: {' and '.join(c.manager_probes_urls)} serving webhooks, "
                  f"{c.leader(self.client, MANAGER) or 'one'} leading")
+        bootstrap.install_scenario(self.client, self.scenario)
+        self.say("local-up: installed ClusterColocationProfile spark-demo")
         c.start_scheduler(bootstrap.scheduler_config_text(chart))
         self.say(f"local-up: {' and '.join(c.scheduler_urls)} serving on "
                  f"{' and '.join(c.scheduler_urls.values())} "
@@ -105,16 +111,19 @@ class LocalCluster:
                  f"up in {time.monotonic() - t0:.1f} s")
 
     def _webhook_ready(self) -> bool:
+        """Both configurations point at the leading manager: the chart's service clientConfig
+        (with a placeholder caBundle) until it writes its own URL and CA into every webhook."""
         assert self.client is not None
-        try:
-            cfg = self.client.get(MUTATING_WEBHOOK_CONFIGURATIONS, MUTATING_WEBHOOK)
-        except ApiError:  # not created yet
-            return False
-        # The chart's service clientConfig (with a placeholder caBundle) until the leading
-        # manager points every webhook at its own URL with its CA.
-        return bool(cfg.get("webhooks")) and all(
-            (h.get("clientConfig") or {}).get("url") and h["clientConfig"].get("caBundle")
-            for h in cfg["webhooks"])
+        for resource, name in ((MUTATING_WEBHOOK_CONFIGURATIONS, MUTATING_WEBHOOK),
+                               (VALIDATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK)):
+            try:
+                hooks = self.client.get(resource, name).get("webhooks") or []
+            except ApiError:  # not created yet
+                return False
+            if not hooks or not all((h.get("clientConfig") or {}).get("url")
+                                    and h["clientConfig"].get("caBundle") for h in hooks):
+                return False
+        return True
 
     # -- run ----------------------------------------------------------------------------------
 
