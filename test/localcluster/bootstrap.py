@@ -1,10 +1,11 @@
 """What the local cluster installs before any workload: charts/koordinator rendered by hack/helm
 (what ``helm install`` creates upstream, less the Deployments and DaemonSets, whose components
-run here as processes) with the scenario's keys merged into its ``slo-controller-config``
-ConfigMap (``install``, before the components start), then, once koord-manager serves the
-webhooks that validate it, what is the scenario's own (``install_scenario``): upstream's
-spark-jobs ClusterColocationProfile (``examples/spark-jobs/cluster-colocation-profile.yaml``)
-with its namespace, and the namespaces of the scenario's pods.
+run here as processes; the webhooks of pods and ElasticQuotas failing closed) with the
+scenario's keys merged into its ``slo-controller-config`` ConfigMap (``install``, before the
+components start), then, once koord-manager serves the webhooks that validate it, what is the
+scenario's own (``install_scenario``): upstream's spark-jobs ClusterColocationProfile
+(``examples/spark-jobs/cluster-colocation-profile.yaml``) with its namespace, and the
+namespaces of the scenario's pods.
 
 The chart brings Koordinator's CRDs, the ``koordinator-system`` namespace, the ServiceAccounts
 the components run under with their ClusterRoles and bindings, the PriorityClasses
@@ -32,6 +33,13 @@ from .scenario import Scenario
 Obj = dict[str, Any]
 PROFILE_FILE = "examples/spark-jobs/cluster-colocation-profile.yaml"
 SCHEDULER_CONFIG_MAP = "koord-scheduler-config"
+# The chart's values but these: the pod and ElasticQuota webhooks fail closed, as upstream's
+# kustomize manifests (config/webhook) have them, rather than the chart's Ignore. While no
+# koord-manager serves (a leader killed, its successor not yet pointing the configurations at
+# itself) a batch pod is refused and created again by the driver, never admitted without its
+# ClusterColocationProfile's mutation and left to a scheduler that does not exist.
+CHART_VALUES = ("webhookConfiguration.failurePolicy.pods=Fail",
+                "webhookConfiguration.failurePolicy.elasticquotas=Fail")
 
 
 def _create(client: Client, obj: Obj, namespace: str | None = None) -> None:
@@ -74,8 +82,8 @@ def scheduler_config_text(objects: list[Obj]) -> str:
 
 
 def render(scenario: Scenario) -> list[Obj]:
-    """The chart with default values, in install order, with the scenario's configuration."""
-    return with_scenario_config(chart_objects(), scenario)
+    """The chart with ``CHART_VALUES``, in install order, with the scenario's configuration."""
+    return with_scenario_config(chart_objects(set_values=CHART_VALUES), scenario)
 
 
 def install(client: Client, objects: list[Obj]) -> None:
@@ -96,5 +104,5 @@ def install_scenario(client: Client, scenario: Scenario) -> None:
             "name": job.namespace, "labels": {"koordinator.sh/enable-colocation": "true"}}})
 
 
-__all__ = ["PROFILE_FILE", "install", "install_scenario", "render", "scheduler_config_text",
-           "with_scenario_config"]
+__all__ = ["CHART_VALUES", "PROFILE_FILE", "install", "install_scenario", "render",
+           "scheduler_config_text", "with_scenario_config"]

@@ -236,6 +236,8 @@ def test_components_ran_as_their_service_accounts_and_nothing_was_denied(
     hooks = {h["name"]: h for h in run["webhooks"]["webhooks"]}
     assert hooks["mpod-create.koordinator.sh"]["namespaceSelector"] == {"matchExpressions": [
         {"key": "control-plane", "operator": "DoesNotExist"}]}
+    # Installed with the pod webhooks failing closed (bootstrap.CHART_VALUES).
+    assert hooks["mpod-create.koordinator.sh"]["failurePolicy"] == "Fail"
     for h in hooks.values():
         assert h["clientConfig"]["url"].startswith("https://127.0.0.1:")
         assert h["clientConfig"]["caBundle"] not in ("", "Cg==")
