@@ -30,6 +30,7 @@ from test.e2e.cluster import (
     service_account_kubeconfig,
 )
 
+WEBHOOK_SERVICE = "koordinator-webhook-service"
 COMPONENT_USER_PREFIX = f"system:serviceaccount:{CHART_NAMESPACE}:"
 # What install_chart leaves out: given a chart object, True to skip it.
 ChartSkip = Callable[[dict[str, Any]], bool]
@@ -62,12 +63,17 @@ def component_denials(srv: ServerHandle) -> list[Denial]:
     return [d for d in denials(srv) if d.user.startswith(COMPONENT_USER_PREFIX)]
 
 
+def webhook_service(obj: dict[str, Any]) -> bool:
+    """A ``chart_skip`` for suites that serve the webhooks from this machine: the chart's
+    Service gives way to ``route_service``'s (Service and Endpoints to a local port)."""
+    return obj.get("kind") == "Service" and obj["metadata"]["name"] == WEBHOOK_SERVICE
+
+
 def webhook_configurations(obj: dict[str, Any]) -> bool:
     """A ``chart_skip`` for suites without koord-manager: its webhook configurations (and their
     Service) would send every pod create to a webhook server nobody runs."""
     return obj.get("kind") in ("MutatingWebhookConfiguration",
-                               "ValidatingWebhookConfiguration") or (
-        obj.get("kind") == "Service" and obj["metadata"]["name"] == "koordinator-webhook-service")
+                               "ValidatingWebhookConfiguration") or webhook_service(obj)
 
 
 @pytest.fixture
