@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -88,10 +89,12 @@ def expected_denials() -> frozenset[tuple[str, str, str, str]]:
     return frozenset()
 
 
-@pytest.fixture
-def srv(expected_denials: frozenset[tuple[str, str, str, str]]) -> Iterator[ServerHandle]:
-    """The API server with RBAC on. Torn down after every fixture that started a component, so
-    the check sees their last requests too."""
+@contextmanager
+def rbac_server(expected_denials: frozenset[tuple[str, str, str, str]] = frozenset()
+                ) -> Iterator[ServerHandle]:
+    """The API server with RBAC on; when the block ends without an error, fails unless every
+    component denial is one of ``expected_denials``. (For module-scoped fixtures; tests use
+    ``srv``.)"""
     s = start(random_token=True)
     try:
         yield s
@@ -102,6 +105,14 @@ def srv(expected_denials: frozenset[tuple[str, str, str, str]]) -> Iterator[Serv
             for d in unexpected)
     finally:
         s.stop()
+
+
+@pytest.fixture
+def srv(expected_denials: frozenset[tuple[str, str, str, str]]) -> Iterator[ServerHandle]:
+    """The API server with RBAC on. Torn down after every fixture that started a component, so
+    the check sees their last requests too."""
+    with rbac_server(expected_denials) as s:
+        yield s
 
 
 @pytest.fixture
