@@ -23,12 +23,17 @@ import pytest
 
 import pkg.leaderelection.candidate as candidate
 from api.meta import parse_timestamp
-from pkg.client.resources import LEASES
+from pkg.client.resources import (
+    CLUSTER_ROLE_BINDINGS,
+    CLUSTER_ROLES,
+    LEASES,
+    SERVICE_ACCOUNTS,
+)
 from pkg.client.rest import Client
 from pkg.leaderelection.leaderelection import LeaderCallbacks, LeaderElector
 from pkg.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock
 from pkg.util.clock import FakeClock
-from test.apiserver import ServerHandle, start
+from test.apiserver import ServerHandle, kubeconfig, start
 
 REPO_ROOT = Path(candidate.__file__).absolute().parents[2]
 LEASE, RENEW, RETRY = 3.0, 2.0, 0.5
@@ -278,3 +283,33 @@ def test_standby_in_process_watches_the_lease_until_it_leads(srv: ServerHandle) 
         stop.set()
         t.join(30)
         client.close()
+
+
+def test_lease_lock_watches_only_where_rbac_grants_it(tmp_path: Path) -> None:
+    """Under a role like upstream's scheduler role (leases get/create/update, no watch) the
+    lock declines to watch without a denied request, and the elector polls; the admin may."""
+    with start(random_token=True) as srv:
+        admin = Client.from_kubeconfig(srv.kubeconfig)
+        admin.create(SERVICE_ACCOUNTS, {"metadata": {"name": "sched"}}, "default")
+        admin.create(CLUSTER_ROLES, {"metadata": {"name": "lease-rw"}, "rules": [{
+            "apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+            "verbs": ["create", "get", "update"]}]})
+        admin.create(CLUSTER_ROLE_BINDINGS, {
+            "metadata": {"name": "lease-rw"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": "lease-rw"},
+            "subjects": [{"kind": "ServiceAccount", "name": "sched", "namespace": "default"}]})
+        sa = Client.from_kubeconfig(kubeconfig.for_service_account(
+            srv.kubeconfig, "default", "sched", str(tmp_path / "sched.kubeconfig")))
+        try:
+            lock = LeaseLock(sa, "default", "rbac-test", "a")
+            assert not lock.may_watch()
+            with pytest.raises(PermissionError, match="RBAC grants no watch on lease "
+                                                      "default/rbac-test"):
+                lock.watch()
+            assert LeaseLock(admin, "default", "rbac-test", "b").may_watch()
+            assert not [s for m in srv.server.handlers.authorizer.denied.collect()
+                        for s in m.samples]  # nothing was denied
+        finally:
+            sa.close()
+            admin.close()

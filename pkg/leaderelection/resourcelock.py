@@ -8,7 +8,8 @@ succeeds (the other gets 409 Conflict).
 A lock may also offer ``watch()``: a stream of the record's changes (``LeaseLock`` watches its
 Lease with ``fieldSelector=metadata.name=<name>``). Standby candidates use it to notice a
 renewal, a release or a deletion within milliseconds instead of at their next poll; a lock
-without it is simply polled.
+without it is simply polled, and so is a Lease that RBAC does not let us watch (upstream's
+electors always poll, and upstream's scheduler and descheduler roles grant no watch).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pkg.client.resources import LEASES
 from pkg.client.rest import Client, WatchStream
 
 LEASES_LOCK = "leases"
+_SELF_SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 
 
 @dataclass(frozen=True)
@@ -169,10 +171,30 @@ class LeaseLock:
         with self._lock:
             self._lease = out
 
+    def may_watch(self) -> bool:
+        """Whether RBAC lets us watch this Lease, asked with a SelfSubjectAccessReview (which
+        every authenticated user may create). Upstream's electors only poll, so upstream's
+        roles (koord-scheduler's, koord-descheduler's) grant get/create/update on leases and
+        no watch; a watch there would only be denied. A server that cannot answer: try."""
+        review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                  "spec": {"resourceAttributes": {
+                      "namespace": self.namespace, "verb": "watch",
+                      "group": LEASES.group, "resource": LEASES.plural, "name": self.name}}}
+        try:
+            out = self.client.request("POST", _SELF_SUBJECT_ACCESS_REVIEWS, body=review,
+                                      timeout=self.timeout)
+        except ApiError:
+            return True
+        return bool((out.get("status") or {}).get("allowed"))
+
     def watch(self) -> LeaseWatch:
         """Watch this Lease from its current state: the server first sends it as ADDED (when
         it exists), then every change. The server ends the watch after 5-10 minutes, as
-        client-go's reflector asks, so a silently dead connection is not trusted forever."""
+        client-go's reflector asks, so a silently dead connection is not trusted forever.
+        Where RBAC grants no watch (``may_watch``) it raises PermissionError instead of
+        sending a request the server would deny: the elector then polls, as upstream's."""
+        if not self.may_watch():
+            raise PermissionError(f"RBAC grants no watch on lease {self.describe()}")
         stream = self.client.watch(LEASES, self.namespace,
                                    field_selector=f"metadata.name={self.name}",
                                    timeout_seconds=random.randint(300, 600))
