@@ -28,6 +28,7 @@ from pkg.leaderelection.config import (
     config_from_args,
 )
 from pkg.log import log as klog
+from pkg.util import flags
 from scheduler.apis.config import KubeSchedulerConfiguration, load_scheduler_config
 from scheduler.diagnosis import debug_pods_handler
 from scheduler.factory import build_scheduler
@@ -71,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-f", "--debug-filters", nargs="?", const=True, default=False)
     p.add_argument("-d", "--debug-diagnosis", nargs="?", const=True, default=False)
     p.add_argument("--controller-plugins", default="*")
+    # Upstream's chart passes these two: accepted so its Deployment runs unchanged. This
+    # scheduler serves /healthz and /metrics without delegated authentication (nothing to look
+    # up), and has no network-topology manager yet (Coscheduling's awareNetworkTopology).
+    flags.add_bool(p, "--authentication-skip-lookup", False,
+                   "kube-scheduler's: skip looking up the authentication configuration")
+    flags.add_bool(p, "--enable-network-topology-manager", False,
+                   "enable the network topology manager (accepted; not implemented yet)")
     p.add_argument("--plugin-module", action="append", default=[], metavar="MODULE",
                    help="Import out-of-tree scheduler plugins from MODULE at start-up: a file "
                         "(/path/to/plugin.py) or a dotted module name; its PLUGINS lists the "

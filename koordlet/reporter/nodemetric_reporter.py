@@ -4,8 +4,10 @@
 ``NodeMetricReporter(client, states, cache, predictor=None, clock=...)``: ``run(stop)`` waits
 one ``reportIntervalSeconds`` (re-read from the NodeMetric spec every round, default 60,
 floor 30), then ``report(now)``: builds the status from the metric cache and writes it with
-``update_status`` to the existing NodeMetric named after the node (never created; NotFound
-skips the round), rate limited to 0.1 QPS burst 2 (a limited round is dropped).
+``update_status`` to the NodeMetric named after the node as the informer holds it (never
+created, never read from the API: a missing one skips the round; a conflict retries on the
+informer's newer copy), rate limited to 0.1 QPS burst 2 (a limited round is dropped). A failed
+write is logged with the API server's message once per distinct error, not every round.
 
 Status: ``nodeUsage`` (avg over ``aggregateDurationSeconds``), ``aggregatedNodeUsages`` (avg,
 p50, p90, p95, p99 per ``nodeAggregatePolicy.durations``; an empty map when the samples span
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -42,6 +45,9 @@ from pkg.util.flowcontrol import TokenBucket
 
 log = logging.getLogger(__name__)
 
+_UPDATE_TRIES = 5
+_RETRY_BACKOFF = 0.01  # seconds, doubled each try (client-go's DefaultRetry starts at 10 ms)
+
 # Cache aggregation type → NodeMetric key (the cache spells P90/P95 in upper case).
 AGGREGATIONS = {"avg": aggregate.AVG, "p50": aggregate.P50, "p90": aggregate.P90,
                 "p95": aggregate.P95, "p99": aggregate.P99}
@@ -65,6 +71,7 @@ class NodeMetricReporter:
         self.predictor = predictor
         self.clock = clock
         self.limiter = TokenBucket(0.1, 2, clock)
+        self._last_error = ""  # the last failed round's API error, logged once
 
     def _query(self, kind: str, props: dict[str, str], start: float, end: float,
                agg: str) -> float | None:
@@ -145,20 +152,19 @@ class NodeMetricReporter:
             log.info("NodeMetric update rate limited, dropped this round")
             return False
         status["updateTime"] = format_time(datetime.fromtimestamp(now, UTC))
-        for _ in range(5):  # retry on conflict
+        # As upstream's RetryOnConflictOrTooManyRequests over the lister: the object comes from
+        # the informer, so a round costs one request (and needs no get permission).
+        for attempt in range(_UPDATE_TRIES):
+            obj = self.states.get_node_metric()
+            if obj is None:
+                return False
             try:
-                obj = self.client.get(NODE_METRICS, self.states.node_name)
-            except ApiError as e:
-                if e.status == 404:
-                    return False
-                raise
-            obj["status"] = status
-            try:
-                self.client.update_status(NODE_METRICS, obj)
+                self.client.update_status(NODE_METRICS, {**obj, "status": status})
                 return True
             except ApiError as e:
-                if e.status != 409:
+                if e.status not in (409, 429) or attempt == _UPDATE_TRIES - 1:
                     raise
+            time.sleep(_RETRY_BACKOFF * 2 ** attempt)  # the informer catches up meanwhile
         return False
 
     def interval(self) -> float:
@@ -178,5 +184,11 @@ class NodeMetricReporter:
                 return
             try:
                 self.report(self.clock.now())
-            except Exception:  # a bad round (API, cache, malformed spec) must not end reporting
+                self._last_error = ""
+            except ApiError as e:
+                # The server's words (a 403 names the verb and resource), once until they change.
+                if str(e) != self._last_error:
+                    self._last_error = str(e)
+                    log.error("update NodeMetric %s status failed: %s", self.states.node_name, e)
+            except Exception:  # a bad round (cache, malformed spec) must not end reporting
                 log.exception("update NodeMetric %s status failed", self.states.node_name)

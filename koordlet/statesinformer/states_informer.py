@@ -122,8 +122,12 @@ class StatesInformer:
     def get_node_slo(self) -> dict[str, Any] | None:
         return self._one(self._slo)
 
+    def get_node_metric(self) -> dict[str, Any] | None:
+        """This node's NodeMetric as the informer holds it (None before it exists)."""
+        return self._one(self._metric)
+
     def get_node_metric_spec(self) -> dict[str, Any]:
-        metric = self._one(self._metric) or {}
+        metric = self.get_node_metric() or {}
         return merge_node_metric_spec(metric.get("spec"))
 
     def register_callbacks(self, rtype: RegisterType, name: str, description: str,

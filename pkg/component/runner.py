@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -61,6 +62,7 @@ from pkg.component.signals import handle_signals
 from pkg.leaderelection.config import LeaderElectionConfiguration, new_leader_elector
 from pkg.leaderelection.leaderelection import LeaderElector
 from pkg.server.server import Server, leader_election_check
+from pkg.util import flags
 
 # Well inside the 30 s Kubernetes gives a pod between SIGTERM and SIGKILL, so what did not stop
 # is logged, and the status set, before the kill.
@@ -114,6 +116,11 @@ class Component:
     parser: Callable[[], argparse.ArgumentParser]
     build: Build
     setup_error: str = ""
+
+    def parse_args(self, argv: Sequence[str]) -> argparse.Namespace:
+        """The flags, Go's single-dash long form (``-addr=:9316``) included."""
+        parser = self.parser()
+        return parser.parse_args(flags.go_style(parser, argv))
 
 
 def _nothing() -> None:
@@ -368,7 +375,7 @@ def run(component: Component, argv: Sequence[str] | None = None,
         stop: threading.Event | None = None, *,
         grace_period: float = DEFAULT_GRACE_PERIOD) -> int:
     """Run ``component`` until it is stopped (a signal, or ``stop`` set); its exit status."""
-    args = component.parser().parse_args(argv)
+    args = component.parse_args(sys.argv[1:] if argv is None else argv)
     klog.setup_from_args(args)
     runner = Runner(component.name, stop or threading.Event(), grace_period)
     with handle_signals(runner.stopping):

@@ -47,12 +47,7 @@ from dataclasses import dataclass, replace
 from prometheus_client import REGISTRY, CollectorRegistry, Gauge
 
 from pkg.client.errors import ApiError, ConnectionFailure
-from pkg.leaderelection.resourcelock import (
-    LeaderElectionRecord,
-    LockWatch,
-    ResourceLock,
-    WatchNotAllowed,
-)
+from pkg.leaderelection.resourcelock import LeaderElectionRecord, LockWatch, ResourceLock
 from pkg.util.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
@@ -291,7 +286,8 @@ class LeaderElector:
             try:
                 watch = open_watch()
             except Exception as e:  # noqa: BLE001 - any failure: poll, retry later
-                if isinstance(e, WatchNotAllowed) or (isinstance(e, ApiError)
+                # LeaseLock's PermissionError: RBAC grants no watch (asked first); a 403.
+                if isinstance(e, PermissionError) or (isinstance(e, ApiError)
                                                       and e.status == 403):
                     log.info("cannot watch lock %s, polling it: %s", self.name, e)
                     return

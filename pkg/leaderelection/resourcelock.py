@@ -8,7 +8,8 @@ succeeds (the other gets 409 Conflict).
 A lock may also offer ``watch()``: a stream of the record's changes (``LeaseLock`` watches its
 Lease with ``fieldSelector=metadata.name=<name>``). Standby candidates use it to notice a
 renewal, a release or a deletion within milliseconds instead of at their next poll; a lock
-without it is simply polled.
+without it is simply polled, and so is a Lease that RBAC does not let us watch (upstream's
+electors always poll, and upstream's scheduler and descheduler roles grant no watch).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pkg.client.resources import LEASES
 from pkg.client.rest import Client, WatchStream
 
 LEASES_LOCK = "leases"
+_SELF_SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 
 
 @dataclass(frozen=True)
@@ -116,13 +118,6 @@ class LeaseWatch:
         self._stream.stop()
 
 
-SELF_SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
-
-
-class WatchNotAllowed(Exception):
-    """RBAC does not let this identity watch the lock: it is polled, as upstream always does."""
-
-
 class LeaseLock:
     """A Lease ``namespace/name`` written through a ``Client``."""
 
@@ -139,7 +134,6 @@ class LeaseLock:
         self.timeout = timeout
         self._lease: dict[str, Any] | None = None
         self._lock = threading.Lock()
-        self._may_watch: bool | None = None  # RBAC's answer, asked once
 
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"
@@ -178,28 +172,29 @@ class LeaseLock:
             self._lease = out
 
     def may_watch(self) -> bool:
-        """Whether RBAC lets this identity watch the Lease (a SelfSubjectAccessReview, asked
-        once). Upstream's elector only gets, creates and updates it, and upstream's chart grants
-        koord-scheduler no more: the watch is opened only where it is allowed, so it is never
-        a denied request."""
-        if self._may_watch is None:
-            review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
-                      "spec": {"resourceAttributes": {
-                          "namespace": self.namespace, "verb": "watch",
-                          "group": "coordination.k8s.io", "resource": "leases",
-                          "name": self.name}}}
-            out = self.client.request("POST", SELF_SUBJECT_ACCESS_REVIEWS, body=review,
+        """Whether RBAC lets us watch this Lease, asked with a SelfSubjectAccessReview (which
+        every authenticated user may create). Upstream's electors only poll, so upstream's
+        roles (koord-scheduler's, koord-descheduler's) grant get/create/update on leases and
+        no watch; a watch there would only be denied. A server that cannot answer: try."""
+        review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                  "spec": {"resourceAttributes": {
+                      "namespace": self.namespace, "verb": "watch",
+                      "group": LEASES.group, "resource": LEASES.plural, "name": self.name}}}
+        try:
+            out = self.client.request("POST", _SELF_SUBJECT_ACCESS_REVIEWS, body=review,
                                       timeout=self.timeout)
-            self._may_watch = bool(((out or {}).get("status") or {}).get("allowed"))
-        return self._may_watch
+        except ApiError:
+            return True
+        return bool((out.get("status") or {}).get("allowed"))
 
     def watch(self) -> LeaseWatch:
         """Watch this Lease from its current state: the server first sends it as ADDED (when
         it exists), then every change. The server ends the watch after 5-10 minutes, as
         client-go's reflector asks, so a silently dead connection is not trusted forever.
-        ``WatchNotAllowed`` when RBAC does not allow it (``may_watch``)."""
+        Where RBAC grants no watch (``may_watch``) it raises PermissionError instead of
+        sending a request the server would deny: the elector then polls, as upstream's."""
         if not self.may_watch():
-            raise WatchNotAllowed(f"RBAC does not allow watching lease {self.describe()}")
+            raise PermissionError(f"RBAC grants no watch on lease {self.describe()}")
         stream = self.client.watch(LEASES, self.namespace,
                                    field_selector=f"metadata.name={self.name}",
                                    timeout_seconds=random.randint(300, 600))
@@ -208,5 +203,5 @@ class LeaseLock:
 
 __all__ = [
     "LEASES_LOCK", "LeaderElectionRecord", "LeaseLock", "LeaseWatch", "LockWatch",
-    "ResourceLock", "WatchNotAllowed", "format_micro_time",
+    "ResourceLock", "format_micro_time",
 ]

@@ -42,3 +42,19 @@ def test_bool_flag_takes_the_go_forms_and_prints_its_default() -> None:
     assert "Enable x. (default false)" in " ".join(p.format_help().split())
     with pytest.raises(SystemExit):
         p.parse_args(["--enable-x=yes"])
+
+
+def test_go_style_single_dash_long_flags_as_upstreams_daemonset_passes_them() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--addr")
+    p.add_argument("--cgroup-root-dir")
+    p.add_argument("-v", "--v", dest="verbosity")
+    p.add_argument("-s", "--debug-scores")
+    p.add_argument("rest", nargs="*")
+    argv = ["-addr=:9316", "-cgroup-root-dir", "/host-cgroup/", "-v=4", "-s", "3", "--",
+            "-addr=x"]
+    args = p.parse_args(flags.go_style(p, argv))
+    assert (args.addr, args.cgroup_root_dir, args.verbosity, args.debug_scores, args.rest) == (
+        ":9316", "/host-cgroup/", "4", "3", ["-addr=x"])
+    # an unknown single-dash flag is left for argparse to report as it is
+    assert flags.go_style(p, ["-nope=1"]) == ["-nope=1"]

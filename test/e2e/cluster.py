@@ -30,7 +30,7 @@ from pkg.client.resources import (
     for_object,
 )
 from pkg.client.rest import Client
-from test.apiserver import ServerHandle, kubeconfig
+from test.apiserver import kubeconfig
 
 REPO_ROOT = Path(__file__).absolute().parents[2]
 CHART_DIR = REPO_ROOT / "charts" / "koordinator"
@@ -205,13 +205,15 @@ class ComponentProcess:
         return killed
 
 
-def start_scheduler(srv: ServerHandle, config: str, workdir: Path, name: str = "sched",
+def start_scheduler(kubeconfig: str, config: str, workdir: Path, name: str = "sched",
                     extra: list[str] | None = None) -> tuple[ComponentProcess, str]:
-    """koord-scheduler with ``config``; returns the process and its debug/health URL."""
+    """koord-scheduler with ``config`` as ``kubeconfig`` says (the koord-scheduler
+    ServiceAccount's, see ``service_account_kubeconfig``); returns the process and its
+    debug/health URL."""
     cfg = workdir / f"{name}-config.yaml"
     cfg.write_text(config)
     port = free_port()
     proc = ComponentProcess("scheduler.main", [
-        "--config", str(cfg), "--kubeconfig", srv.kubeconfig, "--bind-address", "127.0.0.1",
+        "--config", str(cfg), "--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1",
         "--port", str(port), *(extra or [])], workdir / f"{name}.log")
     return proc, f"http://127.0.0.1:{port}"

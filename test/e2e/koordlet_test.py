@@ -1,5 +1,6 @@
 """koordlet end to end: real ``python -m koordlet.main`` processes against the embedded API
-server.
+server with the chart's RBAC (``conftest``), each koordlet under the chart's ``koordlet``
+ServiceAccount.
 
 * Real mode on this machine: the NodeMetric status koordlet reports agrees with psutil's view
   of the same window (CPU under one busy process, memory without page cache).
@@ -15,13 +16,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import psutil
 import pytest
@@ -31,75 +30,16 @@ from koordlet.util.system.testing import make_real_cgroup_dir, real_cgroup_v1_tr
 from pkg.client.resources import NODE_METRICS, NODE_SLOS, NODES, PODS
 from pkg.client.rest import Client
 from pkg.component import DEFAULT_GRACE_PERIOD
-from test.apiserver import ServerHandle, start
-from test.e2e.cluster import (
-    ComponentProcess,
-    free_port,
-    http_ok,
-    install_crds,
-    scrape_gauge,
-    wait_for,
-)
+from test.apiserver import ServerHandle
+from test.e2e.cluster import http_ok, wait_for
+from test.e2e.conftest import ChartSkip, Launch, webhook_configurations
 
 REPORT_INTERVAL = 30  # the floor of reportIntervalSeconds
 
 
 @pytest.fixture
-def srv() -> Iterator[ServerHandle]:
-    s = start()
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def client(srv: ServerHandle) -> Client:
-    c = Client.from_kubeconfig(srv.kubeconfig)
-    install_crds(c)
-    return c
-
-
-@pytest.fixture
-def sock_dir() -> Iterator[Path]:
-    # Unix socket paths are limited to 107 bytes; pytest's tmp_path can be longer.
-    with tempfile.TemporaryDirectory(prefix="koordlet-e2e-", dir="/tmp") as d:
-        yield Path(d)
-
-
-class Koordlet:
-    def __init__(self, srv: ServerHandle, node: str, workdir: Path, sock_dir: Path,
-                 monkeypatch: pytest.MonkeyPatch, *extra: str) -> None:
-        port = free_port()
-        self.metrics = f"http://127.0.0.1:{port}"
-        monkeypatch.setenv("NODE_NAME", node)
-        self.proc = ComponentProcess("koordlet.main", [
-            "--kubeconfig", srv.kubeconfig, f"--addr=127.0.0.1:{port}",
-            f"--runtime-hooks-addr={sock_dir}/{node}.sock",
-            f"--runtime-hooks-config-path={workdir}/{node}-hooks", "--sys-root-dir=/sys/",
-            "--collect-res-used-interval=1s", "-v", "2", *extra], workdir / f"{node}.log")
-
-    def metric(self, name: str) -> float | None:
-        return scrape_gauge(self.metrics + "/metrics", name)
-
-
-class Launch(Protocol):
-    """The ``koordlets`` fixture: starts a koordlet for ``node`` with extra flags."""
-
-    def __call__(self, node: str, *extra: str) -> Koordlet: ...
-
-
-@pytest.fixture
-def koordlets(srv: ServerHandle, tmp_path: Path, sock_dir: Path,
-              monkeypatch: pytest.MonkeyPatch) -> Iterator[Launch]:
-    started: list[Koordlet] = []
-
-    def launch(node: str, *extra: str) -> Koordlet:
-        k = Koordlet(srv, node, tmp_path, sock_dir, monkeypatch, *extra)
-        started.append(k)
-        return k
-
-    yield launch
-    for k in started:
-        k.proc.stop()
+def chart_skip() -> ChartSkip:
+    return webhook_configurations
 
 
 def node_metric(client: Client, node: str, **policy: Any) -> None:

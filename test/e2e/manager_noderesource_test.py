@@ -1,12 +1,12 @@
 """e2e: the noderesource controller against the embedded API server.
 
-Runs ``manager.slo_controller.noderesource`` in process with the real slo-controller-config
-cache, informers and status writes, and checks the stored nodes' ``status.allocatable`` and
-``capacity`` against the same table the formula test uses (every calculate policy,
-thresholds, reservations, degrade, nodeConfigs, mid), then the write rules, then the
-CPU normalization and resource amplification annotations (the metadata patch path) and the
-GPU/RDMA resources and labels from the Device CR, and batch resources per NUMA zone on the
-NodeResourceTopology.
+Runs ``manager.slo_controller.noderesource`` in process, as koord-manager's ServiceAccount
+under the chart's RBAC, with the real slo-controller-config cache, informers and status writes,
+and checks the stored nodes' ``status.allocatable`` and ``capacity`` against the same table the
+formula test uses (every calculate policy, thresholds, reservations, degrade, nodeConfigs, mid),
+then the write rules, then the CPU normalization and resource amplification annotations (the
+metadata patch path) and the GPU/RDMA resources and labels from the Device CR, and batch
+resources per NUMA zone on the NodeResourceTopology.
 """
 
 from __future__ import annotations
@@ -29,30 +29,34 @@ from manager.slo_controller.noderesource.controller import (
     NodeResourceController,
 )
 from pkg.client.informers import SharedInformerFactory
-from pkg.client.resources import CONFIGMAPS, EVENTS, NAMESPACES, NODES, PODS
+from pkg.client.resources import CONFIGMAPS, EVENTS, NODES, PODS
 from pkg.client.rest import Client
 from pkg.events import EventBroadcaster
 from pkg.util.podresources import quantity_int
-from test.apiserver import start
-from test.e2e.cluster import install_crds, wait_for
+from test.e2e.cluster import install_chart, service_account_kubeconfig, wait_for
+from test.e2e.conftest import rbac_server, webhook_configurations
 
 NS = "koordinator-system"
 CM = "slo-controller-config"
 
 
 @pytest.fixture(scope="module")
-def env() -> Iterator[tuple[Client, NodeResourceController]]:
-    with start() as srv:
+def env(tmp_path_factory: pytest.TempPathFactory
+        ) -> Iterator[tuple[Client, NodeResourceController]]:
+    """The admin's client (the test writes as the user) and the controller, running as
+    koord-manager's ServiceAccount under the installed chart's RBAC."""
+    with rbac_server() as srv:
         client = Client.from_kubeconfig(srv.kubeconfig, qps=-1)  # no client-side throttling
-        install_crds(client)
-        client.create(NAMESPACES, {"metadata": {"name": NS}})
-        client.create(CONFIGMAPS, {"metadata": {"name": CM, "namespace": NS},
-                                   "data": {"colocation-config": json.dumps(CASES[0].config)}},
-                      NS)
-        factory = SharedInformerFactory(client)
+        install_chart(client, skip=webhook_configurations)
+        cm = client.get(CONFIGMAPS, CM, NS)  # the chart's, holding only the first case's
+        cm["data"] = {"colocation-config": json.dumps(CASES[0].config)}
+        client.update(CONFIGMAPS, cm, NS)
+        manager = Client.from_kubeconfig(service_account_kubeconfig(
+            srv.kubeconfig, "koord-manager", tmp_path_factory.mktemp("kubeconfigs")), qps=-1)
+        factory = SharedInformerFactory(manager)
         cache = SLOConfigCache(factory)
-        events = EventBroadcaster(client)
-        ctrl = NodeResourceController(client, factory, cache, workers=2,
+        events = EventBroadcaster(manager)
+        ctrl = NodeResourceController(manager, factory, cache, workers=2,
                                       recorder=events.new_recorder("slo-controller"))
         factory.start()
         assert ctrl.start(sync_timeout=30)
@@ -62,6 +66,7 @@ def env() -> Iterator[tuple[Client, NodeResourceController]]:
             ctrl.stop()
             events.shutdown()
             factory.shutdown()
+            manager.close()
             client.close()
 
 

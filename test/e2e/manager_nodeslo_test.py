@@ -1,10 +1,11 @@
 """koord-manager's nodeslo controller end to end against the embedded API server.
 
-The config cache and the controller run in process over HTTPS with the server's kubeconfig;
-the controller's workers are not started so the test drives reconciles itself and can count
-them: after a ConfigMap change every one of 20 nodes is reconciled exactly once and every
-NodeSLO is already re-rendered. A malformed key keeps its last good value in every NodeSLO,
-while the good keys of the same change take effect, and a Warning Event names the bad key.
+The config cache and the controller run in process over HTTPS as koord-manager's ServiceAccount
+(RBAC on, the chart installed: ``conftest``; the test writes as the admin). The controller's
+workers are not started so the test drives reconciles itself and can count them: after a
+ConfigMap change every one of 20 nodes is reconciled exactly once and every NodeSLO is already
+re-rendered. A malformed key keeps its last good value in every NodeSLO, while the good keys of
+the same change take effect, and a Warning Event names the bad key.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import pytest
 from manager.slo_controller.config import SLOConfigCache
 from manager.slo_controller.nodeslo import NodeSLOController
 from pkg.client.informers import SharedInformerFactory
-from pkg.client.resources import CONFIGMAPS, EVENTS, NAMESPACES, NODE_SLOS
+from pkg.client.resources import CONFIGMAPS, EVENTS, NODE_SLOS
 from pkg.client.rest import Client
 from pkg.events import EventBroadcaster
-from test.apiserver import ServerHandle, start
-from test.e2e.cluster import install_crds, wait_for
+from test.apiserver import ServerHandle
+from test.e2e.cluster import wait_for
+from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
 
 NS = "koordinator-system"
 NAME = "slo-controller-config"
@@ -74,20 +76,26 @@ class Manager:
 
 
 @pytest.fixture
-def manager() -> Iterator[Manager]:
-    srv = start()
-    client = Client.from_kubeconfig(srv.kubeconfig, qps=-1)  # no client-side throttling
-    install_crds(client)
-    client.create(NAMESPACES, {"metadata": {"name": NS}})
-    client.create(CONFIGMAPS, {"metadata": {"name": NAME, "namespace": NS}, "data": {
-        "resource-threshold-config": json.dumps({"clusterStrategy": {"enable": True}})}})
+def chart_skip() -> ChartSkip:
+    return webhook_configurations
+
+
+@pytest.fixture
+def manager(srv: ServerHandle, client: Client,
+            kubeconfig_of: KubeconfigOf) -> Iterator[Manager]:
+    # The chart's ConfigMap, holding only what the expectations below start from.
+    cm = client.get(CONFIGMAPS, NAME, NS)
+    cm["data"] = {"resource-threshold-config": json.dumps({"clusterStrategy": {"enable": True}})}
+    client.update(CONFIGMAPS, cm, NS)
+    # The controller as koord-manager's ServiceAccount; no client-side throttling.
+    controller_client = Client.from_kubeconfig(kubeconfig_of("koord-manager"), qps=-1)
     srv.add_nodes(NODES // 2, prefix="a-", labels={"pool": "a"})
     srv.add_nodes(NODES // 2, prefix="b-", labels={"pool": "b"})
-    factory = SharedInformerFactory(client)
-    broadcaster = EventBroadcaster(client)
+    factory = SharedInformerFactory(controller_client)
+    broadcaster = EventBroadcaster(controller_client)
     recorder = broadcaster.new_recorder("koord-manager")
     cache = SLOConfigCache(factory, recorder, NS, NAME)
-    nodeslo = NodeSLOController(client, factory, cache, recorder)
+    nodeslo = NodeSLOController(controller_client, factory, cache, recorder)
     m = Manager(srv, client, cache, nodeslo, broadcaster)
     reconcile = nodeslo.controller.reconcile
 
@@ -103,7 +111,7 @@ def manager() -> Iterator[Manager]:
     nodeslo.controller.queue.shut_down()
     factory.shutdown()
     broadcaster.shutdown(5)
-    srv.stop()
+    controller_client.close()
 
 
 def expected(threshold: dict[str, Any], burst: dict[str, Any],

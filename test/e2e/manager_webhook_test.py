@@ -1,8 +1,10 @@
 """e2e: koord-manager's webhooks registered with the embedded API server, called over HTTPS.
 
-The server runs in process (manager/webhook.WebhookServer), reached through a Service and
-Endpoints as in a cluster; upstream's spark-jobs ClusterColocationProfile is applied
-unchanged and the stored pods are checked field by field. With the alpha gates on, node status
+The server runs in process (manager/webhook.WebhookServer) as the chart's koord-manager
+ServiceAccount (RBAC on, the chart installed: ``conftest``), takes over the chart's webhook
+configurations and is reached through a Service and Endpoints as in a cluster; upstream's
+spark-jobs ClusterColocationProfile is applied unchanged and the stored pods are checked field by
+field. With the alpha gates on, node status
 updates get amplified allocatable, node label changes that conflict with the slo-controller-config
 are refused, and new Reservations get the profiles' mutations. The ElasticQuota webhook has no
 side effects: its tree follows the informer, so a server-side dry run, a forged review or a create
@@ -41,40 +43,56 @@ from pkg.client.resources import (
 from pkg.client.rest import Client
 from pkg.features import DEFAULT_FEATURE_GATES, FeatureGate
 from pkg.util.testdata import upstream_data_dir
-from test.apiserver import ServerHandle, start
-from test.e2e.cluster import install_webhook_prerequisites, route_service, wait_for
+from test.e2e.cluster import chart_objects, install_chart, route_service, wait_for
+from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
 
 NS = "koordinator-system"
+# The chart labels its own namespace control-plane, which every webhook exempts.
+QUOTA_NS = "default"
 SPARK_LABEL = "sparkoperator.k8s.io/launched-by-spark-operator"
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[Client, WebhookServer]]:
-    yield from _serve(tmp_path, FeatureGate(DEFAULT_FEATURE_GATES))
+ALPHA_GATES = "NodeMutatingWebhook=true,NodeValidatingWebhook=true,ReservationMutatingWebhook=true"
 
 
 @pytest.fixture
-def alpha_cluster(tmp_path: Path) -> Iterator[tuple[Client, WebhookServer]]:
+def chart_skip() -> ChartSkip:
+    # _serve registers the configurations rendered for its gates, and routes the Service here.
+    return webhook_configurations
+
+
+@pytest.fixture
+def cluster(client: Client, kubeconfig_of: KubeconfigOf,
+            tmp_path: Path) -> Iterator[tuple[Client, WebhookServer]]:
+    yield from _serve(client, kubeconfig_of, tmp_path, "")
+
+
+@pytest.fixture
+def alpha_cluster(client: Client, kubeconfig_of: KubeconfigOf,
+                  tmp_path: Path) -> Iterator[tuple[Client, WebhookServer]]:
     """The node and reservation webhooks on (alpha gates, off by default as upstream)."""
+    yield from _serve(client, kubeconfig_of, tmp_path, ALPHA_GATES)
+
+
+def _serve(client: Client, kubeconfig_of: KubeconfigOf, tmp_path: Path,
+           gates: str) -> Iterator[tuple[Client, WebhookServer]]:
+    """The chart's webhook configurations for ``featureGates=gates`` and a webhook server with
+    the same gates, running as the koord-manager ServiceAccount."""
+    escaped = gates.replace(",", "\\,")  # --set splits on unescaped commas
+    install_chart(client, [o for o in chart_objects(set_values=[f"featureGates={escaped}"])
+                           if o["kind"].endswith("WebhookConfiguration")])
     gate = FeatureGate(DEFAULT_FEATURE_GATES)
-    gate.set("NodeMutatingWebhook=true,NodeValidatingWebhook=true,"
-             "ReservationMutatingWebhook=true")
-    yield from _serve(tmp_path, gate)
-
-
-def _serve(tmp_path: Path, gate: FeatureGate) -> Iterator[tuple[Client, WebhookServer]]:
-    srv: ServerHandle = start()
-    client = Client.from_kubeconfig(srv.kubeconfig)
-    install_webhook_prerequisites(client, NS)
+    if gates:
+        gate.set(gates)
     options = WebhookOptions(port=0, bind_address="127.0.0.1", cert_dir=str(tmp_path / "certs"),
                              namespace=NS)
-    server = WebhookServer(client, options, gate)
+    manager = Client.from_kubeconfig(kubeconfig_of("koord-manager"))
+    server = WebhookServer(manager, options, gate)
     server.start()
     route_service(client, NS, options.service_name, server.port)
     yield client, server
     server.stop()
-    client.close()
-    srv.stop()
+    manager.close()
 
 
 def _apply_profile(client: Client) -> None:
@@ -103,26 +121,26 @@ def test_certificates_secret_and_configurations(cluster: tuple[Client, WebhookSe
                             "koordinator-validating-webhook-configuration")
     paths = {h["name"]: h["clientConfig"]["service"]["path"] for h in
              mutating["webhooks"] + validating["webhooks"]}
-    # Default gates: pods, profiles and quotas; node, configmap and reservation webhooks are
-    # alpha.
+    # The chart's hooks for the default gates: pods and quotas; node, configmap and
+    # reservation webhooks are alpha (the chart, as upstream's, registers no pod-binding or
+    # profile hook).
     assert paths == {
         "mpod-create.koordinator.sh": "/mutate-pod",
         "mpod-update.koordinator.sh": "/mutate-pod",
         "melasticquota.koordinator.sh": "/mutate-scheduling-sigs-k8s-io-v1alpha1-elasticquota",
         "vpod.koordinator.sh": "/validate-pod",
-        "vpodbinding.koordinator.sh": "/validate-pod-binding",
         "velasticquota.koordinator.sh":
             "/validate-scheduling-sigs-k8s-io-v1alpha1-elasticquota",
-        "vclustercolocationprofile.koordinator.sh":
-            "/validate-config-koordinator-sh-v1alpha1-clustercolocationprofile",
     }
     for hook in mutating["webhooks"] + validating["webhooks"]:
         assert hook["clientConfig"]["caBundle"] == ca
         assert hook["clientConfig"]["service"]["name"] == "koordinator-webhook-service"
         assert hook["clientConfig"]["service"]["namespace"] == NS
+    # Helm's webhooks are kept as the template later starts render from.
     template = json.loads(mutating["metadata"]["annotations"]["template"])
-    assert {h["name"] for h in template} >= {"mpod-create.koordinator.sh",
-                                             "mreservation-create.koordinator.sh"}
+    assert {h["name"] for h in template} == {"mpod-create.koordinator.sh",
+                                             "mpod-update.koordinator.sh",
+                                             "melasticquota.koordinator.sh"}
     assert base64.b64decode(ca).startswith(b"-----BEGIN CERTIFICATE-----")
 
 
@@ -251,9 +269,9 @@ def test_label_change_into_two_node_strategies_is_rejected(
     strategies = {"nodeStrategies": [
         {"name": "pool-a", "nodeSelector": {"matchLabels": {"pool": "a"}}},
         {"name": "gpu", "nodeSelector": {"matchLabels": {"gpu": "true"}}}]}
-    client.create(CONFIGMAPS, {"metadata": {"name": "slo-controller-config", "namespace": NS},
-                               "data": {"resource-threshold-config": json.dumps(strategies)}},
-                  NS)
+    config = client.get(CONFIGMAPS, "slo-controller-config", NS)  # the chart's
+    config["data"]["resource-threshold-config"] = json.dumps(strategies)
+    client.update(CONFIGMAPS, config, NS)
     client.create(NODES, {"metadata": {"name": "n1", "labels": {"pool": "a"}}})
     node = client.get(NODES, "n1")
     node["metadata"]["labels"]["gpu"] = "true"
@@ -303,7 +321,7 @@ def test_reservation_create_gets_profile_mutations(
 
 def _quota(name: str, min_cpu: str, max_cpu: str = "20", *, parent: str = "",
            is_parent: bool = False, labels: dict[str, str] | None = None,
-           namespace: str = NS) -> dict[str, Any]:
+           namespace: str = QUOTA_NS) -> dict[str, Any]:
     all_labels = dict(labels or {})
     if parent:
         all_labels["quota.scheduling.koordinator.sh/parent"] = parent
@@ -315,15 +333,15 @@ def _quota(name: str, min_cpu: str, max_cpu: str = "20", *, parent: str = "",
 
 
 def _names(client: Client) -> set[str]:
-    return {q["metadata"]["name"] for q in client.list(ELASTIC_QUOTAS, NS)["items"]}
+    return {q["metadata"]["name"] for q in client.list(ELASTIC_QUOTAS, QUOTA_NS)["items"]}
 
 
 def test_server_dry_run_leaves_no_phantom(cluster: tuple[Client, WebhookServer]) -> None:
     client, _ = cluster
-    dry = client.create(ELASTIC_QUOTAS, _quota("team-a", "2"), NS, dry_run=True)
+    dry = client.create(ELASTIC_QUOTAS, _quota("team-a", "2"), QUOTA_NS, dry_run=True)
     assert dry["metadata"]["name"] == "team-a"
     assert "team-a" not in _names(client)
-    stored = client.create(ELASTIC_QUOTAS, _quota("team-a", "2"), NS)
+    stored = client.create(ELASTIC_QUOTAS, _quota("team-a", "2"), QUOTA_NS)
     assert stored["metadata"]["uid"]
     # the real one is in the tree: the name is taken in every namespace (the tree is by name)
     with pytest.raises(ApiError) as e:
@@ -351,7 +369,7 @@ def test_forged_review_changes_nothing(cluster: tuple[Client, WebhookServer]) ->
     client, server = cluster
     forged = _quota("team-b", "2")
     review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-              "request": {"uid": str(uuid.uuid4()), "operation": "CREATE", "namespace": NS,
+              "request": {"uid": str(uuid.uuid4()), "operation": "CREATE", "namespace": QUOTA_NS,
                           "name": "team-b",
                           "kind": {"group": "scheduling.sigs.k8s.io", "version": "v1alpha1",
                                    "kind": "ElasticQuota"},
@@ -361,25 +379,25 @@ def test_forged_review_changes_nothing(cluster: tuple[Client, WebhookServer]) ->
     assert _post_review(server, VALIDATE_ELASTIC_QUOTA, review)["allowed"] is True
     assert server.topology.get("team-b") is None
     # the real create is not refused by the forged one ("AddQuota quota already exist")
-    client.create(ELASTIC_QUOTAS, _quota("team-b", "2"), NS)
+    client.create(ELASTIC_QUOTAS, _quota("team-b", "2"), QUOTA_NS)
     wait_for(lambda: server.topology.get("team-b") is not None, timeout=30,
              what="the informer to add team-b to the tree")
 
 
 def test_delete_frees_name_and_room(cluster: tuple[Client, WebhookServer]) -> None:
     client, _ = cluster
-    client.create(ELASTIC_QUOTAS, _quota("parent", "10", is_parent=True), NS)
+    client.create(ELASTIC_QUOTAS, _quota("parent", "10", is_parent=True), QUOTA_NS)
     # created right after its parent: the check waits for the informer instead of refusing
-    client.create(ELASTIC_QUOTAS, _quota("child-a", "6", parent="parent"), NS)
+    client.create(ELASTIC_QUOTAS, _quota("child-a", "6", parent="parent"), QUOTA_NS)
     with pytest.raises(ApiError) as e:
-        client.create(ELASTIC_QUOTAS, _quota("child-b", "5", parent="parent"), NS)
+        client.create(ELASTIC_QUOTAS, _quota("child-b", "5", parent="parent"), QUOTA_NS)
     assert "checkMinQuotaSum allChildren SumMinQuota > parentMinQuota, parent: parent" in \
         e.value.message
-    client.delete(ELASTIC_QUOTAS, "child-a", NS)
+    client.delete(ELASTIC_QUOTAS, "child-a", QUOTA_NS)
 
     def create_child_b() -> bool:
         try:
-            client.create(ELASTIC_QUOTAS, _quota("child-b", "5", parent="parent"), NS)
+            client.create(ELASTIC_QUOTAS, _quota("child-b", "5", parent="parent"), QUOTA_NS)
         except ApiError as err:
             assert "SumMinQuota" in err.message, err.message  # only the lag, nothing else
             return False
@@ -387,7 +405,7 @@ def test_delete_frees_name_and_room(cluster: tuple[Client, WebhookServer]) -> No
 
     wait_for(create_child_b, timeout=30, what="child-a's room to be freed")
     # and its name: child-a comes back under the parent (6 + 5 > 10 would refuse, so 5)
-    client.create(ELASTIC_QUOTAS, _quota("child-a", "5", parent="parent"), NS)
+    client.create(ELASTIC_QUOTAS, _quota("child-a", "5", parent="parent"), QUOTA_NS)
     assert _names(client) == {"parent", "child-a", "child-b"}
 
 
@@ -410,10 +428,10 @@ def test_create_refused_by_a_later_webhook_leaves_no_trace(
             "rules": [{"apiGroups": ["scheduling.sigs.k8s.io"], "apiVersions": ["v1alpha1"],
                        "operations": ["CREATE"], "resources": ["elasticquotas"]}]}]})
     with pytest.raises(ApiError) as e:
-        client.create(ELASTIC_QUOTAS, _quota("team-c", "2", labels={"refuse": "yes"}), NS)
+        client.create(ELASTIC_QUOTAS, _quota("team-c", "2", labels={"refuse": "yes"}), QUOTA_NS)
     assert "refuse.example.com" in e.value.message
     assert server.topology.get("team-c") is None
-    client.create(ELASTIC_QUOTAS, _quota("team-c", "2"), NS)
+    client.create(ELASTIC_QUOTAS, _quota("team-c", "2"), QUOTA_NS)
     assert "team-c" in _names(client)
 
 

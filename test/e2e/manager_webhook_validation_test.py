@@ -1,5 +1,6 @@
 """e2e: bad ClusterColocationProfiles and bad pod labels through the real kubectl, against the
-embedded API server and a real koord-manager process (``python -m manager.main``).
+embedded API server (RBAC on, the chart installed: ``conftest``) and a real koord-manager
+process (``python -m manager.main``) under the chart's ``koord-manager`` ServiceAccount.
 
 * ``kubectl apply`` of a profile with an unparsable selector, an unknown qosClass or an unknown
   PriorityClass fails with the manager's message naming the profile and the field.
@@ -20,22 +21,25 @@ from typing import Any
 
 import pytest
 
+from manager.webhook.configuration import VALIDATING_WEBHOOKS
 from pkg.client.resources import (
     CLUSTER_COLOCATION_PROFILES,
     EVENTS,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
 )
 from pkg.client.rest import Client
-from test.apiserver import ServerHandle, start
+from test.apiserver import ServerHandle
 from test.apiserver.testing import Kubectl, kubectl_binary
 from test.e2e.cluster import (
     ComponentProcess,
+    chart_objects,
     free_port,
     http_ok,
-    install_webhook_prerequisites,
+    install_chart,
     route_service,
     wait_for,
 )
+from test.e2e.conftest import KubeconfigOf, webhook_service
 
 pytestmark = pytest.mark.skipif(kubectl_binary() is None, reason="kubectl is not installed")
 
@@ -54,24 +58,45 @@ def profile(name: str, **spec: Any) -> dict[str, Any]:
 BAD_SELECTOR = {"matchExpressions": [{"key": "app", "operator": "in", "values": ["spark"]}]}
 
 
+VALIDATING = "ValidatingWebhookConfiguration"
+
+
+def _with_profile_hook(config: dict[str, Any]) -> dict[str, Any]:
+    """The chart's validating configuration, which (as upstream's) has no ClusterColocationProfile
+    hook, with koord-manager's own definition of it added as a user would register it: served
+    through the chart's Service like the others."""
+    [hook] = [h for h in VALIDATING_WEBHOOKS if h["name"] == PROFILE_HOOK]
+    service = config["webhooks"][0]["clientConfig"]["service"]
+    hook = {**hook, "clientConfig": {"service": {
+        **service, "path": hook["clientConfig"]["service"]["path"]}}}
+    return {**config, "webhooks": [*config["webhooks"], hook]}
+
+
 @pytest.fixture
-def cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-            ) -> Iterator[tuple[Client, Kubectl, ComponentProcess]]:
-    srv: ServerHandle = start()
-    client = Client.from_kubeconfig(srv.kubeconfig)
-    install_webhook_prerequisites(client, NS)
-    # Stored while no webhook guards profiles (before the manager started).
-    client.create(CLUSTER_COLOCATION_PROFILES, profile(
+def client(srv: ServerHandle) -> Iterator[Client]:
+    c = Client.from_kubeconfig(srv.kubeconfig)
+    objects = chart_objects()
+    install_chart(c, objects, skip=lambda o: webhook_service(o) or o["kind"] == VALIDATING)
+    # Stored while no webhook guards profiles (before their hook is registered).
+    c.create(CLUSTER_COLOCATION_PROFILES, profile(
         STORED_BAD, selector=BAD_SELECTOR, qosClass="BE", priorityClassName="koord-batch",
         schedulerName="koord-scheduler"))
+    install_chart(c, [_with_profile_hook(o) for o in objects if o["kind"] == VALIDATING])
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def cluster(srv: ServerHandle, client: Client, kubeconfig_of: KubeconfigOf, tmp_path: Path,
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Client, Kubectl, ComponentProcess]]:
     port, probes = free_port(), free_port()
     route_service(client, NS, SERVICE, port)
     monkeypatch.setenv("WEBHOOK_PORT", str(port))
     monkeypatch.setenv("WEBHOOK_CERT_DIR", str(tmp_path / "certs"))
     manager = ComponentProcess("manager.main", [
-        "--kubeconfig", srv.kubeconfig, "--metrics-addr", f"127.0.0.1:{free_port()}",
-        "--health-probe-addr", f"127.0.0.1:{probes}", "--enable-leader-election=false"],
-        tmp_path / "manager.log")
+        "--kubeconfig", kubeconfig_of("koord-manager"), "--metrics-addr",
+        f"127.0.0.1:{free_port()}", "--health-probe-addr", f"127.0.0.1:{probes}",
+        "--enable-leader-election=false"], tmp_path / "manager.log")
     kubectl = Kubectl(srv)
     try:
         wait_for(lambda: http_ok(f"http://127.0.0.1:{probes}/readyz"), timeout=60,
@@ -83,8 +108,6 @@ def cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     finally:
         manager.stop()
         kubectl.close()
-        client.close()
-        srv.stop()
 
 
 def test_kubectl_apply_of_a_bad_profile_fails_naming_the_field(

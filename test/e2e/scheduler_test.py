@@ -1,7 +1,8 @@
 """koord-scheduler end to end: the real process against the embedded API server.
 
 The scheduler runs as ``python -m scheduler.main`` with a KubeSchedulerConfiguration file,
-talks to the in-process API server over HTTPS with the kubeconfig it wrote, and binds through
+talks to the in-process API server (RBAC on, the chart's roles installed: ``conftest``) over
+HTTPS as the chart's ``koord-scheduler`` ServiceAccount, and binds through
 ``pods/binding``; simulated nodes run the bound pods. NodeMetrics are written by the test in
 place of koordlet (what koordlet would report; koordlet itself is another component).
 """
@@ -24,14 +25,9 @@ import yaml
 from pkg.client.resources import EVENTS, LEASES, NODE_METRICS, PODS, PRIORITY_CLASSES
 from pkg.client.rest import Client
 from pkg.component import DEFAULT_GRACE_PERIOD
-from test.apiserver import ServerHandle, start
-from test.e2e.cluster import (
-    REPO_ROOT,
-    ComponentProcess,
-    install_crds,
-    start_scheduler,
-    wait_for,
-)
+from test.apiserver import ServerHandle
+from test.e2e.cluster import REPO_ROOT, ComponentProcess, start_scheduler, wait_for
+from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
 
 SCHEDULER = "koord-scheduler"
 LEASE_DURATION = 3.0
@@ -75,22 +71,13 @@ def _config(leader_elect: bool) -> str:
 
 
 @pytest.fixture
-def srv() -> Iterator[ServerHandle]:
-    s = start()
-    yield s
-    s.stop()
+def chart_skip() -> ChartSkip:
+    return webhook_configurations
 
 
 @pytest.fixture
-def client(srv: ServerHandle) -> Client:
-    c = Client.from_kubeconfig(srv.kubeconfig)
-    install_crds(c)
-    return c
-
-
-@pytest.fixture
-def scheduler(srv: ServerHandle, client: Client, tmp_path: Path) -> Iterator[str]:
-    proc, url = start_scheduler(srv, _config(leader_elect=False), tmp_path)
+def scheduler(kubeconfig_of: KubeconfigOf, tmp_path: Path) -> Iterator[str]:
+    proc, url = start_scheduler(kubeconfig_of(SCHEDULER), _config(leader_elect=False), tmp_path)
     try:
         wait_for(lambda: _healthy(url), what=f"koord-scheduler healthy; log:\n{proc.log()}")
         yield url
@@ -272,12 +259,12 @@ def test_higher_priority_pod_preempts_a_lower_one(srv: ServerHandle, client: Cli
 
 
 def test_two_replicas_never_both_schedule(srv: ServerHandle, client: Client,
-                                          tmp_path: Path) -> None:
+                                          kubeconfig_of: KubeconfigOf, tmp_path: Path) -> None:
     srv.add_nodes(2, cpu="4", memory="8Gi")
     config = _config(leader_elect=True)
-    a, _ = start_scheduler(srv, config, tmp_path, name="a")
+    a, _ = start_scheduler(kubeconfig_of(SCHEDULER), config, tmp_path, name="a")
     wait_for(lambda: "is scheduling" in a.log(), what=f"a leads; log:\n{a.log()}")
-    b, _ = start_scheduler(srv, config, tmp_path, name="b")
+    b, _ = start_scheduler(kubeconfig_of(SCHEDULER), config, tmp_path, name="b")
     try:
         client.create(PODS, _pod("first"))
         _wait_bound(client, "first")
@@ -299,14 +286,14 @@ def _identity(proc: ComponentProcess) -> str:
     return line.split(marker, 1)[1].rstrip(")")
 
 
-def test_a_stopped_leader_releases_the_lease(srv: ServerHandle, client: Client,
+def test_a_stopped_leader_releases_the_lease(client: Client, kubeconfig_of: KubeconfigOf,
                                              tmp_path: Path) -> None:
     config = _config(leader_elect=True)
-    a, _ = start_scheduler(srv, config, tmp_path, name="a")
+    a, _ = start_scheduler(kubeconfig_of(SCHEDULER), config, tmp_path, name="a")
     b: ComponentProcess | None = None
     try:
         wait_for(lambda: "is scheduling" in a.log(), what=f"a leads; log:\n{a.log()}")
-        b, _ = start_scheduler(srv, config, tmp_path, name="b")
+        b, _ = start_scheduler(kubeconfig_of(SCHEDULER), config, tmp_path, name="b")
         wait_for(lambda: f"new leader elected: {_identity(a)}" in b.log(),
                  what=f"b stands by; log:\n{b.log()}")
         signalled = time.monotonic()
@@ -339,6 +326,7 @@ def _readme_example(language: str) -> str:
 
 
 def test_an_out_of_tree_plugin_changes_placements(srv: ServerHandle, client: Client,
+                                                  kubeconfig_of: KubeconfigOf,
                                                   tmp_path: Path) -> None:
     plugins = tmp_path / "plugins"  # outside the repository's packages
     plugins.mkdir()
@@ -351,7 +339,7 @@ def test_an_out_of_tree_plugin_changes_placements(srv: ServerHandle, client: Cli
                   kind="KubeSchedulerConfiguration", leaderElection={"leaderElect": False})
     srv.add_nodes(1, cpu="16", memory="32Gi")
     srv.add_nodes(1, start=1, cpu="2", memory="4Gi", labels={"example.com/preferred": "true"})
-    proc, url = start_scheduler(srv, yaml.safe_dump(config), tmp_path,
+    proc, url = start_scheduler(kubeconfig_of(SCHEDULER), yaml.safe_dump(config), tmp_path,
                                 extra=["--plugin-module", str(module)])
     try:
         wait_for(lambda: _healthy(url), what=f"koord-scheduler healthy; log:\n{proc.log()}")
@@ -365,10 +353,11 @@ def test_an_out_of_tree_plugin_changes_placements(srv: ServerHandle, client: Cli
         proc.stop()
 
 
-def test_a_bad_plugin_module_stops_the_scheduler(srv: ServerHandle, tmp_path: Path) -> None:
+def test_a_bad_plugin_module_stops_the_scheduler(kubeconfig_of: KubeconfigOf,
+                                                 tmp_path: Path) -> None:
     module = tmp_path / "broken_plugin.py"
     module.write_text("import no_such_dependency\n")
-    proc, _ = start_scheduler(srv, _config(leader_elect=False), tmp_path,
+    proc, _ = start_scheduler(kubeconfig_of(SCHEDULER), _config(leader_elect=False), tmp_path,
                               extra=["--plugin-module", str(module)])
     try:
         assert proc.proc.wait(60) == 1

@@ -1,11 +1,13 @@
 """What the local cluster installs before any workload: charts/koordinator rendered by hack/helm
 (what ``helm install`` creates upstream, less the Deployments and DaemonSets, whose components
 run here as processes; the webhooks of pods and ElasticQuotas failing closed) with the
-scenario's keys merged into its ``slo-controller-config`` ConfigMap (``install``, before the
-components start), then, once koord-manager serves the webhooks that validate it, what is the
-scenario's own (``install_scenario``): upstream's spark-jobs ClusterColocationProfile
-(``examples/spark-jobs/cluster-colocation-profile.yaml``) with its namespace, and the
-namespaces of the scenario's pods.
+scenario's keys merged into its ``slo-controller-config`` ConfigMap and koord-manager's
+ClusterColocationProfile validating webhook added to its validating configuration (upstream's
+chart, and so ours, has none; registered as a user would, through the chart's Service), all by
+``install`` before the components start; then, once koord-manager serves the webhooks that
+validate it, what is the scenario's own (``install_scenario``): upstream's spark-jobs
+ClusterColocationProfile (``examples/spark-jobs/cluster-colocation-profile.yaml``) with its
+namespace, and the namespaces of the scenario's pods.
 
 The chart brings Koordinator's CRDs, the ``koordinator-system`` namespace, the ServiceAccounts
 the components run under with their ClusterRoles and bindings, the PriorityClasses
@@ -22,6 +24,7 @@ from typing import Any
 import yaml
 
 from api.configuration import CONFIG_NAMESPACE, SLO_CTRL_CONFIG_MAP
+from manager.webhook.configuration import VALIDATING_WEBHOOKS
 from pkg.client import ApiError
 from pkg.client.resources import for_object
 from pkg.client.rest import Client
@@ -75,6 +78,28 @@ def with_scenario_config(objects: list[Obj], scenario: Scenario) -> list[Obj]:
     return out
 
 
+PROFILE_HOOK = "vclustercolocationprofile.koordinator.sh"
+VALIDATING_CONFIGURATION = "koordinator-validating-webhook-configuration"
+
+
+def with_profile_hook(objects: list[Obj]) -> list[Obj]:
+    """The chart's objects with koord-manager's ClusterColocationProfile hook in the validating
+    configuration, served through the chart's Service like its others (koord-manager keeps the
+    configurations' webhooks as installed, so an unregistered hook is never called)."""
+    out = list(objects)
+    i = next(i for i, o in enumerate(out) if o["kind"] == "ValidatingWebhookConfiguration"
+             and o["metadata"]["name"] == VALIDATING_CONFIGURATION)
+    config = out[i]
+    if any(h["name"] == PROFILE_HOOK for h in config.get("webhooks") or []):
+        return out
+    [hook] = [h for h in VALIDATING_WEBHOOKS if h["name"] == PROFILE_HOOK]
+    service = config["webhooks"][0]["clientConfig"]
+    hook = {**hook, "clientConfig": {**service, "service": {
+        **service["service"], "path": hook["clientConfig"]["service"]["path"]}}}
+    out[i] = {**config, "webhooks": [*config["webhooks"], hook]}
+    return out
+
+
 def scheduler_config_text(objects: list[Obj]) -> str:
     """koord-scheduler's KubeSchedulerConfiguration: the ``koord-scheduler-config`` key of the
     chart's ConfigMap of that name (what its Deployment mounts as ``--config``)."""
@@ -83,7 +108,8 @@ def scheduler_config_text(objects: list[Obj]) -> str:
 
 def render(scenario: Scenario) -> list[Obj]:
     """The chart with ``CHART_VALUES``, in install order, with the scenario's configuration."""
-    return with_scenario_config(chart_objects(set_values=CHART_VALUES), scenario)
+    return with_profile_hook(with_scenario_config(chart_objects(set_values=CHART_VALUES),
+                                                  scenario))
 
 
 def install(client: Client, objects: list[Obj]) -> None:
@@ -105,4 +131,4 @@ def install_scenario(client: Client, scenario: Scenario) -> None:
 
 
 __all__ = ["CHART_VALUES", "PROFILE_FILE", "install", "install_scenario", "render",
-           "scheduler_config_text", "with_scenario_config"]
+           "scheduler_config_text", "with_profile_hook", "with_scenario_config"]
