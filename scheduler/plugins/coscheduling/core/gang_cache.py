@@ -8,7 +8,8 @@ A PodGroup gang exists from its PodGroup's add to its delete; a pod-annotation g
 with its first pod and goes with its last. A gang annotation that cannot be used gives a
 Warning event on the pod (or PodGroup) naming the key and value, and the fallback upstream
 applies. When a pod brings a gang group to minMember everywhere, ``on_ready`` is called with
-the group's pending pods so the queue moves them out of PreEnqueue's hold.
+the group's pending pods so the queue moves them out of PreEnqueue's hold; while a gang is
+still short, with its other pending pods, whose hold message (the member count) changed.
 """
 
 from __future__ import annotations
@@ -121,6 +122,12 @@ class GangCache:
                 self._mark_bound(gang, uid)
             if before < gang.min_member <= len(gang.children):
                 ready = self._pending_of_group(gang)
+            elif len(gang.children) < gang.min_member:
+                # Still short: the held members' hold message names the count, which changed.
+                # The new pod is among them: the queue may have held it before this handler
+                # counted it.
+                ready = [p for p in gang.children.values()
+                         if not _node_name(p) and not _finished(p)]
         self._warn(pod, "pod", bad)
         if ready and self.on_ready is not None:
             self.on_ready(ready)
