@@ -1,6 +1,7 @@
 """Coscheduling end to end: koord-scheduler as a process against the embedded API server.
 
-A PodGroup's pods wait until minMember exist, saying so on each pod, then bind together; a
+A PodGroup's pods wait until minMember exist, saying so on each pod, then bind together (and
+the PodGroup's status follows them to Running); a
 gang larger than the cluster binds no member: in Strict mode the waiting members are rejected
 as soon as one member cannot be placed, in NonStrict mode they wait until the gang's
 scheduleTimeoutSeconds runs out.
@@ -141,6 +142,11 @@ def test_a_pod_group_waits_for_min_member_then_binds_together(
         annotations = _pod(client, name)["metadata"]["annotations"]
         assert annotations[ANNOTATION_BIND_GANG_GROUP_ID] == "default/train"
         assert annotations[ANNOTATION_BIND_GANG_MEMBER_COUNT] == "3"
+    # The PodGroup controller follows: the simulated nodes run the members.
+    status = wait_for(lambda: (lambda st: st if st.get("phase") == "Running" else None)(
+        client.get(POD_GROUPS, "train", "default").get("status") or {}), DEADLINE,
+        what="PodGroup train Running")
+    assert (status["scheduled"], status["running"]) == (3, 3)
 
 
 def _too_big_gang(srv: ServerHandle, client: Client, timeout: int,

@@ -6,7 +6,9 @@ pods until every gang of its group has minMember pods; Permit parks assumed memb
 enough are waiting (by the gang's match policy), then allows the whole group; PostFilter, in
 Strict mode, rejects the group's waiting members when one member cannot be placed; Unreserve
 (a Permit timeout or rejection included) does the same; PreBind writes the bind-gang
-annotations on members bound together; PostBind marks the group once satisfied. Score only
+annotations on members bound together; PostBind marks the group once satisfied. With a client
+and informers, the plugin also runs the PodGroup status controller
+(``controller/podgroup.py``, ``controllerWorkers`` workers). Score only
 ranks nodes for network-topology gangs, which this version does not plan (PreScore skips).
 
 Beyond upstream, which leaves held pods silent (koordinator#2480), a pod that PreEnqueue holds
@@ -17,6 +19,7 @@ waits for, how many members exist and how many are needed; each message once per
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -64,6 +67,7 @@ from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, unresolvable, unschedulable
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.frameworkext.interface import ExtendedHandle
+from scheduler.plugins.coscheduling.controller.podgroup import PodGroupController
 from scheduler.plugins.coscheduling.core.gang import Gang
 from scheduler.plugins.coscheduling.core.gang_cache import GangCache
 
@@ -99,15 +103,24 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         # Held-pod reports go out on their own thread: PreEnqueue runs under the queue's lock.
         self._reporter = ThreadPoolExecutor(1, thread_name_prefix="coscheduling-report")
         self._reported: dict[str, str] = {}  # pod uid → the hold message last reported
+        self.controller: PodGroupController | None = None
         factory = handle.informer_factory
         if factory is not None:
-            factory.informer_for(POD_GROUPS, typed=False).add_event_handler(
-                self.cache.pod_group_handler())
+            pod_groups = factory.informer_for(POD_GROUPS, typed=False)
+            pod_groups.add_event_handler(self.cache.pod_group_handler())
             pods = factory.informer_for(PODS, typed=False)
             pods.add_event_handler(self.cache.pod_handler())
             pods.add_event_handler(EventHandlerFuncs(
                 delete=lambda obj: self.forget_reported(
                     str((deleted_object(obj).get("metadata") or {}).get("uid")))))
+            if handle.client is not None:
+                self.controller = PodGroupController(
+                    self.cache, handle.client, pod_groups, pods, handle.clock,
+                    args.controller_workers)
+                # Its workers start once the informers synced, which they do only once the
+                # scheduler runs them (after winning leader election).
+                threading.Thread(target=self.controller.start, name="podgroup-controller-start",
+                                 daemon=True).start()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

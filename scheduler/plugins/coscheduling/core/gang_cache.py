@@ -84,6 +84,14 @@ class GangCache:
         with self.lock:
             return [self.gangs.get(g) for g in gang.groups]
 
+    def members(self, gang_id: str) -> tuple[list[str], int]:
+        """The ``namespace/name`` keys of the gang's pods and how many of them are bound."""
+        with self.lock:
+            gang = self.gangs.get(gang_id)
+            if gang is None:
+                return [], 0
+            return [_key(p) for p in gang.children.values()], len(gang.bound)
+
     def is_once_satisfied(self, gang: Gang) -> bool:
         with self.lock:
             return gang.group_id in self.once_satisfied
