@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import urllib.request
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,15 @@ def _pod(client: Client, name: str) -> dict[str, Any]:
     return client.get(PODS, name, "default")
 
 
+def _says(client: Client, name: str, message: str) -> bool:
+    return _unschedulable_message(client, name) == message
+
+
+def _pod_group_status(client: Client, name: str, phase: str) -> dict[str, Any] | None:
+    status = client.get(POD_GROUPS, name, "default").get("status") or {}
+    return status if status.get("phase") == phase else None
+
+
 def _bound(client: Client, names: list[str]) -> list[str]:
     return [n for n in names if (_pod(client, n).get("spec") or {}).get("nodeName")]
 
@@ -126,7 +136,7 @@ def test_a_pod_group_waits_for_min_member_then_binds_together(
             "collect enough (default/train has 2 of 3 pods), current gang: default/train, "
             "podName: default/{}")
     for name in ("train-0", "train-1"):
-        wait_for(lambda n=name: _unschedulable_message(client, n) == held.format(n), DEADLINE,
+        wait_for(partial(_says, client, name, held.format(name)), DEADLINE,
                  what=f"{name} says it waits for its gang")
     wait_for(lambda: any(e["reason"] == "FailedScheduling"
                          and e["involvedObject"]["name"] == "train-1"
@@ -143,9 +153,8 @@ def test_a_pod_group_waits_for_min_member_then_binds_together(
         assert annotations[ANNOTATION_BIND_GANG_GROUP_ID] == "default/train"
         assert annotations[ANNOTATION_BIND_GANG_MEMBER_COUNT] == "3"
     # The PodGroup controller follows: the simulated nodes run the members.
-    status = wait_for(lambda: (lambda st: st if st.get("phase") == "Running" else None)(
-        client.get(POD_GROUPS, "train", "default").get("status") or {}), DEADLINE,
-        what="PodGroup train Running")
+    status = wait_for(lambda: _pod_group_status(client, "train", "Running"), DEADLINE,
+                      what="PodGroup train Running")
     assert (status["scheduled"], status["running"]) == (3, 3)
 
 
