@@ -13,6 +13,7 @@ from api.extension.coscheduling import (
     ANNOTATION_GANG_MATCH_POLICY,
     ANNOTATION_GANG_TOTAL_NUM,
     GangMatchPolicy,
+    GangMode,
 )
 from pkg.client.informers import DeletedFinalStateUnknown
 from scheduler.apis.config import CoschedulingArgs
@@ -132,7 +133,8 @@ def test_a_pod_changing_gang_moves_between_gangs() -> None:
 ])
 def test_permit_validity_by_match_policy(policy: GangMatchPolicy, waiting: int, bound: int,
                                          once: bool, valid: bool) -> None:
-    gang = Gang("default/g", params=GangParams(2, 2, "Strict", policy, 600.0, ("default/g",)))
+    gang = Gang("default/g", params=GangParams(2, 2, GangMode.STRICT, policy, 600.0,
+                                                ("default/g",)))
     gang.waiting = {f"w{i}" for i in range(waiting)}
     gang.bound = {f"b{i}" for i in range(bound)}
     assert gang.valid_for_permit(once) is valid
