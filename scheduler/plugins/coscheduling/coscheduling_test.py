@@ -312,3 +312,28 @@ def test_pods_without_a_gang_schedule_as_before(cluster: GangCluster) -> None:
     wait_bound(cluster, 1)
     assert cluster.recorder.events[0][3] == "Scheduled"
     assert [c for c in cluster.client.calls if c[3] is None] == []
+
+
+def test_a_strict_timeout_rejects_and_unreserves_every_waiting_member(
+        cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 3, timeout=10))
+    for name in ("a", "b", "c"):
+        cluster.add_pod(make_pod(name, pod_group="job"))
+    assert cluster.sched.schedule_one(timeout=0)
+    assert cluster.sched.schedule_one(timeout=0)  # the third member is not tried yet
+    assert len(cluster.waiting()) == 2
+    assert cluster.clock.wait_for_waiters(1)
+    cluster.clock.step(10)
+    assert cluster.sched.wait_for_bindings(30)
+    assert cluster.binder.bindings == {}
+    assert cluster.waiting() == []
+    messages = sorted(str((cluster.sched.diagnosis_of(k) or {}).get("message"))
+                      for k in cluster.sched.pending_diagnoses())
+    assert len(messages) == 2
+    assert any("rejected due to timeout after waiting 10s at plugin Coscheduling" in m
+               for m in messages)
+    assert all("timeout" in m or 'Gang "default/job" gets rejected due to Pod' in m
+               for m in messages)
+    # Nothing of theirs stays assumed on the node.
+    node = cluster.sched.cache.node_info("n1")
+    assert node is not None and node.requested_of("cpu") == 0
