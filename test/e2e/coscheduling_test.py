@@ -20,11 +20,13 @@ import pytest
 from api.extension.coscheduling import (
     ANNOTATION_BIND_GANG_GROUP_ID,
     ANNOTATION_BIND_GANG_MEMBER_COUNT,
+    ANNOTATION_GANG_GROUPS,
     ANNOTATION_GANG_MODE,
     LABEL_POD_GROUP,
 )
 from pkg.client.resources import EVENTS, POD_GROUPS, PODS
 from pkg.client.rest import Client
+from scheduler.plugins.coscheduling.testing import gang_annotations
 from test.apiserver import ServerHandle, start
 from test.e2e.cluster import install_crds, start_scheduler, wait_for
 
@@ -91,11 +93,14 @@ def _pod_group(client: Client, name: str, min_member: int, timeout: int,
         "spec": {"minMember": min_member, "scheduleTimeoutSeconds": timeout}})
 
 
-def _member(client: Client, name: str, group: str, cpu: str = "100m") -> None:
+def _member(client: Client, name: str, group: str = "", cpu: str = "100m",
+            annotations: dict[str, str] | None = None) -> None:
     requests = {"cpu": cpu, "memory": "128Mi"}
+    labels = {LABEL_POD_GROUP: group} if group else {}
     client.create(PODS, {
         "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": {LABEL_POD_GROUP: group}},
+        "metadata": {"name": name, "namespace": "default", "labels": labels,
+                     "annotations": annotations or {}},
         "spec": {"schedulerName": SCHEDULER, "terminationGracePeriodSeconds": 0,
                  "containers": [{"name": "c", "image": "pause",
                                  "resources": {"requests": requests,
@@ -197,3 +202,36 @@ def test_non_strict_gang_larger_than_the_cluster_times_out_binding_no_member(
     assert len(wait_for(lambda: len(timed_out()) == 2 and timed_out(), DEADLINE,
                         what="the two placed members time out")) == 2
     assert _bound(client, names) == []
+
+
+def test_annotation_gangs_of_a_group_bind_only_together(
+        srv: ServerHandle, client: Client, scheduler: None) -> None:
+    srv.add_nodes(1, cpu="4", memory="8Gi")
+    groups = {ANNOTATION_GANG_GROUPS: '["default/driver","default/workers"]'}
+    _member(client, "driver", annotations={**gang_annotations("driver", 1), **groups})
+    _member(client, "worker-0", annotations={**gang_annotations("workers", 2), **groups})
+    wait_for(lambda: "memberGangs [default/driver default/workers] child pod not collect "
+             "enough (default/workers has 1 of 2 pods)" in _unschedulable_message(
+                 client, "driver"), DEADLINE, what="the driver waits for the workers")
+    assert _bound(client, ["driver", "worker-0"]) == []
+    _member(client, "worker-1", annotations={**gang_annotations("workers", 2), **groups})
+    names = ["driver", "worker-0", "worker-1"]
+    wait_for(lambda: len(_bound(client, names)) == 3, DEADLINE, what="the whole group bound")
+    for name in names:
+        annotations = _pod(client, name)["metadata"]["annotations"]
+        assert annotations[ANNOTATION_BIND_GANG_GROUP_ID] == "default/driver,default/workers"
+
+
+def test_a_malformed_gang_annotation_is_reported_on_the_pod(
+        srv: ServerHandle, client: Client, scheduler: None) -> None:
+    srv.add_nodes(1, cpu="4", memory="8Gi")
+    _member(client, "odd", annotations=gang_annotations("odd", "three"))
+    event = wait_for(lambda: next((e for e in client.list(EVENTS, "default")["items"]
+                                   if e["reason"] == "InvalidGangAnnotation"), None),
+                     DEADLINE, what="an InvalidGangAnnotation event")
+    assert event["type"] == "Warning" and event["involvedObject"]["name"] == "odd"
+    assert "gang.scheduling.koordinator.sh/min-available" in event["message"]
+    assert "'three'" in event["message"]
+    wait_for(partial(_says, client, "odd", "gang has not init, gangName: default/odd, "
+                     "podName: default/odd"), DEADLINE, what="the pod says why it waits")
+    assert _bound(client, ["odd"]) == []

@@ -78,12 +78,11 @@ REASON_UNSCHEDULABLE = "Unschedulable"
 
 
 def _bind_annotations(group_id: str | None, count: int) -> dict[str, str | None]:
-    """The bind-gang annotations to set (None: delete)."""
-    value_id = group_id if group_id is not None else None
+    """The bind-gang annotations to set, None for all (to delete) when ``group_id`` is."""
     value_count = str(count) if group_id is not None else None
-    return {ANNOTATION_BIND_GANG_GROUP_ID: value_id,
+    return {ANNOTATION_BIND_GANG_GROUP_ID: group_id,
             ANNOTATION_BIND_GANG_MEMBER_COUNT: value_count,
-            DEPRECATED_ANNOTATION_BIND_GANG_GROUP_ID: value_id,
+            DEPRECATED_ANNOTATION_BIND_GANG_GROUP_ID: group_id,
             DEPRECATED_ANNOTATION_BIND_GANG_MEMBER_COUNT: value_count}
 
 

@@ -7,9 +7,9 @@ the gang-group state of ``ganggroup.go`` (``OnceResourceSatisfied``, binding mem
 A PodGroup gang exists from its PodGroup's add to its delete; a pod-annotation gang appears
 with its first pod and goes with its last. A gang annotation that cannot be used gives a
 Warning event on the pod (or PodGroup) naming the key and value, and the fallback upstream
-applies. When a pod brings a gang group to minMember everywhere, ``on_ready`` is called with
-the group's pending pods so the queue moves them out of PreEnqueue's hold; while a gang is
-still short, with its other pending pods, whose hold message (the member count) changed.
+applies. Until a gang is complete, each pod or PodGroup that changes it calls ``on_ready``
+with the pending pods of its group, so the queue asks PreEnqueue again: it releases them once
+every gang of the group has minMember pods, and otherwise holds them with an updated message.
 """
 
 from __future__ import annotations
@@ -128,14 +128,8 @@ class GangCache:
             gang.children[uid] = pod
             if _node_name(pod):
                 self._mark_bound(gang, uid)
-            if before < gang.min_member <= len(gang.children):
+            if not gang.initialised or before < gang.min_member:
                 ready = self._pending_of_group(gang)
-            elif len(gang.children) < gang.min_member:
-                # Still short: the held members' hold message names the count, which changed.
-                # The new pod is among them: the queue may have held it before this handler
-                # counted it.
-                ready = [p for p in gang.children.values()
-                         if not _node_name(p) and not _finished(p)]
         self._warn(pod, "pod", bad)
         if ready and self.on_ready is not None:
             self.on_ready(ready)
@@ -183,7 +177,7 @@ class GangCache:
             was_ready = gang.initialised and len(gang.children) >= gang.min_member
             gang.from_pod_group = True
             gang.params = params
-            if not was_ready and len(gang.children) >= gang.min_member:
+            if not was_ready:
                 ready = self._pending_of_group(gang)
         self._warn(pg, "PodGroup", bad)
         if ready and self.on_ready is not None:
@@ -229,11 +223,11 @@ class GangCache:
                 self._mark_bound(gang, _uid(pod))
 
     def _pending_of_group(self, gang: Gang) -> list[PodDict]:
-        """Pods of the gang's group that wait for the scheduler, if the whole group has
-        collected minMember; else nothing."""
-        gangs = [self.gangs.get(g) for g in gang.groups]
-        if any(g is None or not g.initialised or len(g.children) < g.min_member
-               for g in gangs):
-            return []
-        return [p for g in gangs if g is not None for p in g.children.values()
+        """Pods of the gang and its group that wait for the scheduler. Their PreEnqueue
+        answer changed: released if the group is complete, else held with a new message
+        (a count, a gang now known). The new pod is among them: the queue may have held it
+        before this handler saw it."""
+        gangs = {g.id: g for g in (self.gangs.get(i) for i in (*gang.groups, gang.id))
+                 if g is not None}
+        return [p for g in gangs.values() for p in g.children.values()
                 if not _node_name(p) and not _finished(p)]

@@ -88,7 +88,8 @@ def test_a_pod_group_gang_lives_with_its_pod_group_and_pods_wait_for_it() -> Non
     cache.on_pod_add(b)
     assert not cache.gangs["default/job"].initialised  # no PodGroup yet
     cache.on_pod_group_add(make_pod_group("job", 2))
-    assert released == [["a", "b"]]
+    # Each event re-asks about the held pods; the PodGroup's arrival completes the gang.
+    assert released == [["a"], ["a", "b"], ["a", "b"]]
     cache.on_pod_group_delete(DeletedFinalStateUnknown("default/job",
                                                        make_pod_group("job", 2)))
     assert not cache.gangs["default/job"].initialised  # its pods remain
