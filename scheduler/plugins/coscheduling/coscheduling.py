@@ -174,22 +174,23 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         status = self.basic_check(pod)
         if status is not None:
-            self._report_held(pod, status.message())
+            self._report_held(pod.uid, pod.pod, status.message(), event=True)
         return status
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:
         return None, self.basic_check(pod)
 
-    def _report_held(self, pod: PodInfo, message: str) -> None:
-        if self._reported.get(pod.uid) == message:
+    def _report_held(self, uid: str, pod: dict[str, Any], message: str, *, event: bool) -> None:
+        """Say on the pod (condition, and an event if asked) why it waits; once a message."""
+        if self._reported.get(uid) == message:
             return
-        self._reported[pod.uid] = message
-        self._reporter.submit(self._report, pod.pod, message)
+        self._reported[uid] = message
+        self._reporter.submit(self._report, pod, message, event)
 
-    def _report(self, pod: dict[str, Any], message: str) -> None:
+    def _report(self, pod: dict[str, Any], message: str, event: bool) -> None:
         recorder, client = self.handle.recorder, self.handle.client
-        if recorder is not None:
+        if event and recorder is not None:
             recorder.eventf(pod, None, WARNING, "FailedScheduling", "Scheduling", "%s", message)
         if client is None:
             return
@@ -227,13 +228,24 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         if (gang.params.match_policy == GangMatchPolicy.ONCE_SATISFIED
                 and self.cache.is_once_satisfied(gang)):
             return None, unschedulable()
-        if gang.params.mode != GangMode.STRICT:
-            return None, unschedulable()
+        # The member's reason: the first rejecting node's (upstream quotes the whole FitError).
         reason = next((s.message() for s in statuses.statuses.values()), "")
         if not reason and statuses.absent is not None:
             reason = statuses.absent.message()
+        with self.cache.lock:
+            gangs = [g for g in self.cache.group_gangs(gang) if g is not None]
+            waiting = sum(len(g.waiting) for g in gangs)
+            # Members not tried yet learn why their group cannot go on
+            # (GangPendingPodsConditionPatch, on by default).
+            pending = [(uid, p) for g in gangs for uid, p in g.children.items()
+                       if uid != pod.uid and uid not in g.waiting
+                       and not (p.get("spec") or {}).get("nodeName")]
         message = (f'GangGroup "{gang.group_id}" gets rejected due to member Pod "{pod.key}" '
-                   f'is unschedulable with reason "{reason}"')
+                   f'is unschedulable with reason "{reason}", alreadyWaitForBound: {waiting}')
+        for uid, p in pending:
+            self._report_held(uid, p, message, event=False)
+        if gang.params.mode != GangMode.STRICT:
+            return None, unschedulable()
         self._reject_group(gang, message, except_uid=pod.uid)
         return None, unschedulable(f'Gang "{gang.id}" gets rejected due to pod is '
                                    f'unschedulable')

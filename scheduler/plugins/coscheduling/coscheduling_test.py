@@ -244,6 +244,21 @@ def test_strict_gang_rejects_waiting_members_when_one_cannot_fit(cluster: GangCl
     rejected = kept[waiter]
     assert rejected is not None
     assert 'GangGroup "default/job" gets rejected due to member Pod' in rejected["message"]
+    assert rejected["message"].endswith(", alreadyWaitForBound: 1")
+
+
+def test_members_not_tried_yet_learn_why_their_group_failed(cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 3))
+    cluster.add_pod(make_pod("a", cpu="8", pod_group="job"))  # fits nowhere
+    cluster.add_pod(make_pod("b", pod_group="job"))
+    cluster.add_pod(make_pod("c", pod_group="job"))
+    assert cluster.sched.schedule_one(timeout=0)
+    cluster.plugin.flush_reports()
+    conditions = {call[1]: call[2]["status"]["conditions"][0]["message"]
+                  for call in cluster.client.calls if call[3] == "status"}
+    expected = ('GangGroup "default/job" gets rejected due to member Pod "default/a" is '
+                'unschedulable with reason "Insufficient cpu", alreadyWaitForBound: 0')
+    assert conditions["b"] == conditions["c"] == expected
 
 
 def test_non_strict_gang_keeps_waiting_members_until_the_timeout(cluster: GangCluster) -> None:
