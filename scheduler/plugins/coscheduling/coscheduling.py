@@ -3,8 +3,9 @@
 Corresponds to koordinator ``pkg/scheduler/plugins/coscheduling/coscheduling.go`` with the
 decisions of ``core/core.go`` (``PodGroupManager``): PreEnqueue and PreFilter hold a gang's
 pods until every gang of its group has minMember pods; Permit parks assumed members until
-enough are waiting (by the gang's match policy), then allows the whole group; PostFilter, in
-Strict mode, rejects the group's waiting members when one member cannot be placed; Unreserve
+enough are waiting (by the gang's match policy), then allows the whole group; PostFilter gives
+the group's members not tried yet the failure as their condition and, in Strict mode, rejects
+the group's waiting members when one member cannot be placed; Unreserve
 (a Permit timeout or rejection included) does the same; PreBind writes the bind-gang
 annotations on members bound together; PostBind marks the group once satisfied. With a client
 and informers, the plugin also runs the PodGroup status controller
