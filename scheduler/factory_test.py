@@ -49,20 +49,19 @@ def test_the_shipped_configuration_builds_the_koord_scheduler_profile(shipped: B
     fwk = shipped.scheduler.profiles["koord-scheduler"]
     assert fwk.queue_sort.name == "PrioritySort"
     assert names(fwk.filter) == [*IN_TREE_FILTERS, "LoadAwareScheduling"]
-    assert names(fwk.score)[-1] == "LoadAwareScheduling"
+    assert names(fwk.score)[-2:] == ["LoadAwareScheduling", "Coscheduling"]
     assert fwk.weights["LoadAwareScheduling"] == 1
     assert fwk.weights["TaintToleration"] == 3  # the in-tree default weights stay
-    assert names(fwk.post_filter) == ["DefaultPreemption"]
-    assert names(fwk.reserve) == ["LoadAwareScheduling"]
+    assert names(fwk.pre_enqueue) == ["SchedulingGates", "Coscheduling"]
+    assert names(fwk.post_filter) == ["Coscheduling", "DefaultPreemption"]
+    assert names(fwk.reserve) == ["LoadAwareScheduling", "Coscheduling"]
     assert names(fwk.bind) == ["DefaultBinder"]
-    assert fwk.permit == [] and fwk.pre_bind == [] and fwk.post_bind == []
+    assert names(fwk.permit) == names(fwk.pre_bind) == names(fwk.post_bind) == ["Coscheduling"]
 
 
 def test_the_plugins_not_implemented_yet_are_reported_with_their_points(shipped: Built) -> None:
     multi = ["multiPoint"]
     assert shipped.skipped_plugins == {"koord-scheduler": {
-        "Coscheduling": ["preEnqueue", "preFilter", "postFilter", "preScore", "score",
-                         "reserve", "permit", "preBind", "postBind"],
         "Reservation": ["preFilter", "filter", "postFilter", "preScore", "score", "reserve",
                         "preBind", "bind"],
         "NodeNUMAResource": ["preFilter", "filter", "score", "reserve", "preBind"],

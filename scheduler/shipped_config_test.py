@@ -29,6 +29,7 @@ from scheduler.framework.plugins.noderesources import Fit
 from scheduler.framework.runtime import Framework
 from scheduler.framework.status import Status
 from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.plugins.coscheduling import Coscheduling
 from scheduler.plugins.loadaware.load_aware import LoadAwareScheduling
 from scheduler.plugins.loadaware.testing import NOW, make_metric, make_node, make_pod
 
@@ -204,3 +205,21 @@ def test_elastic_quota_args_load_and_the_plugin_is_reported_skipped(built: Built
     assert args.quota_group_namespace == "koordinator-system"
     assert "ElasticQuota" in built.skipped_plugins["koord-scheduler"]
     assert built.scheduler.profiles["koord-scheduler"].plugin("ElasticQuota") is None
+
+
+# Coscheduling --------------------------------------------------------------------------------
+
+
+def test_coscheduling_runs_with_upstreams_defaults_and_holds_an_incomplete_gang(
+        built: Built, fwk: Framework) -> None:
+    plugin = fwk.plugin("Coscheduling")
+    assert isinstance(plugin, Coscheduling)
+    assert (plugin.args.default_timeout, plugin.args.default_match_policy) == (600.0,
+                                                                               "once-satisfied")
+    assert "Coscheduling" not in built.skipped_plugins["koord-scheduler"]
+    pod = make_pod("worker-0")
+    pod["metadata"]["annotations"] = {"gang.scheduling.koordinator.sh/name": "job",
+                                      "gang.scheduling.koordinator.sh/min-available": "2"}
+    plugin.cache.on_pod_add(pod)
+    ok, gate = fwk.run_pre_enqueue(PodInfo(pod))
+    assert (ok, gate) == (False, "Coscheduling")

@@ -86,6 +86,7 @@ NODE_METRIC = "nodemetrics.v1alpha1.slo.koordinator.sh"
 RESERVATION = "reservations.v1alpha1.scheduling.koordinator.sh"
 NODE_RESOURCE_TOPOLOGY = "noderesourcetopologies.v1alpha1.topology.node.k8s.io"
 ELASTIC_QUOTA = "elasticquotas.v1alpha1.scheduling.sigs.k8s.io"
+POD_GROUP = "podgroups.v1alpha1.scheduling.sigs.k8s.io"
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +254,7 @@ _POD_EVENTS: dict[tuple[str, ActionType], ClusterEvent] = {
 __all__ = [
     "ASSIGNED_POD", "ASSIGNED_POD_ADD", "ASSIGNED_POD_DELETE", "ASSIGNED_POD_UPDATE",
     "BACKOFF_COMPLETE", "ELASTIC_QUOTA", "FORCE_ACTIVATE", "NODE", "NODE_ADD", "NODE_DELETE",
-    "NODE_METRIC", "NODE_RESOURCE_TOPOLOGY", "NODE_UPDATE", "POD", "RESERVATION",
+    "NODE_METRIC", "NODE_RESOURCE_TOPOLOGY", "NODE_UPDATE", "POD", "POD_GROUP", "RESERVATION",
     "SCHEDULE_ATTEMPT_FAILURE", "UNSCHEDULABLE_TIMEOUT", "UNSCHEDULED_POD",
     "UNSCHEDULED_POD_ADD", "UNSCHEDULED_POD_DELETE", "UNSCHEDULED_POD_UPDATE", "WILDCARD",
     "WILDCARD_RESOURCE", "ActionType", "ClusterEvent", "ClusterEventWithHint", "HintFn",

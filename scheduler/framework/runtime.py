@@ -248,6 +248,12 @@ class Framework:
     def metrics(self) -> SchedulerMetrics | None:
         return self.deps.metrics
 
+    def activate(self, pods: Sequence[dict[str, Any]]) -> None:
+        """Move ``pods`` out of unschedulablePods or backoffQ into activeQ (upstream's
+        PodActivator); nothing without a queue."""
+        if self.deps.activate is not None:
+            self.deps.activate(pods)
+
     def register_forget_pod_handler(self, handler: ForgetPodHandler) -> None:
         self._forget_pod_handlers.append(handler)
 

@@ -201,6 +201,15 @@ def test_one_instance_serves_every_point_and_gets_the_profile_as_handle() -> Non
     assert a is not None and a.handle is fwk
 
 
+def test_activate_reaches_the_queue_once_the_scheduler_wires_it() -> None:
+    fwk = framework({})
+    fwk.activate([pod("early").pod])  # no queue yet: nothing happens
+    moved: list[Sequence[dict[str, Any]]] = []
+    fwk.deps.activate = moved.append
+    fwk.activate([pod("a").pod])
+    assert [[p["metadata"]["name"] for p in pods] for pods in moved] == [["a"]]
+
+
 # PreFilter / Filter -------------------------------------------------------------------------------
 
 

@@ -95,6 +95,9 @@ class ExtendedHandle(Protocol):
 
     def register_forget_pod_handler(self, handler: ForgetPodHandler) -> None: ...
 
+    def activate(self, pods: Sequence[dict[str, Any]]) -> None:
+        """Move pods held or backing off into activeQ (upstream's PodActivator)."""
+
 
 # Transformers ----------------------------------------------------------------------------
 

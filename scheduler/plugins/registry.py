@@ -30,6 +30,7 @@ from scheduler.framework.plugins.queuesort import PrioritySort
 from scheduler.framework.plugins.schedulinggates import SchedulingGates
 from scheduler.framework.plugins.tainttoleration import TaintToleration
 from scheduler.framework.registry import register
+from scheduler.plugins.coscheduling import Coscheduling
 from scheduler.plugins.loadaware import LoadAwareScheduling
 
 IN_TREE: tuple[type[Plugin], ...] = (
@@ -39,7 +40,7 @@ IN_TREE: tuple[type[Plugin], ...] = (
 )
 
 KOORDINATOR: tuple[type[Plugin], ...] = (
-    LoadAwareScheduling,
+    LoadAwareScheduling, Coscheduling,
 )
 
 _JOB_SCHEDULING = "Koordinator job-scheduling plugin, planned after LoadAwareScheduling"
@@ -49,7 +50,6 @@ NOT_YET_IMPLEMENTED: dict[str, str] = {
     "Reservation": _JOB_SCHEDULING,
     "NodeNUMAResource": _JOB_SCHEDULING,
     "DeviceShare": _JOB_SCHEDULING,
-    "Coscheduling": _JOB_SCHEDULING,
     "ElasticQuota": _JOB_SCHEDULING,
     "SchedulingHint": _JOB_SCHEDULING,
     "DefaultPreBind": "Koordinator PreBind patch merger, needed once a plugin patches at PreBind",

@@ -1,0 +1,2 @@
+"""The PodGroup status controller (koordinator
+``pkg/scheduler/plugins/coscheduling/controller``)."""

@@ -1,0 +1,1 @@
+"""Gangs and the gang cache (koordinator ``pkg/scheduler/plugins/coscheduling/core``)."""

@@ -1,0 +1,339 @@
+"""The Coscheduling plugin: gang scheduling, all or nothing, for PodGroups and gang annotations.
+
+Corresponds to koordinator ``pkg/scheduler/plugins/coscheduling/coscheduling.go`` with the
+decisions of ``core/core.go`` (``PodGroupManager``): PreEnqueue and PreFilter hold a gang's
+pods until every gang of its group has minMember pods; Permit parks assumed members until
+enough are waiting (by the gang's match policy), then allows the whole group; PostFilter gives
+the group's members not tried yet the failure as their condition and, in Strict mode, rejects
+the group's waiting members when one member cannot be placed; Unreserve
+(a Permit timeout or rejection included) does the same; PreBind writes the bind-gang
+annotations on members bound together; PostBind marks the group once satisfied. With a client
+and informers, the plugin also runs the PodGroup status controller
+(``controller/podgroup.py``, ``controllerWorkers`` workers). Score only
+ranks nodes for network-topology gangs, which this version does not plan (PreScore skips).
+
+Beyond upstream, which leaves held pods silent (koordinator#2480), a pod that PreEnqueue holds
+gets a ``FailedScheduling`` event and a ``PodScheduled=False`` condition saying which gang it
+waits for, how many members exist and how many are needed; each message once per pod.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any
+
+from api.extension.coscheduling import (
+    ANNOTATION_BIND_GANG_GROUP_ID,
+    ANNOTATION_BIND_GANG_MEMBER_COUNT,
+    DEPRECATED_ANNOTATION_BIND_GANG_GROUP_ID,
+    DEPRECATED_ANNOTATION_BIND_GANG_MEMBER_COUNT,
+    GangMatchPolicy,
+    GangMode,
+    get_gang_id,
+)
+from api.extension.objects import annotations_of
+from api.meta import format_time
+from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
+from pkg.client.resources import POD_GROUPS, PODS
+from pkg.events.events import WARNING
+from scheduler.apis.config import CoschedulingArgs
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.events import (
+    POD,
+    POD_GROUP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+)
+from scheduler.framework.interface import (
+    EnqueueExtensions,
+    NodeToStatus,
+    PermitPlugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from scheduler.framework.snapshot import Snapshot
+from scheduler.framework.status import Code, Status, unresolvable, unschedulable
+from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.frameworkext.interface import ExtendedHandle
+from scheduler.plugins.coscheduling.controller.podgroup import PodGroupController
+from scheduler.plugins.coscheduling.core.gang import Gang
+from scheduler.plugins.coscheduling.core.gang_cache import GangCache
+
+log = logging.getLogger(__name__)
+
+NAME = "Coscheduling"
+REASON_UNSCHEDULABLE = "Unschedulable"
+
+
+def _bind_annotations(group_id: str | None, count: int) -> dict[str, str | None]:
+    """The bind-gang annotations to set, None for all (to delete) when ``group_id`` is."""
+    value_count = str(count) if group_id is not None else None
+    return {ANNOTATION_BIND_GANG_GROUP_ID: group_id,
+            ANNOTATION_BIND_GANG_MEMBER_COUNT: value_count,
+            DEPRECATED_ANNOTATION_BIND_GANG_GROUP_ID: group_id,
+            DEPRECATED_ANNOTATION_BIND_GANG_MEMBER_COUNT: value_count}
+
+
+class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScorePlugin,
+                   ScorePlugin, ReservePlugin, PermitPlugin, PreBindPlugin, PostBindPlugin,
+                   EnqueueExtensions):
+    name = NAME
+
+    def __init__(self, args: CoschedulingArgs | None, handle: ExtendedHandle) -> None:
+        args = args if args is not None else CoschedulingArgs()
+        errors = args.validate_args()
+        if errors:
+            raise ValueError("; ".join(str(e) for e in errors))
+        super().__init__(args, handle)
+        self.args = args
+        self.cache = GangCache(args, handle.recorder, handle.activate)
+        # Held-pod reports go out on their own thread: PreEnqueue runs under the queue's lock.
+        self._reporter = ThreadPoolExecutor(1, thread_name_prefix="coscheduling-report")
+        self._reported: dict[str, str] = {}  # pod uid → the hold message last reported
+        self.controller: PodGroupController | None = None
+        factory = handle.informer_factory
+        if factory is not None:
+            pod_groups = factory.informer_for(POD_GROUPS, typed=False)
+            pod_groups.add_event_handler(self.cache.pod_group_handler())
+            pods = factory.informer_for(PODS, typed=False)
+            pods.add_event_handler(self.cache.pod_handler())
+            pods.add_event_handler(EventHandlerFuncs(
+                delete=lambda obj: self.forget_reported(
+                    str((deleted_object(obj).get("metadata") or {}).get("uid")))))
+            if handle.client is not None:
+                self.controller = PodGroupController(
+                    self.cache, handle.client, pod_groups, pods, handle.clock,
+                    args.controller_workers)
+                # Its workers start once the informers synced, which they do only once the
+                # scheduler runs them (after winning leader election).
+                threading.Thread(target=self.controller.start, name="podgroup-controller-start",
+                                 daemon=True).start()
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(POD, ActionType.ADD | ActionType.UPDATE
+                                              | ActionType.DELETE)),
+            ClusterEventWithHint(ClusterEvent(POD_GROUP, ActionType.ADD | ActionType.UPDATE)),
+        ]
+
+    # PreEnqueue / PreFilter --------------------------------------------------------------
+
+    def basic_check(self, pod: PodInfo) -> Status | None:
+        """Whether the pod's gang group may be scheduled at all (§9.2, steps 1-4)."""
+        gang_id = get_gang_id(pod.pod)
+        if not gang_id:
+            return None
+        pod_key = pod.key
+        gang = self.cache.gang_of(pod.pod)
+        if gang is None:
+            return unresolvable(f"can't find gang, gangName: {gang_id}, podName: {pod_key}")
+        if not gang.initialised:
+            return unresolvable(f"gang has not init, gangName: {gang_id}, podName: {pod_key}")
+        assert gang.params is not None
+        if (gang.params.match_policy == GangMatchPolicy.ONCE_SATISFIED
+                and self.cache.is_once_satisfied(gang)):
+            return None
+        missing: list[str] = []
+        not_init: list[str] = []
+        short: list[str] = []
+        with self.cache.lock:
+            for member_id, member in zip(gang.groups, self.cache.group_gangs(gang)):
+                if member is None:
+                    missing.append(member_id)
+                elif not member.initialised:
+                    not_init.append(member_id)
+                elif len(member.children) < member.min_member:
+                    short.append(f"{member_id} has {len(member.children)} of "
+                                 f"{member.min_member} pods")
+        failed = []
+        if missing:
+            failed.append(f"memberGangs [{' '.join(missing)}] doesn't exists")
+        if not_init:
+            failed.append(f"memberGangs [{' '.join(not_init)}] has not init")
+        if short:
+            failed.append(f"memberGangs [{' '.join(gang.groups)}] child pod not collect "
+                          f"enough ({', '.join(short)})")
+        if not failed:
+            return None
+        return unresolvable(f"gangGroup [{' '.join(gang.groups)}] basic check: "
+                            f"{', '.join(failed)}, current gang: {gang_id}, "
+                            f"podName: {pod_key}")
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        status = self.basic_check(pod)
+        if status is not None:
+            self._report_held(pod.uid, pod.pod, status.message(), event=True)
+        return status
+
+    def pre_filter(self, state: CycleState, pod: PodInfo,
+                   snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:
+        return None, self.basic_check(pod)
+
+    def _report_held(self, uid: str, pod: dict[str, Any], message: str, *, event: bool) -> None:
+        """Say on the pod (condition, and an event if asked) why it waits; once a message."""
+        if self._reported.get(uid) == message:
+            return
+        self._reported[uid] = message
+        self._reporter.submit(self._report, pod, message, event)
+
+    def _report(self, pod: dict[str, Any], message: str, event: bool) -> None:
+        recorder, client = self.handle.recorder, self.handle.client
+        if event and recorder is not None:
+            recorder.eventf(pod, None, WARNING, "FailedScheduling", "Scheduling", "%s", message)
+        if client is None:
+            return
+        meta = pod.get("metadata") or {}
+        condition = {"type": "PodScheduled", "status": "False",
+                     "reason": REASON_UNSCHEDULABLE, "message": message,
+                     "lastProbeTime": None,
+                     "lastTransitionTime": format_time(datetime.fromtimestamp(
+                         self.handle.clock.now(), UTC))}
+        try:
+            client.patch(PODS, meta.get("name") or "", {"status": {"conditions": [condition]}},
+                         meta.get("namespace"), patch_type="strategic",
+                         subresource="status")
+        except Exception as err:  # noqa: BLE001 - the pod may be gone; nothing to report then
+            log.info("Reporting the gang hold of pod %s/%s failed: %s",
+                     meta.get("namespace"), meta.get("name"), err)
+
+    def forget_reported(self, uid: str) -> None:
+        self._reported.pop(uid, None)
+
+    def flush_reports(self) -> None:
+        """Return once every held-pod report submitted so far went out."""
+        self._reporter.submit(lambda: None).result()
+
+    # PostFilter --------------------------------------------------------------------------
+
+    def post_filter(self, state: CycleState, pod: PodInfo,
+                    statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
+        gang = self.cache.gang_of(pod.pod)
+        if gang is None or gang.params is None:
+            if get_gang_id(pod.pod):
+                return None, unschedulable(f"Pod {pod.key!r} cannot find Gang "
+                                           f"{get_gang_id(pod.pod)!r}")
+            return None, unschedulable()
+        if (gang.params.match_policy == GangMatchPolicy.ONCE_SATISFIED
+                and self.cache.is_once_satisfied(gang)):
+            return None, unschedulable()
+        # The member's reason: the first rejecting node's (upstream quotes the whole FitError).
+        reason = next((s.message() for s in statuses.statuses.values()), "")
+        if not reason and statuses.absent is not None:
+            reason = statuses.absent.message()
+        with self.cache.lock:
+            gangs = [g for g in self.cache.group_gangs(gang) if g is not None]
+            waiting = sum(len(g.waiting) for g in gangs)
+            # Members not tried yet learn why their group cannot go on
+            # (GangPendingPodsConditionPatch, on by default).
+            pending = [(uid, p) for g in gangs for uid, p in g.children.items()
+                       if uid != pod.uid and uid not in g.waiting
+                       and not (p.get("spec") or {}).get("nodeName")]
+        message = (f'GangGroup "{gang.group_id}" gets rejected due to member Pod "{pod.key}" '
+                   f'is unschedulable with reason "{reason}", alreadyWaitForBound: {waiting}')
+        for uid, p in pending:
+            self._report_held(uid, p, message, event=False)
+        if gang.params.mode != GangMode.STRICT:
+            return None, unschedulable()
+        self._reject_group(gang, message, except_uid=pod.uid)
+        return None, unschedulable(f'Gang "{gang.id}" gets rejected due to pod is '
+                                   f'unschedulable')
+
+    def _reject_group(self, gang: Gang, message: str, except_uid: str = "") -> None:
+        """Reject every waiting member of the gang's group (their Unreserve follows)."""
+        with self.cache.lock:
+            uids = [uid for g in self.cache.group_gangs(gang) if g is not None
+                    for uid in g.waiting if uid != except_uid]
+        for uid in uids:
+            wp = self.handle.get_waiting_pod(uid)
+            if wp is not None:
+                wp.reject(NAME, message)
+
+    # PreScore / Score --------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: PodInfo,
+                  nodes: Sequence[NodeInfo]) -> Status | None:
+        # Score only orders nodes for network-topology gangs, which are not planned here.
+        return Status(Code.SKIP)
+
+    def score(self, state: CycleState, pod: PodInfo,
+              node_info: NodeInfo) -> tuple[int, Status | None]:
+        return 0, None
+
+    # Reserve / Permit --------------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        gang = self.cache.gang_of(pod.pod)
+        if gang is None or gang.params is None:
+            return
+        with self.cache.lock:
+            gang.waiting.discard(pod.uid)
+            satisfied = (gang.params.match_policy == GangMatchPolicy.ONCE_SATISFIED
+                         and gang.group_id in self.cache.once_satisfied)
+        if satisfied or gang.params.mode != GangMode.STRICT:
+            return
+        self._reject_group(gang, f'Gang "{gang.id}" gets rejected due to Pod "{pod.name}" in '
+                                 f'Unreserve')
+
+    def permit(self, state: CycleState, pod: PodInfo,
+               node_name: str) -> tuple[Status | None, float]:
+        gang = self.cache.gang_of(pod.pod)
+        if gang is None:
+            if get_gang_id(pod.pod):
+                return unschedulable("Gang not found"), 0.0
+            return None, 0.0
+        with self.cache.lock:
+            gang.waiting.add(pod.uid)
+            once = gang.group_id in self.cache.once_satisfied
+            gangs = self.cache.group_gangs(gang)
+            if not all(g is not None and g.valid_for_permit(once) for g in gangs):
+                wait = gang.params.wait_time if gang.params is not None else \
+                    self.args.default_timeout
+                return Status(Code.WAIT), wait
+            members = frozenset(uid for g in gangs if g is not None for uid in g.waiting)
+            self.cache.binding_members[gang.group_id] = members
+        for uid in members:
+            wp = self.handle.get_waiting_pod(uid)
+            if wp is not None:
+                wp.allow(NAME)
+        return None, 0.0
+
+    # PreBind / PostBind ------------------------------------------------------------------
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        gang = self.cache.gang_of(pod.pod)
+        client = self.handle.client
+        if gang is None or client is None:
+            return None
+        with self.cache.lock:
+            members = self.cache.binding_members.get(gang.group_id, frozenset())
+        together = pod.uid in members and len(members) >= 2
+        wanted = _bind_annotations(gang.group_id if together else None, len(members))
+        current = annotations_of(pod.pod)
+        patch = {k: v for k, v in wanted.items() if current.get(k) != v}
+        if not patch:
+            return None
+        try:
+            client.patch(PODS, pod.name, {"metadata": {"annotations": patch}}, pod.namespace)
+        except Exception as err:  # noqa: BLE001 - reported as the PreBind error
+            return Status.as_error(err)
+        return None
+
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        self.cache.mark_bound(pod.pod)
+        self.forget_reported(pod.uid)

@@ -1,0 +1,354 @@
+"""Coscheduling through the scheduling loop: PreEnqueue holds, Permit gathers, Strict and
+NonStrict rejections, timeouts, the bind-gang annotations, and pods without gangs untouched.
+Mirrors upstream's coscheduling_test.go and core/core_test.go cases (PreEnqueue / PreFilter
+"child pod not collect enough", Permit wait-then-success, PostFilter strict rejection,
+Unreserve)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from api.extension.coscheduling import (
+    ANNOTATION_BIND_GANG_GROUP_ID,
+    ANNOTATION_BIND_GANG_MEMBER_COUNT,
+    ANNOTATION_GANG_GROUPS,
+    ANNOTATION_GANG_MATCH_POLICY,
+)
+from pkg.util.clock import FakeClock
+from scheduler.apis.config import load_scheduler_config
+from scheduler.factory import build_scheduler
+from scheduler.framework.binder import InMemoryBinder
+from scheduler.framework.plugins.defaultpreemption.testing import FakeClient, FakeRecorder
+from scheduler.framework.runtime import WaitingPod
+from scheduler.plugins.coscheduling.coscheduling import NAME, Coscheduling
+from scheduler.plugins.coscheduling.testing import (
+    gang_annotations,
+    make_node,
+    make_pod,
+    make_pod_group,
+)
+
+CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: koord-scheduler
+  plugins:
+    preEnqueue: {enabled: [{name: Coscheduling}]}
+    preFilter: {enabled: [{name: Coscheduling}]}
+    postFilter: {enabled: [{name: Coscheduling}]}
+    preScore: {enabled: [{name: Coscheduling}]}
+    score: {enabled: [{name: Coscheduling, weight: 1}]}
+    reserve: {enabled: [{name: Coscheduling}]}
+    permit: {enabled: [{name: Coscheduling}]}
+    preBind: {enabled: [{name: Coscheduling}]}
+    postBind: {enabled: [{name: Coscheduling}]}
+  pluginConfig:
+  - name: Coscheduling
+    args: {defaultTimeout: %ss}
+"""
+
+
+
+class Client(FakeClient):
+    """FakeClient as a ClientSet: the plugin only patches; other requests answer nothing."""
+
+    def request(self, method: str, path: str, *, body: Any = None) -> Any:
+        self.calls.append((method, path, body, None))
+        return {}
+
+
+class GangCluster:
+    """A scheduler with Coscheduling, in-memory bindings and a fake clock; pods and PodGroups
+    reach the gang cache and the queue as their informers would deliver them."""
+
+    def __init__(self, default_timeout: int = 600) -> None:
+        self.clock = FakeClock()
+        self.binder = InMemoryBinder()
+        self.recorder = FakeRecorder()
+        self.client = Client()
+        built = build_scheduler(load_scheduler_config(CONFIG % default_timeout),
+                                binder=self.binder, clock=self.clock, client=self.client,
+                                recorder_factory=lambda _name: self.recorder, bind_workers=8)
+        self.sched = built.scheduler
+        self.handlers = built.handlers
+        self.fwk = self.sched.profiles["koord-scheduler"]
+        plugin = self.fwk.plugin(NAME)
+        assert isinstance(plugin, Coscheduling)
+        self.plugin = plugin
+        self.handlers.add_node(make_node("n1"))
+
+    def add_pod_group(self, pg: dict[str, Any]) -> None:
+        self.plugin.cache.on_pod_group_add(pg)
+
+    def add_pod(self, pod: dict[str, Any]) -> None:
+        # The plugin's informer handler was registered before the scheduler's own.
+        self.plugin.cache.on_pod_add(pod)
+        if pod["spec"]["nodeName"]:
+            self.handlers.add_pod_to_cache(pod)
+        else:
+            self.handlers.add_pod_to_queue(pod)
+
+    def delete_pod(self, pod: dict[str, Any]) -> None:
+        self.plugin.cache.on_pod_delete(pod)
+        self.handlers.delete_pod_from_queue(pod)
+
+    def schedule_ready(self) -> int:
+        """Run a scheduling cycle for every pod in activeQ; how many were popped."""
+        n = 0
+        while self.sched.schedule_one(timeout=0):
+            n += 1
+        return n
+
+    def waiting(self) -> list[WaitingPod]:
+        return self.fwk.waiting_pods()
+
+    def held(self) -> dict[str, str]:
+        """Pods parked by PreEnqueue → the gating plugin."""
+        return {p["pod"]: p["gatingPlugin"] for p in self.sched.queue.pending_pods()["pods"]
+                if p["gatingPlugin"]}
+
+    def events(self, name: str) -> list[tuple[str, str, str]]:
+        self.plugin.flush_reports()
+        return [(type_, reason, note) for pod, _, type_, reason, _, note in
+                self.recorder.events if pod == name]
+
+    def stop(self) -> None:
+        # Pods left waiting at Permit hold binding threads until their (fake) timeout.
+        for wp in self.waiting():
+            wp.reject(NAME, "test over")
+        self.sched.wait_for_bindings(30)
+        self.sched.stop()
+
+
+@pytest.fixture
+def cluster() -> Iterator[GangCluster]:
+    c = GangCluster()
+    yield c
+    c.stop()
+
+
+def wait_bound(c: GangCluster, n: int) -> dict[str, str]:
+    assert c.sched.wait_for_bindings(30)
+    assert len(c.binder.bindings) == n, c.binder.bindings
+    return c.binder.bindings
+
+
+def test_pod_group_members_are_held_until_min_member_exist_then_all_bind(
+        cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 3))
+    cluster.add_pod(make_pod("a", pod_group="job"))
+    cluster.add_pod(make_pod("b", pod_group="job"))
+    assert cluster.held() == {"default/a": "Coscheduling", "default/b": "Coscheduling"}
+    assert cluster.schedule_ready() == 0
+    message = ("gangGroup [default/job] basic check: memberGangs [default/job] child pod not "
+               "collect enough (default/job has 2 of 3 pods), current gang: default/job, "
+               "podName: default/b")
+    assert cluster.events("b") == [("Warning", "FailedScheduling", message)]
+    patched = [call for call in cluster.client.calls if call[1] == "b"]
+    assert patched[-1][2]["status"]["conditions"][0]["message"] == message
+    assert patched[-1][3] == "status"
+
+    cluster.add_pod(make_pod("c", pod_group="job"))
+    assert cluster.held() == {}
+    assert cluster.schedule_ready() == 3
+    assert wait_bound(cluster, 3) == {"default/a": "n1", "default/b": "n1", "default/c": "n1"}
+    annotations = [call[2]["metadata"]["annotations"] for call in cluster.client.calls
+                   if call[3] is None]
+    assert len(annotations) == 3
+    assert all(a[ANNOTATION_BIND_GANG_GROUP_ID] == "default/job"
+               and a[ANNOTATION_BIND_GANG_MEMBER_COUNT] == "3" for a in annotations)
+
+
+def test_permit_waits_until_min_member_are_assumed(cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 2, timeout=10))
+    cluster.add_pod(make_pod("a", pod_group="job"))
+    cluster.add_pod(make_pod("b", pod_group="job"))
+    assert cluster.sched.schedule_one(timeout=0)
+    assert [w.pod.name for w in cluster.waiting()] == ["a"]
+    assert cluster.waiting()[0].pending_plugins() == ["Coscheduling"]
+    assert cluster.binder.bindings == {}
+    assert cluster.sched.schedule_one(timeout=0)
+    wait_bound(cluster, 2)
+
+
+def test_a_pod_group_without_its_pod_group_object_is_not_scheduled(
+        cluster: GangCluster) -> None:
+    cluster.add_pod(make_pod("a", pod_group="missing"))
+    assert cluster.held() == {"default/a": "Coscheduling"}
+    assert cluster.events("a")[0][2] == ("gang has not init, gangName: default/missing, "
+                                         "podName: default/a")
+    # The PodGroup arrives: minMember 1 is met and the pod is released.
+    cluster.add_pod_group(make_pod_group("missing", 1))
+    assert cluster.schedule_ready() == 1
+    wait_bound(cluster, 1)
+
+
+def test_annotation_gangs_appear_with_their_first_pod_and_go_with_their_last(
+        cluster: GangCluster) -> None:
+    a = make_pod("a", annotations=gang_annotations("g", 2))
+    b = make_pod("b", annotations=gang_annotations("g", 2))
+    cluster.add_pod(a)
+    gang = cluster.plugin.cache.gangs["default/g"]
+    assert (gang.min_member, gang.initialised, len(gang.children)) == (2, True, 1)
+    cluster.add_pod(b)
+    cluster.delete_pod(a)
+    assert "default/g" in cluster.plugin.cache.gangs
+    cluster.delete_pod(b)
+    assert "default/g" not in cluster.plugin.cache.gangs
+
+
+def test_a_malformed_min_available_is_reported_and_the_gang_not_initialised(
+        cluster: GangCluster) -> None:
+    cluster.add_pod(make_pod("a", annotations=gang_annotations("g", "three")))
+    events = cluster.events("a")
+    assert events[0][:2] == ("Warning", "InvalidGangAnnotation")
+    assert "gang.scheduling.koordinator.sh/min-available" in events[0][2]
+    assert "'three'" in events[0][2]
+    assert "not initialised" in events[0][2]
+    assert cluster.held() == {"default/a": "Coscheduling"}
+    assert events[1][2] == "gang has not init, gangName: default/g, podName: default/a"
+
+
+def test_malformed_optional_annotations_fall_back_with_a_warning(cluster: GangCluster) -> None:
+    cluster.add_pod(make_pod("a", annotations=gang_annotations(
+        "g", 1, mode="Loose", wait="soon", **{ANNOTATION_GANG_GROUPS: "[not json"})))
+    notes = [note for _, reason, note in cluster.events("a")
+             if reason == "InvalidGangAnnotation"]
+    assert len(notes) == 3
+    assert any("'Loose'" in n and "the gang is Strict" in n for n in notes)
+    assert any("'soon'" in n and "default timeout (600s)" in n for n in notes)
+    assert any("'[not json'" in n for n in notes)
+    params = cluster.plugin.cache.gangs["default/g"].params
+    assert params is not None
+    assert (params.mode, params.wait_time, params.groups) == ("Strict", 600.0, ("default/g",))
+    assert cluster.schedule_ready() == 1
+    wait_bound(cluster, 1)
+
+
+def test_strict_gang_rejects_waiting_members_when_one_cannot_fit(cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 2))
+    cluster.add_pod(make_pod("a", cpu="3", pod_group="job"))
+    cluster.add_pod(make_pod("b", cpu="3", pod_group="job"))  # n1 has 4 cpus
+    assert cluster.sched.schedule_one(timeout=0)
+    assert len(cluster.waiting()) == 1
+    assert cluster.sched.schedule_one(timeout=0)
+    assert cluster.sched.wait_for_bindings(30)
+    assert cluster.binder.bindings == {}
+    assert cluster.waiting() == []
+    kept = {key: cluster.sched.diagnosis_of(key) for key in ("default/a", "default/b")}
+    waiter = "default/a" if "gets rejected due to member" in str(kept["default/a"]) \
+        else "default/b"
+    rejected = kept[waiter]
+    assert rejected is not None
+    assert 'GangGroup "default/job" gets rejected due to member Pod' in rejected["message"]
+    assert rejected["message"].endswith(", alreadyWaitForBound: 1")
+
+
+def test_members_not_tried_yet_learn_why_their_group_failed(cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 3))
+    cluster.add_pod(make_pod("a", cpu="8", pod_group="job"))  # fits nowhere
+    cluster.add_pod(make_pod("b", pod_group="job"))
+    cluster.add_pod(make_pod("c", pod_group="job"))
+    assert cluster.sched.schedule_one(timeout=0)
+    cluster.plugin.flush_reports()
+    conditions = {call[1]: call[2]["status"]["conditions"][0]["message"]
+                  for call in cluster.client.calls if call[3] == "status"}
+    expected = ('GangGroup "default/job" gets rejected due to member Pod "default/a" is '
+                'unschedulable with reason "Insufficient cpu", alreadyWaitForBound: 0')
+    assert conditions["b"] == conditions["c"] == expected
+
+
+def test_non_strict_gang_keeps_waiting_members_until_the_timeout(cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 2, timeout=5, annotations={
+        "gang.scheduling.koordinator.sh/mode": "NonStrict"}))
+    cluster.add_pod(make_pod("a", cpu="3", pod_group="job"))
+    cluster.add_pod(make_pod("b", cpu="3", pod_group="job"))
+    assert cluster.schedule_ready() == 2
+    assert len(cluster.waiting()) == 1  # the other did not fit and was not rejected
+    waiter = cluster.waiting()[0].pod.key
+    assert cluster.clock.wait_for_waiters(1)
+    cluster.clock.step(5)
+    assert cluster.sched.wait_for_bindings(30)
+    assert cluster.binder.bindings == {}
+    kept = cluster.sched.diagnosis_of(waiter)
+    assert kept is not None
+    assert "rejected due to timeout after waiting 5s at plugin Coscheduling" in kept["message"]
+
+
+def test_waiting_and_running_policy_counts_bound_members(cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 2, annotations={
+        ANNOTATION_GANG_MATCH_POLICY: "waiting-and-running"}))
+    cluster.add_pod(make_pod("a", pod_group="job", node="n1"))  # already running
+    cluster.add_pod(make_pod("b", pod_group="job"))
+    assert cluster.schedule_ready() == 1
+    assert wait_bound(cluster, 1) == {"default/b": "n1"}
+
+
+def test_only_waiting_policy_ignores_bound_members(cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 2, annotations={
+        ANNOTATION_GANG_MATCH_POLICY: "only-waiting"}))
+    cluster.add_pod(make_pod("a", pod_group="job", node="n1"))
+    cluster.add_pod(make_pod("b", pod_group="job"))
+    assert cluster.schedule_ready() == 1
+    assert [w.pod.name for w in cluster.waiting()] == ["b"]
+
+
+def test_once_satisfied_gang_lets_later_members_through(cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 2))
+    cluster.add_pod(make_pod("a", pod_group="job", node="n1"))
+    cluster.add_pod(make_pod("b", pod_group="job", node="n1"))
+    cluster.add_pod(make_pod("c", pod_group="job"))
+    assert cluster.schedule_ready() == 1
+    assert wait_bound(cluster, 1) == {"default/c": "n1"}
+
+
+def test_a_gang_group_binds_only_when_every_gang_has_enough(cluster: GangCluster) -> None:
+    groups = {ANNOTATION_GANG_GROUPS: '["default/g1","default/g2"]'}
+    cluster.add_pod(make_pod("a", annotations=gang_annotations("g1", 1, **groups)))
+    assert cluster.held() == {"default/a": "Coscheduling"}
+    assert "memberGangs [default/g2] doesn't exists" in cluster.events("a")[0][2]
+    cluster.add_pod(make_pod("b", annotations=gang_annotations("g2", 1, **groups)))
+    assert cluster.schedule_ready() == 2
+    bindings = wait_bound(cluster, 2)
+    assert set(bindings) == {"default/a", "default/b"}
+    annotations = [call[2]["metadata"]["annotations"] for call in cluster.client.calls
+                   if call[3] is None]
+    assert {a[ANNOTATION_BIND_GANG_GROUP_ID] for a in annotations} == {"default/g1,default/g2"}
+
+
+def test_pods_without_a_gang_schedule_as_before(cluster: GangCluster) -> None:
+    cluster.handlers.add_node(make_node("n2"))
+    cluster.add_pod(make_pod("plain"))
+    assert cluster.held() == {}
+    assert cluster.schedule_ready() == 1
+    wait_bound(cluster, 1)
+    assert cluster.recorder.events[0][3] == "Scheduled"
+    assert [c for c in cluster.client.calls if c[3] is None] == []
+
+
+def test_a_strict_timeout_rejects_and_unreserves_every_waiting_member(
+        cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 3, timeout=10))
+    for name in ("a", "b", "c"):
+        cluster.add_pod(make_pod(name, pod_group="job"))
+    assert cluster.sched.schedule_one(timeout=0)
+    assert cluster.sched.schedule_one(timeout=0)  # the third member is not tried yet
+    assert len(cluster.waiting()) == 2
+    assert cluster.clock.wait_for_waiters(1)
+    cluster.clock.step(10)
+    assert cluster.sched.wait_for_bindings(30)
+    assert cluster.binder.bindings == {}
+    assert cluster.waiting() == []
+    messages = sorted(str((cluster.sched.diagnosis_of(k) or {}).get("message"))
+                      for k in cluster.sched.pending_diagnoses())
+    assert len(messages) == 2
+    assert any("rejected due to timeout after waiting 10s at plugin Coscheduling" in m
+               for m in messages)
+    assert all("timeout" in m or 'Gang "default/job" gets rejected due to Pod' in m
+               for m in messages)
+    # Nothing of theirs stays assumed on the node.
+    node = cluster.sched.cache.node_info("n1")
+    assert node is not None and node.requested_of("cpu") == 0

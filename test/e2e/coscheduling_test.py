@@ -1,0 +1,237 @@
+"""Coscheduling end to end: koord-scheduler as a process against the embedded API server.
+
+A PodGroup's pods wait until minMember exist, saying so on each pod, then bind together (and
+the PodGroup's status follows them to Running); a
+gang larger than the cluster binds no member: in Strict mode the waiting members are rejected
+as soon as one member cannot be placed, in NonStrict mode they wait until the gang's
+scheduleTimeoutSeconds runs out.
+"""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.extension.coscheduling import (
+    ANNOTATION_BIND_GANG_GROUP_ID,
+    ANNOTATION_BIND_GANG_MEMBER_COUNT,
+    ANNOTATION_GANG_GROUPS,
+    ANNOTATION_GANG_MODE,
+    LABEL_POD_GROUP,
+)
+from pkg.client.resources import EVENTS, POD_GROUPS, PODS
+from pkg.client.rest import Client
+from scheduler.plugins.coscheduling.testing import gang_annotations
+from test.apiserver import ServerHandle, start
+from test.e2e.cluster import install_crds, start_scheduler, wait_for
+
+SCHEDULER = "koord-scheduler"
+DEADLINE = 60.0
+
+CONFIG = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: koord-scheduler
+  plugins:
+    preEnqueue: {enabled: [{name: Coscheduling}]}
+    preFilter: {enabled: [{name: Coscheduling}]}
+    postFilter: {enabled: [{name: Coscheduling}]}
+    preScore: {enabled: [{name: Coscheduling}]}
+    score: {enabled: [{name: Coscheduling, weight: 1}]}
+    reserve: {enabled: [{name: Coscheduling}]}
+    permit: {enabled: [{name: Coscheduling}]}
+    preBind: {enabled: [{name: Coscheduling}]}
+    postBind: {enabled: [{name: Coscheduling}]}
+"""
+
+
+@pytest.fixture
+def srv() -> Iterator[ServerHandle]:
+    s = start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def client(srv: ServerHandle) -> Client:
+    c = Client.from_kubeconfig(srv.kubeconfig)
+    install_crds(c)
+    return c
+
+
+@pytest.fixture
+def scheduler(srv: ServerHandle, client: Client, tmp_path: Path) -> Iterator[None]:
+    proc, url = start_scheduler(srv, CONFIG, tmp_path)
+    try:
+        wait_for(lambda: _healthy(url), DEADLINE, what=f"koord-scheduler healthy; log:\n"
+                                                       f"{proc.log()}")
+        yield
+    finally:
+        proc.stop()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/healthz", timeout=1) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+def _pod_group(client: Client, name: str, min_member: int, timeout: int,
+               annotations: dict[str, str] | None = None) -> None:
+    client.create(POD_GROUPS, {
+        "apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}},
+        "spec": {"minMember": min_member, "scheduleTimeoutSeconds": timeout}})
+
+
+def _member(client: Client, name: str, group: str = "", cpu: str = "100m",
+            annotations: dict[str, str] | None = None) -> None:
+    requests = {"cpu": cpu, "memory": "128Mi"}
+    labels = {LABEL_POD_GROUP: group} if group else {}
+    client.create(PODS, {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": labels,
+                     "annotations": annotations or {}},
+        "spec": {"schedulerName": SCHEDULER, "terminationGracePeriodSeconds": 0,
+                 "containers": [{"name": "c", "image": "pause",
+                                 "resources": {"requests": requests,
+                                               "limits": dict(requests)}}]}})
+
+
+def _pod(client: Client, name: str) -> dict[str, Any]:
+    return client.get(PODS, name, "default")
+
+
+def _says(client: Client, name: str, message: str) -> bool:
+    return _unschedulable_message(client, name) == message
+
+
+def _pod_group_status(client: Client, name: str, phase: str) -> dict[str, Any] | None:
+    status = client.get(POD_GROUPS, name, "default").get("status") or {}
+    return status if status.get("phase") == phase else None
+
+
+def _bound(client: Client, names: list[str]) -> list[str]:
+    return [n for n in names if (_pod(client, n).get("spec") or {}).get("nodeName")]
+
+
+def _unschedulable_message(client: Client, name: str) -> str:
+    for c in (_pod(client, name).get("status") or {}).get("conditions") or ():
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return str(c.get("message") or "")
+    return ""
+
+
+def test_a_pod_group_waits_for_min_member_then_binds_together(
+        srv: ServerHandle, client: Client, scheduler: None) -> None:
+    srv.add_nodes(2, cpu="4", memory="8Gi")
+    _pod_group(client, "train", 3, 60)
+    _member(client, "train-0", "train")
+    _member(client, "train-1", "train")
+    held = ("gangGroup [default/train] basic check: memberGangs [default/train] child pod not "
+            "collect enough (default/train has 2 of 3 pods), current gang: default/train, "
+            "podName: default/{}")
+    for name in ("train-0", "train-1"):
+        wait_for(partial(_says, client, name, held.format(name)), DEADLINE,
+                 what=f"{name} says it waits for its gang")
+    # Later holds with a new count fold into the first event's series (events.k8s.io keeps
+    # the first note), so the event names the gang with the count it saw first.
+    wait_for(lambda: any(e["reason"] == "FailedScheduling"
+                         and e["involvedObject"]["name"] == "train-1"
+                         and e["message"].startswith(
+                             "gangGroup [default/train] basic check: memberGangs "
+                             "[default/train] child pod not collect enough (default/train has ")
+                         for e in client.list(EVENTS, "default")["items"]),
+             DEADLINE, what="a FailedScheduling event naming the gang")
+    assert _bound(client, ["train-0", "train-1"]) == []
+
+    _member(client, "train-2", "train")
+    members = ["train-0", "train-1", "train-2"]
+    wait_for(lambda: len(_bound(client, members)) == 3, DEADLINE, what="all three members bound")
+    for name in members:
+        annotations = _pod(client, name)["metadata"]["annotations"]
+        assert annotations[ANNOTATION_BIND_GANG_GROUP_ID] == "default/train"
+        assert annotations[ANNOTATION_BIND_GANG_MEMBER_COUNT] == "3"
+    # The PodGroup controller follows: the simulated nodes run the members.
+    status = wait_for(lambda: _pod_group_status(client, "train", "Running"), DEADLINE,
+                      what="PodGroup train Running")
+    assert (status["scheduled"], status["running"]) == (3, 3)
+
+
+def _too_big_gang(srv: ServerHandle, client: Client, timeout: int,
+                  annotations: dict[str, str] | None = None) -> list[str]:
+    """Three members of 1.5 cpus on two nodes of 2 cpus: two fit, the third never does."""
+    srv.add_nodes(2, cpu="2", memory="8Gi")
+    _pod_group(client, "big", 3, timeout, annotations)
+    names = [f"big-{i}" for i in range(3)]
+    for name in names:
+        _member(client, name, "big", cpu="1500m")
+    return names
+
+
+def test_strict_gang_larger_than_the_cluster_binds_no_member(
+        srv: ServerHandle, client: Client, scheduler: None) -> None:
+    names = _too_big_gang(srv, client, timeout=600)
+
+    def rejected_as_a_gang() -> list[str]:
+        return [n for n in names if _unschedulable_message(client, n).startswith(
+            'GangGroup "default/big" gets rejected due to member Pod')]
+
+    # Long before the 600 s timeout, the members that had a place are sent back.
+    wait_for(rejected_as_a_gang, DEADLINE, what="members rejected with the gang's failure")
+    assert _bound(client, names) == []
+
+
+def test_non_strict_gang_larger_than_the_cluster_times_out_binding_no_member(
+        srv: ServerHandle, client: Client, scheduler: None) -> None:
+    names = _too_big_gang(srv, client, timeout=3, annotations={ANNOTATION_GANG_MODE: "NonStrict"})
+
+    def timed_out() -> list[str]:
+        return [n for n in names if "rejected due to timeout after waiting 3s at plugin "
+                "Coscheduling" in _unschedulable_message(client, n)]
+
+    assert len(wait_for(lambda: len(timed_out()) == 2 and timed_out(), DEADLINE,
+                        what="the two placed members time out")) == 2
+    assert _bound(client, names) == []
+
+
+def test_annotation_gangs_of_a_group_bind_only_together(
+        srv: ServerHandle, client: Client, scheduler: None) -> None:
+    srv.add_nodes(1, cpu="4", memory="8Gi")
+    groups = {ANNOTATION_GANG_GROUPS: '["default/driver","default/workers"]'}
+    _member(client, "driver", annotations={**gang_annotations("driver", 1), **groups})
+    _member(client, "worker-0", annotations={**gang_annotations("workers", 2), **groups})
+    wait_for(lambda: "memberGangs [default/driver default/workers] child pod not collect "
+             "enough (default/workers has 1 of 2 pods)" in _unschedulable_message(
+                 client, "driver"), DEADLINE, what="the driver waits for the workers")
+    assert _bound(client, ["driver", "worker-0"]) == []
+    _member(client, "worker-1", annotations={**gang_annotations("workers", 2), **groups})
+    names = ["driver", "worker-0", "worker-1"]
+    wait_for(lambda: len(_bound(client, names)) == 3, DEADLINE, what="the whole group bound")
+    for name in names:
+        annotations = _pod(client, name)["metadata"]["annotations"]
+        assert annotations[ANNOTATION_BIND_GANG_GROUP_ID] == "default/driver,default/workers"
+
+
+def test_a_malformed_gang_annotation_is_reported_on_the_pod(
+        srv: ServerHandle, client: Client, scheduler: None) -> None:
+    srv.add_nodes(1, cpu="4", memory="8Gi")
+    _member(client, "odd", annotations=gang_annotations("odd", "three"))
+    event = wait_for(lambda: next((e for e in client.list(EVENTS, "default")["items"]
+                                   if e["reason"] == "InvalidGangAnnotation"), None),
+                     DEADLINE, what="an InvalidGangAnnotation event")
+    assert event["type"] == "Warning" and event["involvedObject"]["name"] == "odd"
+    assert "gang.scheduling.koordinator.sh/min-available" in event["message"]
+    assert "'three'" in event["message"]
+    wait_for(partial(_says, client, "odd", "gang has not init, gangName: default/odd, "
+                     "podName: default/odd"), DEADLINE, what="the pod says why it waits")
+    assert _bound(client, ["odd"]) == []
