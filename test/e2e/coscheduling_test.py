@@ -27,8 +27,9 @@ from api.extension.coscheduling import (
 from pkg.client.resources import EVENTS, POD_GROUPS, PODS
 from pkg.client.rest import Client
 from scheduler.plugins.coscheduling.testing import gang_annotations
-from test.apiserver import ServerHandle, start
-from test.e2e.cluster import install_crds, start_scheduler, wait_for
+from test.apiserver import ServerHandle
+from test.e2e.cluster import start_scheduler, wait_for
+from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
 
 SCHEDULER = "koord-scheduler"
 DEADLINE = 60.0
@@ -53,22 +54,14 @@ profiles:
 
 
 @pytest.fixture
-def srv() -> Iterator[ServerHandle]:
-    s = start()
-    yield s
-    s.stop()
+def chart_skip() -> ChartSkip:
+    return webhook_configurations  # no koord-manager here
 
 
 @pytest.fixture
-def client(srv: ServerHandle) -> Client:
-    c = Client.from_kubeconfig(srv.kubeconfig)
-    install_crds(c)
-    return c
-
-
-@pytest.fixture
-def scheduler(srv: ServerHandle, client: Client, tmp_path: Path) -> Iterator[None]:
-    proc, url = start_scheduler(srv, CONFIG, tmp_path)
+def scheduler(kubeconfig_of: KubeconfigOf, client: Client, tmp_path: Path) -> Iterator[None]:
+    # koord-scheduler runs as the chart's koord-scheduler ServiceAccount.
+    proc, url = start_scheduler(kubeconfig_of(SCHEDULER), CONFIG, tmp_path)
     try:
         wait_for(lambda: _healthy(url), DEADLINE, what=f"koord-scheduler healthy; log:\n"
                                                        f"{proc.log()}")
