@@ -90,9 +90,26 @@ def _serve(client: Client, kubeconfig_of: KubeconfigOf, tmp_path: Path,
     server = WebhookServer(manager, options, gate)
     server.start()
     route_service(client, NS, options.service_name, server.port)
+    # The chart's hooks carry a placeholder caBundle until the server patches its CA in; with
+    # the chart's Ignore failure policies a request sent before then skips the webhook.
+    wait_for(lambda: _configured(client), timeout=60,
+             what="the chart's webhook configurations carry koord-manager's CA")
     yield client, server
     server.stop()
     manager.close()
+
+
+def _configured(client: Client) -> bool:
+    try:
+        ca = client.get(SECRETS, "koordinator-webhook-certs", NS)["data"][CA_CERT]
+    except (ApiError, KeyError):
+        return False
+    hooks = [h for r, name in ((MUTATING_WEBHOOK_CONFIGURATIONS,
+                                "koordinator-mutating-webhook-configuration"),
+                               (VALIDATING_WEBHOOK_CONFIGURATIONS,
+                                "koordinator-validating-webhook-configuration"))
+             for h in client.get(r, name).get("webhooks") or []]
+    return bool(hooks) and all(h["clientConfig"].get("caBundle") == ca for h in hooks)
 
 
 def _apply_profile(client: Client) -> None:
