@@ -9,7 +9,6 @@ scheduleTimeoutSeconds runs out.
 
 from __future__ import annotations
 
-import urllib.request
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -26,31 +25,14 @@ from api.extension.coscheduling import (
 )
 from pkg.client.resources import EVENTS, POD_GROUPS, PODS
 from pkg.client.rest import Client
-from scheduler.plugins.coscheduling.testing import gang_annotations
+from scheduler.plugins.coscheduling.testing import coscheduling_config, gang_annotations
 from test.apiserver import ServerHandle
-from test.e2e.cluster import start_scheduler, wait_for
+from test.e2e.cluster import http_ok, start_scheduler, wait_for
 from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
 
 SCHEDULER = "koord-scheduler"
 DEADLINE = 60.0
 
-CONFIG = """
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-leaderElection: {leaderElect: false}
-profiles:
-- schedulerName: koord-scheduler
-  plugins:
-    preEnqueue: {enabled: [{name: Coscheduling}]}
-    preFilter: {enabled: [{name: Coscheduling}]}
-    postFilter: {enabled: [{name: Coscheduling}]}
-    preScore: {enabled: [{name: Coscheduling}]}
-    score: {enabled: [{name: Coscheduling, weight: 1}]}
-    reserve: {enabled: [{name: Coscheduling}]}
-    permit: {enabled: [{name: Coscheduling}]}
-    preBind: {enabled: [{name: Coscheduling}]}
-    postBind: {enabled: [{name: Coscheduling}]}
-"""
 
 
 @pytest.fixture
@@ -61,21 +43,13 @@ def chart_skip() -> ChartSkip:
 @pytest.fixture
 def scheduler(kubeconfig_of: KubeconfigOf, client: Client, tmp_path: Path) -> Iterator[None]:
     # koord-scheduler runs as the chart's koord-scheduler ServiceAccount.
-    proc, url = start_scheduler(kubeconfig_of(SCHEDULER), CONFIG, tmp_path)
+    proc, url = start_scheduler(kubeconfig_of(SCHEDULER), coscheduling_config(), tmp_path)
     try:
-        wait_for(lambda: _healthy(url), DEADLINE, what=f"koord-scheduler healthy; log:\n"
-                                                       f"{proc.log()}")
+        wait_for(lambda: http_ok(url + "/healthz"), DEADLINE,
+                 what=f"koord-scheduler healthy; log:\n{proc.log()}")
         yield
     finally:
         proc.stop()
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/healthz", timeout=1) as r:
-            return r.status == 200
-    except OSError:
-        return False
 
 
 def _pod_group(client: Client, name: str, min_member: int, timeout: int,

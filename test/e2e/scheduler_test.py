@@ -26,7 +26,7 @@ from pkg.client.resources import EVENTS, LEASES, NODE_METRICS, PODS, PRIORITY_CL
 from pkg.client.rest import Client
 from pkg.component import DEFAULT_GRACE_PERIOD
 from test.apiserver import ServerHandle
-from test.e2e.cluster import REPO_ROOT, ComponentProcess, start_scheduler, wait_for
+from test.e2e.cluster import REPO_ROOT, ComponentProcess, http_ok, start_scheduler, wait_for
 from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
 
 SCHEDULER = "koord-scheduler"
@@ -79,18 +79,11 @@ def chart_skip() -> ChartSkip:
 def scheduler(kubeconfig_of: KubeconfigOf, tmp_path: Path) -> Iterator[str]:
     proc, url = start_scheduler(kubeconfig_of(SCHEDULER), _config(leader_elect=False), tmp_path)
     try:
-        wait_for(lambda: _healthy(url), what=f"koord-scheduler healthy; log:\n{proc.log()}")
+        wait_for(lambda: http_ok(url + "/healthz"),
+                 what=f"koord-scheduler healthy; log:\n{proc.log()}")
         yield url
     finally:
         proc.stop()
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/healthz", timeout=1) as r:
-            return r.status == 200
-    except OSError:
-        return False
 
 
 def _pod(name: str, cpu: str = "100m", memory: str = "128Mi", **spec: Any) -> dict[str, Any]:
@@ -342,7 +335,8 @@ def test_an_out_of_tree_plugin_changes_placements(srv: ServerHandle, client: Cli
     proc, url = start_scheduler(kubeconfig_of(SCHEDULER), yaml.safe_dump(config), tmp_path,
                                 extra=["--plugin-module", str(module)])
     try:
-        wait_for(lambda: _healthy(url), what=f"koord-scheduler healthy; log:\n{proc.log()}")
+        wait_for(lambda: http_ok(url + "/healthz"),
+                 what=f"koord-scheduler healthy; log:\n{proc.log()}")
         # The default plugins pick the big empty node...
         client.create(PODS, _pod("plain", schedulerName="default-scheduler"))
         assert _wait_bound(client, "plain") == "node-0"

@@ -25,31 +25,12 @@ from scheduler.framework.plugins.defaultpreemption.testing import FakeClient, Fa
 from scheduler.framework.runtime import WaitingPod
 from scheduler.plugins.coscheduling.coscheduling import NAME, Coscheduling
 from scheduler.plugins.coscheduling.testing import (
+    coscheduling_config,
     gang_annotations,
     make_node,
     make_pod,
     make_pod_group,
 )
-
-CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: koord-scheduler
-  plugins:
-    preEnqueue: {enabled: [{name: Coscheduling}]}
-    preFilter: {enabled: [{name: Coscheduling}]}
-    postFilter: {enabled: [{name: Coscheduling}]}
-    preScore: {enabled: [{name: Coscheduling}]}
-    score: {enabled: [{name: Coscheduling, weight: 1}]}
-    reserve: {enabled: [{name: Coscheduling}]}
-    permit: {enabled: [{name: Coscheduling}]}
-    preBind: {enabled: [{name: Coscheduling}]}
-    postBind: {enabled: [{name: Coscheduling}]}
-  pluginConfig:
-  - name: Coscheduling
-    args: {defaultTimeout: %ss}
-"""
-
 
 
 class Client(FakeClient):
@@ -69,7 +50,7 @@ class GangCluster:
         self.binder = InMemoryBinder()
         self.recorder = FakeRecorder()
         self.client = Client()
-        built = build_scheduler(load_scheduler_config(CONFIG % default_timeout),
+        built = build_scheduler(load_scheduler_config(coscheduling_config(default_timeout)),
                                 binder=self.binder, clock=self.clock, client=self.client,
                                 recorder_factory=lambda _name: self.recorder, bind_workers=8)
         self.sched = built.scheduler

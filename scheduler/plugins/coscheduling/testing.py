@@ -51,3 +51,22 @@ def make_pod_group(name: str, min_member: int, *, timeout: int | None = None,
             "metadata": {"name": name, "namespace": namespace, "uid": f"pg-{name}",
                          "annotations": dict(annotations or {})},
             "spec": spec}
+
+
+_POINTS = ("preEnqueue", "preFilter", "postFilter", "preScore", "score", "reserve", "permit",
+           "preBind", "postBind")
+
+
+def coscheduling_config(default_timeout_seconds: float = 600) -> str:
+    """A KubeSchedulerConfiguration (no leader election) whose one profile, koord-scheduler,
+    runs Coscheduling at every extension point it has, with ``defaultTimeout``."""
+    plugins = "\n".join(
+        f"    {p}: {{enabled: [{{name: Coscheduling{', weight: 1' if p == 'score' else ''}}}]}}"
+        for p in _POINTS)
+    return ("apiVersion: kubescheduler.config.k8s.io/v1\n"
+            "kind: KubeSchedulerConfiguration\n"
+            "leaderElection: {leaderElect: false}\n"
+            "profiles:\n- schedulerName: koord-scheduler\n  plugins:\n"
+            f"{plugins}\n"
+            "  pluginConfig:\n  - name: Coscheduling\n"
+            f"    args: {{defaultTimeout: {default_timeout_seconds:g}s}}\n")
