@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
+from prometheus_client.metrics_core import Metric
 
 from . import errors
 from .api import Api
@@ -300,6 +301,33 @@ class Authorizer:
             self._logged.add(key)
             log.warning("authorization denied: %s", e.message)
         raise e
+
+
+DENIED_METRIC = "apiserver_authorization_denied_total"
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """Requests of one user the server denied (403) for one verb and resource: a row of
+    ``apiserver_authorization_denied_total``."""
+
+    user: str
+    verb: str
+    group: str
+    resource: str  # resource/subresource, or the path of a non-resource request
+    count: int
+
+
+def denials(families: Iterable[Metric]) -> list[Denial]:
+    """The denial rows of metric families, most denied first: the ``Authorizer.denied``
+    counter's own ``collect()`` in process, or ``/metrics`` text parsed with
+    ``prometheus_client.parser.text_string_to_metric_families``."""
+    rows = [Denial(s.labels["user"], s.labels["verb"], s.labels["group"], s.labels["resource"],
+                   int(s.value))
+            for family in families for s in family.samples
+            if s.name == DENIED_METRIC and s.value > 0]
+    rows.sort(key=lambda r: (-r.count, r.user, r.verb, r.resource))
+    return rows
 
 
 def forbidden(user: UserInfo, a: Attributes, reason: str = "") -> errors.ApiError:

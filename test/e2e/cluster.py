@@ -20,13 +20,17 @@ from typing import Any
 
 from api.crds import crd_manifests
 from hack.helm.render import render_objects
+from manager.webhook.configuration import VALIDATING_WEBHOOKS
+from manager.webhook.options import DEFAULT_MUTATING_NAME, DEFAULT_VALIDATING_NAME
 from pkg.client import ApiError
 from pkg.client.resources import (
     CUSTOM_RESOURCE_DEFINITIONS,
     ENDPOINTS,
+    MUTATING_WEBHOOK_CONFIGURATIONS,
     NAMESPACES,
     PRIORITY_CLASSES,
     SERVICES,
+    VALIDATING_WEBHOOK_CONFIGURATIONS,
     for_object,
 )
 from pkg.client.rest import Client
@@ -70,6 +74,40 @@ def install_chart(client: Client, objects: Sequence[dict[str, Any]] | None = Non
             client.update(resource, obj, ns)
         applied.append(obj)
     return applied
+
+
+PROFILE_HOOK = "vclustercolocationprofile.koordinator.sh"
+
+
+def chart_webhooks(client: Client) -> list[dict[str, Any]] | None:
+    """Every hook of the chart's two webhook configurations, as stored; None while either is
+    missing or empty (what a caller waits on before relying on koord-manager's webhooks)."""
+    hooks: list[dict[str, Any]] = []
+    for resource, name in ((MUTATING_WEBHOOK_CONFIGURATIONS, DEFAULT_MUTATING_NAME),
+                           (VALIDATING_WEBHOOK_CONFIGURATIONS, DEFAULT_VALIDATING_NAME)):
+        try:
+            found = client.get(resource, name).get("webhooks") or []
+        except ApiError:  # not created yet
+            return None
+        if not found:
+            return None
+        hooks += found
+    return hooks
+
+
+def with_profile_hook(config: dict[str, Any]) -> dict[str, Any]:
+    """The chart's ValidatingWebhookConfiguration, which (as upstream's) has no
+    ClusterColocationProfile hook, with koord-manager's own definition of it added as a user
+    would register it: served through the chart's Service like the others (koord-manager keeps
+    the configurations' hooks as installed, so an unregistered one is never called)."""
+    hooks = config.get("webhooks") or []
+    if any(h["name"] == PROFILE_HOOK for h in hooks):
+        return config
+    [hook] = [h for h in VALIDATING_WEBHOOKS if h["name"] == PROFILE_HOOK]
+    client_config = hooks[0]["clientConfig"]
+    hook = {**hook, "clientConfig": {**client_config, "service": {
+        **client_config["service"], "path": hook["clientConfig"]["service"]["path"]}}}
+    return {**config, "webhooks": [*hooks, hook]}
 
 
 def service_account_kubeconfig(admin_kubeconfig: str, component: str, workdir: Path) -> str:

@@ -14,14 +14,14 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
 
 from pkg.client.rest import Client
-from test.apiserver import ServerHandle, start
+from test.apiserver import ServerHandle, rbac, start
+from test.apiserver.rbac import Denial
 from test.e2e.cluster import (
     CHART_NAMESPACE,
     ComponentProcess,
@@ -37,26 +37,9 @@ COMPONENT_USER_PREFIX = f"system:serviceaccount:{CHART_NAMESPACE}:"
 ChartSkip = Callable[[dict[str, Any]], bool]
 
 
-@dataclass(frozen=True, slots=True)
-class Denial:
-    """One row of ``apiserver_authorization_denied_total``."""
-
-    user: str
-    verb: str
-    group: str
-    resource: str
-    count: float
-
-
 def denials(srv: ServerHandle) -> list[Denial]:
     """Every (user, verb, group, resource) the server has answered 403 Forbidden, with counts."""
-    rows = []
-    for metric in srv.server.handlers.authorizer.denied.collect():
-        for s in metric.samples:
-            if s.name.endswith("_total") and s.value > 0:
-                rows.append(Denial(s.labels["user"], s.labels["verb"], s.labels["group"],
-                                   s.labels["resource"], s.value))
-    return rows
+    return rbac.denials(srv.server.handlers.authorizer.denied.collect())
 
 
 def component_denials(srv: ServerHandle) -> list[Denial]:

@@ -43,7 +43,13 @@ from pkg.client.resources import (
 from pkg.client.rest import Client
 from pkg.features import DEFAULT_FEATURE_GATES, FeatureGate
 from pkg.util.testdata import upstream_data_dir
-from test.e2e.cluster import chart_objects, install_chart, route_service, wait_for
+from test.e2e.cluster import (
+    chart_objects,
+    chart_webhooks,
+    install_chart,
+    route_service,
+    wait_for,
+)
 from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
 
 NS = "koordinator-system"
@@ -104,12 +110,8 @@ def _configured(client: Client) -> bool:
         ca = client.get(SECRETS, "koordinator-webhook-certs", NS)["data"][CA_CERT]
     except (ApiError, KeyError):
         return False
-    hooks = [h for r, name in ((MUTATING_WEBHOOK_CONFIGURATIONS,
-                                "koordinator-mutating-webhook-configuration"),
-                               (VALIDATING_WEBHOOK_CONFIGURATIONS,
-                                "koordinator-validating-webhook-configuration"))
-             for h in client.get(r, name).get("webhooks") or []]
-    return bool(hooks) and all(h["clientConfig"].get("caBundle") == ca for h in hooks)
+    hooks = chart_webhooks(client)
+    return hooks is not None and all(h["clientConfig"].get("caBundle") == ca for h in hooks)
 
 
 def _apply_profile(client: Client) -> None:

@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from manager.webhook.configuration import VALIDATING_WEBHOOKS
 from pkg.client.resources import (
     CLUSTER_COLOCATION_PROFILES,
     EVENTS,
@@ -31,6 +30,7 @@ from pkg.client.rest import Client
 from test.apiserver import ServerHandle
 from test.apiserver.testing import Kubectl, kubectl_binary
 from test.e2e.cluster import (
+    PROFILE_HOOK,
     ComponentProcess,
     chart_objects,
     free_port,
@@ -38,6 +38,7 @@ from test.e2e.cluster import (
     install_chart,
     route_service,
     wait_for,
+    with_profile_hook,
 )
 from test.e2e.conftest import KubeconfigOf, webhook_service
 
@@ -45,7 +46,6 @@ pytestmark = pytest.mark.skipif(kubectl_binary() is None, reason="kubectl is not
 
 NS = "koordinator-system"
 SERVICE = "koordinator-webhook-service"
-PROFILE_HOOK = "vclustercolocationprofile.koordinator.sh"
 STORED_BAD = "spark-be"
 
 
@@ -61,17 +61,6 @@ BAD_SELECTOR = {"matchExpressions": [{"key": "app", "operator": "in", "values": 
 VALIDATING = "ValidatingWebhookConfiguration"
 
 
-def _with_profile_hook(config: dict[str, Any]) -> dict[str, Any]:
-    """The chart's validating configuration, which (as upstream's) has no ClusterColocationProfile
-    hook, with koord-manager's own definition of it added as a user would register it: served
-    through the chart's Service like the others."""
-    [hook] = [h for h in VALIDATING_WEBHOOKS if h["name"] == PROFILE_HOOK]
-    service = config["webhooks"][0]["clientConfig"]["service"]
-    hook = {**hook, "clientConfig": {"service": {
-        **service, "path": hook["clientConfig"]["service"]["path"]}}}
-    return {**config, "webhooks": [*config["webhooks"], hook]}
-
-
 @pytest.fixture
 def client(srv: ServerHandle) -> Iterator[Client]:
     c = Client.from_kubeconfig(srv.kubeconfig)
@@ -81,7 +70,7 @@ def client(srv: ServerHandle) -> Iterator[Client]:
     c.create(CLUSTER_COLOCATION_PROFILES, profile(
         STORED_BAD, selector=BAD_SELECTOR, qosClass="BE", priorityClassName="koord-batch",
         schedulerName="koord-scheduler"))
-    install_chart(c, [_with_profile_hook(o) for o in objects if o["kind"] == VALIDATING])
+    install_chart(c, [with_profile_hook(o) for o in objects if o["kind"] == VALIDATING])
     yield c
     c.close()
 

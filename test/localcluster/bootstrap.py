@@ -24,12 +24,12 @@ from typing import Any
 import yaml
 
 from api.configuration import CONFIG_NAMESPACE, SLO_CTRL_CONFIG_MAP
-from manager.webhook.configuration import VALIDATING_WEBHOOKS
 from pkg.client import ApiError
 from pkg.client.resources import for_object
 from pkg.client.rest import Client
 from pkg.util.testdata import upstream_data_dir
-from test.e2e.cluster import chart_objects, install_chart
+from test.e2e import cluster
+from test.e2e.cluster import chart_objects
 
 from .scenario import Scenario
 
@@ -78,26 +78,11 @@ def with_scenario_config(objects: list[Obj], scenario: Scenario) -> list[Obj]:
     return out
 
 
-PROFILE_HOOK = "vclustercolocationprofile.koordinator.sh"
-VALIDATING_CONFIGURATION = "koordinator-validating-webhook-configuration"
-
-
 def with_profile_hook(objects: list[Obj]) -> list[Obj]:
     """The chart's objects with koord-manager's ClusterColocationProfile hook in the validating
-    configuration, served through the chart's Service like its others (koord-manager keeps the
-    configurations' webhooks as installed, so an unregistered hook is never called)."""
-    out = list(objects)
-    i = next(i for i, o in enumerate(out) if o["kind"] == "ValidatingWebhookConfiguration"
-             and o["metadata"]["name"] == VALIDATING_CONFIGURATION)
-    config = out[i]
-    if any(h["name"] == PROFILE_HOOK for h in config.get("webhooks") or []):
-        return out
-    [hook] = [h for h in VALIDATING_WEBHOOKS if h["name"] == PROFILE_HOOK]
-    service = config["webhooks"][0]["clientConfig"]
-    hook = {**hook, "clientConfig": {**service, "service": {
-        **service["service"], "path": hook["clientConfig"]["service"]["path"]}}}
-    out[i] = {**config, "webhooks": [*config["webhooks"], hook]}
-    return out
+    configuration (``test.e2e.cluster.with_profile_hook``)."""
+    return [cluster.with_profile_hook(o) if o["kind"] == "ValidatingWebhookConfiguration"
+            else o for o in objects]
 
 
 def scheduler_config_text(objects: list[Obj]) -> str:
@@ -110,11 +95,6 @@ def render(scenario: Scenario) -> list[Obj]:
     """The chart with ``CHART_VALUES``, in install order, with the scenario's configuration."""
     return with_profile_hook(with_scenario_config(chart_objects(set_values=CHART_VALUES),
                                                   scenario))
-
-
-def install(client: Client, objects: list[Obj]) -> None:
-    """Install ``objects`` (``render``'s) as helm would, less the workloads."""
-    install_chart(client, objects)
 
 
 def install_scenario(client: Client, scenario: Scenario) -> None:
@@ -130,5 +110,5 @@ def install_scenario(client: Client, scenario: Scenario) -> None:
             "name": job.namespace, "labels": {"koordinator.sh/enable-colocation": "true"}}})
 
 
-__all__ = ["CHART_VALUES", "PROFILE_FILE", "install", "install_scenario", "render",
+__all__ = ["CHART_VALUES", "PROFILE_FILE", "install_scenario", "render",
            "scheduler_config_text", "with_profile_hook", "with_scenario_config"]

@@ -29,11 +29,9 @@ from typing import TextIO
 from pkg.client import ApiError, ConnectionFailure
 from pkg.client.resources import (
     EVENTS,
-    MUTATING_WEBHOOK_CONFIGURATIONS,
-    VALIDATING_WEBHOOK_CONFIGURATIONS,
 )
 from pkg.client.rest import Client
-from test.e2e.cluster import wait_for
+from test.e2e.cluster import chart_webhooks, install_chart, wait_for
 
 from . import bootstrap
 from . import report as reports
@@ -45,8 +43,6 @@ from .workload import BATCH, ONLINE, Workload
 
 log = logging.getLogger(__name__)
 
-MUTATING_WEBHOOK = "koordinator-mutating-webhook-configuration"
-VALIDATING_WEBHOOK = "koordinator-validating-webhook-configuration"
 PROGRESS_EVERY_SECONDS = 10.0
 # The driver submits a scenario's pods as its users and Job controller would, all at once at
 # each wave: client-go's default 5 QPS would stretch a 2,000-pod day by minutes.
@@ -92,7 +88,7 @@ class LocalCluster:
                  f"simulated nodes; watch it live with\n"
                  f"    kubectl --kubeconfig {c.kubeconfig} get pods -A")
         chart = bootstrap.render(self.scenario)
-        bootstrap.install(self.client, chart)
+        install_chart(self.client, chart)  # as helm would, less the workloads
         self.say("local-up: installed charts/koordinator (CRDs, ServiceAccounts and RBAC, "
                  "PriorityClasses, ConfigMaps, webhook configurations)")
         c.start_manager()
@@ -114,16 +110,9 @@ class LocalCluster:
         """Both configurations point at the leading manager: the chart's service clientConfig
         (with a placeholder caBundle) until it writes its own URL and CA into every webhook."""
         assert self.client is not None
-        for resource, name in ((MUTATING_WEBHOOK_CONFIGURATIONS, MUTATING_WEBHOOK),
-                               (VALIDATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK)):
-            try:
-                hooks = self.client.get(resource, name).get("webhooks") or []
-            except ApiError:  # not created yet
-                return False
-            if not hooks or not all((h.get("clientConfig") or {}).get("url")
-                                    and h["clientConfig"].get("caBundle") for h in hooks):
-                return False
-        return True
+        hooks = chart_webhooks(self.client)
+        return hooks is not None and all((h.get("clientConfig") or {}).get("url")
+                                         and h["clientConfig"].get("caBundle") for h in hooks)
 
     # -- run ----------------------------------------------------------------------------------
 

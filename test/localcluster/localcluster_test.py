@@ -37,6 +37,7 @@ import psutil
 import pytest
 from kubernetes.utils import parse_quantity
 
+from manager.webhook.options import DEFAULT_MUTATING_NAME
 from pkg.client.resources import (
     EVENTS,
     MUTATING_WEBHOOK_CONFIGURATIONS,
@@ -46,7 +47,7 @@ from pkg.client.resources import (
 )
 from test.apiserver.testing import Kubectl, kubectl_binary
 from test.e2e.cluster import REPO_ROOT, wait_for
-from test.localcluster.cluster import MUTATING_WEBHOOK, LocalCluster
+from test.localcluster.cluster import LocalCluster
 from test.localcluster.report import Report
 from test.localcluster.scenario import SCENARIO_DIR, load
 from test.localcluster.workload import LABEL_GROUP, LABEL_KIND
@@ -93,7 +94,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                "nodes": c.list(NODES)["items"], "pods": c.list(PODS)["items"],
                "metrics": {m["metadata"]["name"]: m for m in c.list(NODE_METRICS)["items"]},
                "events": c.list(EVENTS)["items"], "scenario": scenario,
-               "webhooks": c.get(MUTATING_WEBHOOK_CONFIGURATIONS, MUTATING_WEBHOOK)}
+               "webhooks": c.get(MUTATING_WEBHOOK_CONFIGURATIONS, DEFAULT_MUTATING_NAME)}
     finally:
         cluster.down()
 

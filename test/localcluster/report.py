@@ -23,6 +23,8 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from test.apiserver.rbac import Denial, denials
+
 from .recorder import NodeSample, Sample
 from .workload import LABEL_GROUP, LABEL_KIND
 
@@ -80,21 +82,10 @@ class LeaseRow:
 
 
 @dataclass(slots=True)
-class DeniedRow:
-    """Requests of one user the API server denied (403) for one verb and resource."""
-
-    user: str
-    verb: str
-    group: str
-    resource: str  # resource/subresource, or the path of a non-resource request
-    count: int
-
-
-@dataclass(slots=True)
 class ApiAccess:
     """Who asked the API server for what (test.apiserver's counters on ``/metrics``)."""
 
-    denied: list[DeniedRow]  # most denied first
+    denied: list[Denial]  # most denied first
     requests_by_user: dict[str, int]
 
 
@@ -104,18 +95,10 @@ DENIED_TOP = 5
 def api_access(metrics_text: str) -> ApiAccess:
     """``apiserver_authorization_denied_total`` and ``apiserver_user_requests_total`` of the
     API server's ``/metrics`` text."""
-    denied: list[DeniedRow] = []
-    by_user: dict[str, int] = {}
-    for family in text_string_to_metric_families(metrics_text):
-        for sample in family.samples:
-            labels = sample.labels
-            if sample.name == "apiserver_authorization_denied_total" and sample.value:
-                denied.append(DeniedRow(labels["user"], labels["verb"], labels["group"],
-                                        labels["resource"], int(sample.value)))
-            elif sample.name == "apiserver_user_requests_total":
-                by_user[labels["user"]] = int(sample.value)
-    denied.sort(key=lambda r: (-r.count, r.user, r.verb, r.resource))
-    return ApiAccess(denied, by_user)
+    families = list(text_string_to_metric_families(metrics_text))
+    by_user = {s.labels["user"]: int(s.value) for family in families for s in family.samples
+               if s.name == "apiserver_user_requests_total"}
+    return ApiAccess(denials(families), by_user)
 
 
 @dataclass(slots=True)
@@ -151,7 +134,7 @@ class Report:
     leases: list[LeaseRow] = field(default_factory=list)
     # 403s over the run (None: the API server's /metrics could not be read), and by whom.
     denied_requests: int | None = None
-    denied: list[DeniedRow] = field(default_factory=list)
+    denied: list[Denial] = field(default_factory=list)
     requests_by_user: dict[str, int] = field(default_factory=dict)
 
     def set_api_access(self, access: ApiAccess | None) -> None:
