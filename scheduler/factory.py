@@ -29,7 +29,12 @@ from scheduler.framework.queue import SchedulingQueue
 from scheduler.framework.runtime import Framework, FrameworkDeps, FrameworkError
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.types import PodInfo
-from scheduler.frameworkext.interface import ClientSet, InformerFactory, RecorderFactory
+from scheduler.frameworkext.interface import (
+    ClientSet,
+    InformerFactory,
+    NextPodPlugin,
+    RecorderFactory,
+)
 from scheduler.frameworkext.outoftree import register_plugin_modules
 from scheduler.metrics.metrics import SchedulerMetrics
 from scheduler.plugins.registry import NOT_YET_IMPLEMENTED, new_registry
@@ -121,8 +126,21 @@ def build_scheduler(cfg: KubeSchedulerConfiguration, *, client: ClientSet | None
         fwk = profiles.get(pod_info.scheduler_name)
         return (True, None) if fwk is None else fwk.run_pre_enqueue(pod_info)
 
+    # Upstream's framework extender asks the NextPod plugin before every pop; the queue here
+    # is shared by the profiles, so it asks each profile's, first answer wins.
+    next_pod_plugins = [p for fwk in profiles.values() for p in fwk.instances.values()
+                        if isinstance(p, NextPodPlugin)]
+
+    def next_pod() -> str | None:
+        for p in next_pod_plugins:
+            key = p.next_pod()
+            if key is not None:
+                return key
+        return None
+
     queue = SchedulingQueue(
         first.queue_sort.less, pre_enqueue=pre_enqueue,
+        next_pod=next_pod if next_pod_plugins else None,
         events_to_register={name: fwk.events_to_register() for name, fwk in profiles.items()},
         clock=clock, pod_initial_backoff=float(cfg.pod_initial_backoff_seconds),
         pod_max_backoff=float(cfg.pod_max_backoff_seconds), metrics=metrics)

@@ -122,6 +122,8 @@ class QueuedPodInfo:
 LessFn = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 # Runs the PreEnqueue plugins on a pod's ``pod_info``: (passed, name of the rejecting plugin).
 PreEnqueueFn = Callable[[PodInfo], tuple[bool, str | None]]
+# Asked before each pop (frameworkext's NextPod): the key of the pod to schedule next, if any.
+NextPodFn = Callable[[], str | None]
 # profile → plugin → the events it registered.
 EventsToRegister = Mapping[str, Mapping[str, Iterable[ClusterEventWithHint]]]
 PreCheck = Callable[[dict[str, Any]], bool]
@@ -204,9 +206,11 @@ class SchedulingQueue:
                  pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
                  pod_max_in_unschedulable_duration: float =
                  DEFAULT_POD_MAX_IN_UNSCHEDULABLE_DURATION,
-                 metrics: SchedulerMetrics | None = None) -> None:
+                 metrics: SchedulerMetrics | None = None,
+                 next_pod: NextPodFn | None = None) -> None:
         self._entry = _active_entry_type(less)
         self._pre_enqueue = pre_enqueue
+        self._next_pod = next_pod
         self._clock = clock
         self._initial_backoff = pod_initial_backoff
         self._max_backoff = pod_max_backoff
@@ -337,7 +341,9 @@ class SchedulingQueue:
             while True:
                 if self._closed:
                     return None
-                qpi = self._pop_active()
+                qpi = self._pop_next() if self._next_pod is not None else None
+                if qpi is None:
+                    qpi = self._pop_active()
                 if qpi is not None:
                     break
                 if timeout is None:
@@ -539,6 +545,25 @@ class SchedulingQueue:
             if live.get(qpi.key) is entry:
                 del live[qpi.key]
                 return qpi
+        return None
+
+    def _pop_next(self) -> QueuedPodInfo | None:
+        """The pod the NextPod plugin names, taken from wherever it waits (activeQ, backoffQ
+        or unschedulablePods, as upstream removes it by name); None if it is not queued or
+        a PreEnqueue plugin holds it."""
+        assert self._next_pod is not None
+        key = self._next_pod()
+        if key is None:
+            return None
+        entry = self._active.pop(key, None)  # its heap entry is now dead
+        if entry is not None:
+            return entry.qpi
+        backoff = self._backoff.pop(key, None)
+        if backoff is not None:
+            return backoff[2]
+        qpi = self._unsched.get(key)
+        if qpi is not None and not qpi.gated:
+            return self._unsched_remove(key)
         return None
 
     def _compact(self) -> None:

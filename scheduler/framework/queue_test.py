@@ -651,3 +651,26 @@ def test_concurrent_producers_and_consumer(clock: FakeClock) -> None:
     for t in producers:
         t.join(5)
     assert counts(q) == (0, 0, 0, 0)
+
+
+def test_next_pod_is_taken_from_any_sub_queue_but_never_while_gated(clock: FakeClock) -> None:
+    """frameworkext's NextPod: the named pod is popped first wherever it waits, as upstream
+    removes it by name; a name the queue does not hold (or holds gated) falls back to the
+    queue's own order."""
+    wanted: list[str] = []
+    gate = Gate()
+    q = SchedulingQueue(priority_sort, pre_enqueue=gate, clock=clock,
+                        next_pod=lambda: wanted.pop(0) if wanted else None)
+    for name in ("a", "b", "c", "d"):
+        q.add(make_pod(name))
+        clock.step(0.01)
+    q.add(make_pod("g", schedulingGates=[{"name": "g"}]))
+    pop_and_fail(q, "NodeResourcesFit")  # a: unschedulable
+    clock.step(0.1)
+    b = pop_and_fail(q)  # b: an error goes to backoff
+    assert b.key == "ns/b"
+    assert counts(q) == (2, 1, 1, 1)
+    wanted[:] = ["ns/a", "ns/b", "ns/d", "ns/g", "ns/missing"]
+    assert names(q) == ["a", "b", "d", "c"]
+    assert wanted == []
+    assert counts(q) == (0, 0, 0, 1)

@@ -1,7 +1,8 @@
 """The extended handle plugins are built with, and the transformer interfaces.
 
 Corresponds to koordinator ``pkg/scheduler/frameworkext/interface.go`` (``ExtendedHandle``,
-``PreFilterTransformer``, ``FilterTransformer``, ``ScoreTransformer``, ``ForgetPodHandler``)
+``PreFilterTransformer``, ``FilterTransformer``, ``ScoreTransformer``, ``ForgetPodHandler``,
+``NextPodPlugin``)
 over kube-scheduler's ``framework.Handle``. Every plugin is constructed as
 ``Plugin(args, handle)`` with its profile's ``ExtendedHandle``; ``Framework``
 (``scheduler/framework/runtime.py``) is the implementation. Upstream's separate Koordinator
@@ -127,6 +128,16 @@ class ScoreTransformer(Plugin):
                      ) -> tuple[PodInfo, Sequence[NodeInfo], Status | None]:
         """The pod and NodeInfos the Score plugins see: one per node of ``nodes``, in
         order (the given ones when unchanged)."""
+        raise NotImplementedError
+
+
+class NextPodPlugin(Plugin):
+    """Chooses the pod the scheduler pops next (upstream's ``NextPodPlugin``), e.g. the next
+    member of the gang being scheduled, so that a gang's pods are tried one after another."""
+
+    def next_pod(self) -> str | None:
+        """The ``namespace/name`` key of the pod to schedule next; None for the queue's own
+        order. Called under the queue's lock: keep it short and never call into the queue."""
         raise NotImplementedError
 
 

@@ -2,7 +2,9 @@
 
 Corresponds to koordinator ``pkg/scheduler/plugins/coscheduling/coscheduling.go`` with the
 decisions of ``core/core.go`` (``PodGroupManager``): PreEnqueue and PreFilter hold a gang's
-pods until every gang of its group has minMember pods; Permit parks assumed members until
+pods until every gang of its group has minMember pods; the first member to pass PreFilter opens
+the group's scheduling context (``core/gang_context.py``), and NextPod hands the scheduler the
+group's other pending members next; Permit parks assumed members until
 enough are waiting (by the gang's match policy), then allows the whole group; PostFilter gives
 the group's members not tried yet the failure as their condition and, in Strict mode, rejects
 the group's waiting members when one member cannot be placed; Unreserve
@@ -67,10 +69,15 @@ from scheduler.framework.interface import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, unresolvable, unschedulable
 from scheduler.framework.types import NodeInfo, PodInfo
-from scheduler.frameworkext.interface import ExtendedHandle
+from scheduler.frameworkext.interface import ExtendedHandle, NextPodPlugin
 from scheduler.plugins.coscheduling.controller.podgroup import PodGroupController
 from scheduler.plugins.coscheduling.core.gang import Gang
 from scheduler.plugins.coscheduling.core.gang_cache import GangCache
+from scheduler.plugins.coscheduling.core.gang_context import (
+    REASON_ALL_PENDING_PODS_ATTEMPTED,
+    REASON_GANG_SUCCEEDED,
+    GangSchedulingContextHolder,
+)
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +96,7 @@ def _bind_annotations(group_id: str | None, count: int) -> dict[str, str | None]
 
 class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScorePlugin,
                    ScorePlugin, ReservePlugin, PermitPlugin, PreBindPlugin, PostBindPlugin,
-                   EnqueueExtensions):
+                   NextPodPlugin, EnqueueExtensions):
     name = NAME
 
     def __init__(self, args: CoschedulingArgs | None, handle: ExtendedHandle) -> None:
@@ -100,6 +107,7 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         super().__init__(args, handle)
         self.args = args
         self.cache = GangCache(args, handle.recorder, handle.activate)
+        self.context = GangSchedulingContextHolder()
         # Held-pod reports go out on their own thread: PreEnqueue runs under the queue's lock.
         self._reporter = ThreadPoolExecutor(1, thread_name_prefix="coscheduling-report")
         self._reported: dict[str, str] = {}  # pod uid → the hold message last reported
@@ -180,7 +188,35 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:
-        return None, self.basic_check(pod)
+        status = self.basic_check(pod)
+        if status is not None:
+            return None, status
+        gang = self.cache.gang_of(pod.pod)
+        if gang is None:
+            return None, None
+        ctx = self.context.of_group(gang.group_id)
+        if ctx is None:
+            self.context.open(gang.group_id, gang.groups, pod.key)
+            return None, None
+        ctx.attempted.add(pod.key)
+        if ctx.failed_message:
+            return None, unresolvable(ctx.failed_message)
+        return None, None
+
+    # NextPod -----------------------------------------------------------------------------
+
+    def next_pod(self) -> str | None:
+        """The next pending member of the group being scheduled not tried yet in its
+        context; the context closes when none is left."""
+        ctx = self.context.current
+        if ctx is None:
+            return None
+        key = self.cache.first_pending(ctx.gangs, ctx.attempted)
+        if key is not None:
+            ctx.attempted.add(key)
+            return key
+        self.context.clear(REASON_ALL_PENDING_PODS_ATTEMPTED)
+        return None
 
     def _report_held(self, uid: str, pod: dict[str, Any], message: str, *, event: bool) -> None:
         """Say on the pod (condition, and an event if asked) why it waits; once a message."""
@@ -247,6 +283,9 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
             self._report_held(uid, p, message, event=False)
         if gang.params.mode != GangMode.STRICT:
             return None, unschedulable()
+        ctx = self.context.of_group(gang.group_id)
+        if ctx is not None and not ctx.failed_message:
+            ctx.failed_message = message
         self._reject_group(gang, message, except_uid=pod.uid)
         return None, unschedulable(f'Gang "{gang.id}" gets rejected due to pod is '
                                    f'unschedulable')
@@ -307,6 +346,8 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
                 return Status(Code.WAIT), wait
             members = frozenset(uid for g in gangs if g is not None for uid in g.waiting)
             self.cache.binding_members[gang.group_id] = members
+        if self.context.of_group(gang.group_id) is not None:
+            self.context.clear(REASON_GANG_SUCCEEDED)
         for uid in members:
             wp = self.handle.get_waiting_pod(uid)
             if wp is not None:

@@ -333,3 +333,56 @@ def test_a_strict_timeout_rejects_and_unreserves_every_waiting_member(
     # Nothing of theirs stays assumed on the node.
     node = cluster.sched.cache.node_info("n1")
     assert node is not None and node.requested_of("cpu") == 0
+
+
+def record_pops(c: GangCluster) -> list[str]:
+    """The keys of the pods the scheduler pops, in order, from now on."""
+    order: list[str] = []
+    pop = c.sched.queue.pop
+
+    def recording(timeout: float | None = None) -> Any:
+        qpi = pop(timeout)
+        if qpi is not None:
+            order.append(qpi.key)
+        return qpi
+
+    c.sched.queue.pop = recording  # type: ignore[method-assign]
+    return order
+
+
+def test_next_pod_schedules_a_gangs_members_one_after_another(cluster: GangCluster) -> None:
+    """Upstream's NextPod and gang scheduling context: once a member passes PreFilter, the
+    group's other pending members are popped next, not interleaved with another gang's."""
+    cluster.handlers.add_node(make_node("n2"))
+    for name in ("job-a", "job-b"):
+        cluster.add_pod_group(make_pod_group(name, 3))
+    for i in range(3):
+        for job in ("a", "b"):
+            cluster.add_pod(make_pod(f"{job}{i}", pod_group=f"job-{job}"))
+            cluster.clock.step(0.01)  # queue order = arrival order
+    order = record_pops(cluster)
+    assert cluster.schedule_ready() == 6
+    assert order == [f"default/{p}" for p in ("a0", "a1", "a2", "b0", "b1", "b2")]
+    wait_bound(cluster, 6)
+    assert cluster.plugin.context.current is None  # closed when job-b passed Permit
+
+
+def test_a_failed_strict_group_fails_its_remaining_members_at_pre_filter(
+        cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 4))
+    for name, cpu in (("a", "1"), ("b", "1"), ("c", "8"), ("d", "1")):  # c fits nowhere
+        cluster.add_pod(make_pod(name, cpu=cpu, pod_group="job"))
+        cluster.clock.step(0.01)
+    order = record_pops(cluster)
+    assert cluster.schedule_ready() == 4
+    assert order == ["default/a", "default/b", "default/c", "default/d"]
+    assert cluster.sched.wait_for_bindings(30)
+    assert cluster.binder.bindings == {} and cluster.waiting() == []
+    d = cluster.sched.diagnosis_of("default/d")
+    assert d is not None
+    # d never reached Filter: its PreFilter answered with the group's failure.
+    assert d["diagnosis"]["preFilterMessage"] == (
+        'GangGroup "default/job" gets rejected due to member Pod "default/c" is unschedulable '
+        'with reason "Insufficient cpu", alreadyWaitForBound: 2')
+    assert d["diagnosis"]["pluginRejections"] == {}
+    assert cluster.plugin.context.current is None  # every pending member was tried

@@ -92,6 +92,23 @@ class GangCache:
                 return [], 0
             return [_key(p) for p in gang.children.values()], len(gang.bound)
 
+    def first_pending(self, gang_ids: Sequence[str], skip: set[str]) -> str | None:
+        """The key of the first pending pod of the gangs (no node, not waiting at Permit,
+        not finished) that is not in ``skip``."""
+        with self.lock:
+            for gang_id in gang_ids:
+                gang = self.gangs.get(gang_id)
+                if gang is None:
+                    continue
+                for uid, p in gang.children.items():
+                    if uid in gang.waiting or uid in gang.bound or _node_name(p) or \
+                            _finished(p):
+                        continue
+                    key = _key(p)
+                    if key not in skip:
+                        return key
+        return None
+
     def is_once_satisfied(self, gang: Gang) -> bool:
         with self.lock:
             return gang.group_id in self.once_satisfied
