@@ -12,7 +12,9 @@ and informers, the plugin also runs the PodGroup status controller
 (``controller/podgroup.py``, ``controllerWorkers`` workers). Score only
 ranks nodes for network-topology gangs, which this version does not plan (PreScore skips).
 
-Beyond upstream, which leaves held pods silent (koordinator#2480), a pod that PreEnqueue holds
+Beyond upstream, ``explain_pod`` gives the why-pending entry of a gang pod its ``gang`` section
+(``core/gang_summary.py``), held at PreEnqueue or not. And beyond upstream, which leaves held
+pods silent (koordinator#2480), a pod that PreEnqueue holds
 gets a ``FailedScheduling`` event and a ``PodScheduled=False`` condition saying which gang it
 waits for, how many members exist and how many are needed; each message once per pod.
 """
@@ -41,6 +43,7 @@ from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
 from pkg.client.resources import POD_GROUPS, PODS
 from pkg.events.events import WARNING
 from scheduler.apis.config import CoschedulingArgs
+from scheduler.diagnosis import PodState
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import (
     POD,
@@ -71,6 +74,13 @@ from scheduler.frameworkext.interface import ExtendedHandle
 from scheduler.plugins.coscheduling.controller.podgroup import PodGroupController
 from scheduler.plugins.coscheduling.core.gang import Gang
 from scheduler.plugins.coscheduling.core.gang_cache import GangCache
+from scheduler.plugins.coscheduling.core.gang_summary import (
+    GangPodState,
+    PermitWait,
+    PodStateInGang,
+    permit_clock,
+    summarize,
+)
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +109,9 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
             raise ValueError("; ".join(str(e) for e in errors))
         super().__init__(args, handle)
         self.args = args
+        if args.aware_network_topology:
+            log.warning("awareNetworkTopology is set but network-topology gang placement is not "
+                        "implemented; gangs are placed without ClusterNetworkTopology")
         self.cache = GangCache(args, handle.recorder, handle.activate)
         # Held-pod reports go out on their own thread: PreEnqueue runs under the queue's lock.
         self._reporter = ThreadPoolExecutor(1, thread_name_prefix="coscheduling-report")
@@ -215,6 +228,38 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
     def flush_reports(self) -> None:
         """Return once every held-pod report submitted so far went out."""
         self._reporter.submit(lambda: None).result()
+
+    # Why pending -------------------------------------------------------------------------
+
+    def explain_pod(self, key: str) -> PodState | None:
+        """The ``gang`` section of a pending gang pod's why-pending entry (PodStateExplainer)."""
+        found = self.cache.find_pod(key)
+        if found is None:
+            return None
+        gang, uid, pod = found
+        if (pod.get("spec") or {}).get("nodeName"):
+            return None
+        held = self.basic_check(PodInfo(pod))
+        waits = []
+        with self.cache.lock:
+            group_waiting = [u for g in self.cache.group_gangs(gang) if g is not None
+                             for u in g.waiting]
+            waiting = uid in gang.waiting
+        for member in group_waiting:
+            wp = self.handle.get_waiting_pod(member)
+            deadline = wp.deadline(NAME) if wp is not None else None
+            if wp is not None and deadline is not None:
+                waits.append(PermitWait(wp.since, deadline))
+        waited, left = permit_clock(waits, self.handle.clock.monotonic())
+        if held is not None:
+            where, message = PodStateInGang.HELD, held.message()
+        elif waiting:
+            where, message = PodStateInGang.WAITING, "assumed on a node; waits for its group"
+        else:
+            where, message = PodStateInGang.QUEUED, self._reported.get(uid, "")
+        state = GangPodState(key, where, message, summarize(self.cache, gang), waited, left)
+        return PodState("gang", f"{where} by {NAME} (gang {gang.id})", state.to_dict(),
+                        tuple(state.lines()))
 
     # PostFilter --------------------------------------------------------------------------
 

@@ -333,3 +333,17 @@ def test_a_strict_timeout_rejects_and_unreserves_every_waiting_member(
     # Nothing of theirs stays assumed on the node.
     node = cluster.sched.cache.node_info("n1")
     assert node is not None and node.requested_of("cpu") == 0
+
+
+def test_aware_network_topology_is_loaded_and_said_to_be_not_implemented(
+        caplog: pytest.LogCaptureFixture) -> None:
+    config = coscheduling_config().replace(
+        "args: {defaultTimeout: 600s}", "args: {defaultTimeout: 600s, awareNetworkTopology: true}")
+    built = build_scheduler(load_scheduler_config(config), binder=InMemoryBinder())
+    try:
+        plugin = built.scheduler.profiles["koord-scheduler"].plugin(NAME)
+        assert isinstance(plugin, Coscheduling) and plugin.args.aware_network_topology
+        assert ("awareNetworkTopology is set but network-topology gang placement is not "
+                "implemented; gangs are placed without ClusterNetworkTopology") in caplog.messages
+    finally:
+        built.scheduler.stop()
