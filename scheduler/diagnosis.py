@@ -7,8 +7,9 @@ why, and the *nearest miss* — the node that failed the fewest filters, with ea
 plugin's reasons and, where the plugin can say, by how much it missed. The scheduler keeps the
 latest diagnosis per pending pod; it is served at ``/debug/pods/<ns>/<name>``
 (``debug_pods_handler``) and printed by ``hack/koord explain pod NS/NAME``. Plugins that hold a
-pod for reasons of their own (``PodStateExplainer``; Coscheduling: the pod's gang) add a section
-to its entry, and make one for a pod they hold before any attempt (at PreEnqueue).
+pod for reasons of their own (``frameworkext.interface.PodStateExplainer``; Coscheduling: the
+pod's gang) add a section to its entry, and make one for a pod they hold before any attempt
+(at PreEnqueue).
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from pkg.server.server import Handler
 from scheduler.framework.interface import NodeToStatus
+from scheduler.frameworkext.interface import PodState
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 # Diagnoses kept for pending pods (oldest dropped first).
@@ -130,25 +132,6 @@ class PendingDiagnoses:
     def keys(self) -> list[str]:
         with self._lock:
             return list(self._entries)
-
-
-@dataclass(frozen=True, slots=True)
-class PodState:
-    """What a plugin holds a pending pod for, beyond one attempt's Filter results: the debug
-    entry's ``section`` (JSON ``data``) and the same in words (``lines``)."""
-
-    section: str
-    message: str  # the entry's message when the pod has no failed attempt kept
-    data: Mapping[str, object]
-    lines: tuple[str, ...]
-
-
-@runtime_checkable
-class PodStateExplainer(Protocol):
-    """A plugin that can say where a pending pod stands with it; None for pods it does not
-    hold."""
-
-    def explain_pod(self, key: str) -> PodState | None: ...
 
 
 def with_states(key: str, entry: dict[str, Any] | None,

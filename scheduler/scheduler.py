@@ -15,12 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pkg.util.clock import REAL_CLOCK, Clock
-from scheduler.diagnosis import PendingDiagnoses, PodState, PodStateExplainer, with_states
+from scheduler.diagnosis import PendingDiagnoses, with_states
 from scheduler.framework.cache import Cache
 from scheduler.framework.queue import SchedulingQueue
 from scheduler.framework.runtime import Framework
 from scheduler.framework.snapshot import Snapshot
-from scheduler.frameworkext.interface import ClientSet
+from scheduler.frameworkext.interface import ClientSet, PodState, PodStateExplainer
 from scheduler.metrics.metrics import SchedulerMetrics
 from scheduler.schedule_one import GenericScheduler, PodGetter, ScheduleOne
 

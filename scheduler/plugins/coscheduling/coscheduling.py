@@ -43,7 +43,6 @@ from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
 from pkg.client.resources import POD_GROUPS, PODS
 from pkg.events.events import WARNING
 from scheduler.apis.config import CoschedulingArgs
-from scheduler.diagnosis import PodState
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import (
     POD,
@@ -70,7 +69,7 @@ from scheduler.framework.interface import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, unresolvable, unschedulable
 from scheduler.framework.types import NodeInfo, PodInfo
-from scheduler.frameworkext.interface import ExtendedHandle
+from scheduler.frameworkext.interface import ExtendedHandle, PodState
 from scheduler.plugins.coscheduling.controller.podgroup import PodGroupController
 from scheduler.plugins.coscheduling.core.gang import Gang
 from scheduler.plugins.coscheduling.core.gang_cache import GangCache

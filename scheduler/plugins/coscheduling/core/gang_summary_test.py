@@ -5,6 +5,7 @@ and ``hack/koord explain pod`` says it in words."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -28,9 +29,8 @@ def cluster() -> Iterator[GangCluster]:
     c.stop()
 
 
-def _text(entry: dict[str, object]) -> str:
-    return explain_text(str(entry["pod"]), {}, str(entry["message"]),
-                        list(entry["explain"]))  # type: ignore[call-overload]
+def _text(entry: dict[str, Any]) -> str:
+    return explain_text(entry["pod"], {}, entry["message"], entry["explain"])
 
 
 def test_a_pod_held_at_pre_enqueue_is_explained_with_its_gang(cluster: GangCluster) -> None:
@@ -77,7 +77,8 @@ def test_members_waiting_at_permit_show_the_time_left_before_the_timeout(
     assert "  waiting at Permit (assumed): 2 (default/a, default/b)" in text
     assert ("  Permit: waiting 12s, 18s left before the timeout rejects the group's waiting "
             "members") in text
-    assert cluster.sched.diagnosis_of("default/c")["gang"]["state"] == "Queued"  # type: ignore
+    queued = cluster.sched.diagnosis_of("default/c")
+    assert queued is not None and queued["gang"]["state"] == "Queued"
 
     assert cluster.sched.schedule_one(timeout=0)
     wait_bound(cluster, 3)
