@@ -12,9 +12,9 @@ and informers, the plugin also runs the PodGroup status controller
 (``controller/podgroup.py``, ``controllerWorkers`` workers). Score only
 ranks nodes for network-topology gangs, which this version does not plan (PreScore skips).
 
-Beyond upstream, ``explain_pod`` gives the why-pending entry of a gang pod its ``gang`` section
-(``core/gang_summary.py``), held at PreEnqueue or not. And beyond upstream, which leaves held
-pods silent (koordinator#2480), a pod that PreEnqueue holds
+Beyond upstream: ``explain_pod`` gives a gang pod's why-pending entry its ``gang`` section
+(``core/gang_summary.py``), held at PreEnqueue or not; and where upstream leaves held pods
+silent (koordinator#2480), a pod that PreEnqueue holds
 gets a ``FailedScheduling`` event and a ``PodScheduled=False`` condition saying which gang it
 waits for, how many members exist and how many are needed; each message once per pod.
 """
@@ -71,15 +71,9 @@ from scheduler.framework.status import Code, Status, unresolvable, unschedulable
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.frameworkext.interface import ExtendedHandle, PodState
 from scheduler.plugins.coscheduling.controller.podgroup import PodGroupController
+from scheduler.plugins.coscheduling.core import gang_summary
 from scheduler.plugins.coscheduling.core.gang import Gang
 from scheduler.plugins.coscheduling.core.gang_cache import GangCache
-from scheduler.plugins.coscheduling.core.gang_summary import (
-    GangPodState,
-    PermitWait,
-    PodStateInGang,
-    permit_clock,
-    summarize,
-)
 
 log = logging.getLogger(__name__)
 
@@ -239,25 +233,27 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         if (pod.get("spec") or {}).get("nodeName"):
             return None
         held = self.basic_check(PodInfo(pod))
-        waits = []
         with self.cache.lock:
             group_waiting = [u for g in self.cache.group_gangs(gang) if g is not None
                              for u in g.waiting]
             waiting = uid in gang.waiting
+        waits = []
         for member in group_waiting:
             wp = self.handle.get_waiting_pod(member)
             deadline = wp.deadline(NAME) if wp is not None else None
             if wp is not None and deadline is not None:
-                waits.append(PermitWait(wp.since, deadline))
-        waited, left = permit_clock(waits, self.handle.clock.monotonic())
+                waits.append(gang_summary.PermitWait(wp.since, deadline))
+        waited, left = gang_summary.permit_clock(waits, self.handle.clock.monotonic())
+        where = gang_summary.PodStateInGang
         if held is not None:
-            where, message = PodStateInGang.HELD, held.message()
+            at, message = where.HELD, held.message()
         elif waiting:
-            where, message = PodStateInGang.WAITING, "assumed on a node; waits for its group"
-        else:
-            where, message = PodStateInGang.QUEUED, self._reported.get(uid, "")
-        state = GangPodState(key, where, message, summarize(self.cache, gang), waited, left)
-        return PodState("gang", f"{where} by {NAME} (gang {gang.id})", state.to_dict(),
+            at, message = where.WAITING, "assumed on a node; waits for its group"
+        else:  # tried and failed, or not tried yet: the last message it was given, if any
+            at, message = where.QUEUED, self._reported.get(uid, "")
+        state = gang_summary.GangPodState(key, at, message,
+                                          gang_summary.summarize(self.cache, gang), waited, left)
+        return PodState("gang", f"{at} by {NAME} (gang {gang.id})", state.to_dict(),
                         tuple(state.lines()))
 
     # PostFilter --------------------------------------------------------------------------
