@@ -4,11 +4,13 @@ A PodGroup's pods wait until minMember exist, saying so on each pod, then bind t
 the PodGroup's status follows them to Running); a
 gang larger than the cluster binds no member: in Strict mode the waiting members are rejected
 as soon as one member cannot be placed, in NonStrict mode they wait until the gang's
-scheduleTimeoutSeconds runs out.
+scheduleTimeoutSeconds runs out. ``hack/koord explain pod`` shows a gang pod's gang: held
+before any attempt (members 2 of 3), or its members waiting at Permit and the time left.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -179,6 +181,37 @@ def test_non_strict_gang_larger_than_the_cluster_times_out_binding_no_member(
 
     assert len(wait_for(lambda: len(timed_out()) == 2 and timed_out(), DEADLINE,
                         what="the two placed members time out")) == 2
+    assert _bound(client, names) == []
+
+
+def test_explain_shows_members_waiting_at_permit_and_the_time_left(
+        srv: ServerHandle, client: Client, scheduler: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    names = _too_big_gang(srv, client, timeout=600,
+                          annotations={ANNOTATION_GANG_MODE: "NonStrict"})
+
+    def explained(name: str) -> dict[str, Any]:
+        capsys.readouterr()
+        koord_cli.main(["explain", "pod", f"default/{name}", "--scheduler", scheduler,
+                        "-o", "json"])
+        return json.loads(capsys.readouterr().out or "{}")
+
+    def two_waiting() -> dict[str, Any] | None:
+        gang = explained(names[0]).get("gang") or {}
+        return gang if len(gang.get("waitingForBindChildren") or ()) == 2 else None
+
+    gang = wait_for(two_waiting, DEADLINE, what="two members waiting at Permit")
+    assert gang["minRequiredNumber"] == 3 and gang["mode"] == "NonStrict"
+    assert gang["boundChildren"] == []
+    assert 0 < gang["timeLeftSeconds"] <= 600
+    waiting = gang["waitingForBindChildren"][0].split("/")[1]
+    capsys.readouterr()
+    assert koord_cli.main(["explain", "pod", f"default/{waiting}", "--scheduler",
+                           scheduler]) == 0
+    text = capsys.readouterr().out
+    assert "  waiting at Permit (assumed): 2 (" in text
+    assert "left before the timeout rejects the group's waiting members" in text
+    assert "  this pod: WaitingAtPermit" in text
     assert _bound(client, names) == []
 
 
