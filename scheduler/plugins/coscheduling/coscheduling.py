@@ -249,8 +249,8 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
             at, message = where.HELD, held.message()
         elif waiting:
             at, message = where.WAITING, "assumed on a node; waits for its group"
-        else:  # tried and failed, or not tried yet: the last message it was given, if any
-            at, message = where.QUEUED, self._reported.get(uid, "")
+        else:  # its own last failed attempt, if any, is the entry's message
+            at, message = where.QUEUED, ""
         state = gang_summary.GangPodState(key, at, message,
                                           gang_summary.summarize(self.cache, gang), waited, left)
         return PodState("gang", f"{at} by {NAME} (gang {gang.id})", state.to_dict(),

@@ -388,6 +388,11 @@ def test_members_waiting_at_permit_show_the_time_left_before_the_timeout(
     cluster.add_pod_group(make_pod_group("job", 3, timeout=30))
     for name in ("a", "b", "c"):
         cluster.add_pod(make_pod(name, pod_group="job"))
+    # Held until c came, a is free to go now: no stale hold message.
+    queued = cluster.sched.diagnosis_of("default/a")
+    assert queued is not None and queued["gang"]["state"] == "Queued"
+    assert queued["gang"]["message"] == ""
+    assert "  this pod: Queued (its last failed attempt, if any, above)" in _text(queued)
     assert cluster.sched.schedule_one(timeout=0)
     assert cluster.sched.schedule_one(timeout=0)
     cluster.clock.step(12)

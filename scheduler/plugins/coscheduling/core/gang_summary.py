@@ -114,33 +114,35 @@ class GangPodState:
         g = self.gang
         if not g.has_gang_init:
             return [f"Gang {g.name}: not initialised ({g.gang_from}); its pods wait for it.",
-                    f"  members: {len(g.children)} {_names(g.children)}",
+                    f"  members: {len(g.children)}{_names(g.children)}",
                     f"  {self.state}: {self.message}"]
         out = [f"Gang {g.name} ({g.gang_from}, {g.mode}, match policy {g.match_policy}): "
                f"members {len(g.children)} of {g.min_member} required "
                f"(totalNumber {g.total_number})"]
         if len(g.group) > 1:
             out.append(f"  gang group: {', '.join(g.group)}")
-        out.append(f"  members: {_names(g.children)}")
-        out.append(f"  waiting at Permit (assumed): {len(g.waiting)} {_names(g.waiting)}")
-        out.append(f"  bound: {len(g.bound)} {_names(g.bound)}")
+        out.append(f"  members:{_names(g.children)}")
+        out.append(f"  waiting at Permit (assumed): {len(g.waiting)}{_names(g.waiting)}")
+        out.append(f"  bound: {len(g.bound)}{_names(g.bound)}")
         out.append(f"  once satisfied: {'yes' if g.once_satisfied else 'no'}; "
                    f"wait time {format_duration(g.wait_time)}")
         if self.time_left is not None and self.waited is not None:
             out.append(f"  Permit: waiting {format_duration(round(self.waited))}, "
                        f"{format_duration(round(max(self.time_left, 0.0)))} left before the "
                        f"timeout rejects the group's waiting members")
-        out.append(f"  this pod: {self.state}" + (f": {self.message}" if self.message else ""))
+        out.append(f"  this pod: {self.state}" + (f": {self.message}" if self.message else
+                                                  " (its last failed attempt, if any, above)"))
         return out
 
 
 def _names(keys: Iterable[str]) -> str:
+    """`` (a, b, and N more)`` with a leading space, or nothing for no keys."""
     keys = list(keys)
     if not keys:
         return ""
     shown = ", ".join(keys[:NAMES_SHOWN])
     more = f", and {len(keys) - NAMES_SHOWN} more" if len(keys) > NAMES_SHOWN else ""
-    return f"({shown}{more})"
+    return f" ({shown}{more})"
 
 
 def permit_clock(waits: Iterable[PermitWait], now: float) -> tuple[float | None, float | None]:
