@@ -2,7 +2,8 @@
 
 There is no upstream counterpart: kube-scheduler only leaves the last ``FailedScheduling``
 message. ``explain`` asks koord-scheduler's ``/debug/pods/<ns>/<name>`` for the structured
-diagnosis (per Filter plugin: nodes rejected and reasons; the nearest miss and by how much).
+diagnosis (per Filter plugin: nodes rejected and reasons; the nearest miss and by how much;
+for a gang pod its gang: members, waiting at Permit, bound, time left before the timeout).
 When the scheduler cannot be reached it falls back to the pod's ``PodScheduled`` condition
 read from the API server with ``--kubeconfig``.
 """
@@ -66,7 +67,8 @@ def explain_pod(args: argparse.Namespace) -> int:
     if args.output == "json":
         print(json.dumps(entry, indent=2))
     else:
-        print(explain_text(entry["pod"], entry.get("diagnosis") or {}, entry.get("message", "")))
+        print(explain_text(entry["pod"], entry.get("diagnosis") or {}, entry.get("message", ""),
+                           entry.get("explain") or ()))
     return 0
 
 

@@ -6,7 +6,10 @@ plus what upstream does not keep: for every Filter plugin, how many nodes it rej
 why, and the *nearest miss* — the node that failed the fewest filters, with each failing
 plugin's reasons and, where the plugin can say, by how much it missed. The scheduler keeps the
 latest diagnosis per pending pod; it is served at ``/debug/pods/<ns>/<name>``
-(``debug_pods_handler``) and printed by ``hack/koord explain pod NS/NAME``.
+(``debug_pods_handler``) and printed by ``hack/koord explain pod NS/NAME``. Plugins that hold a
+pod for reasons of their own (``frameworkext.interface.PodStateExplainer``; Coscheduling: the
+pod's gang) add a section to its entry, and make one for a pod they hold before any attempt
+(at PreEnqueue).
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pkg.server.server import Handler
 from scheduler.framework.interface import NodeToStatus
+from scheduler.frameworkext.interface import PodState
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 # Diagnoses kept for pending pods (oldest dropped first).
@@ -129,11 +134,29 @@ class PendingDiagnoses:
             return list(self._entries)
 
 
-def explain_text(pod_key: str, diagnosis: dict[str, Any], message: str = "") -> str:
-    """A diagnosis (as served by the scheduler) in words, for the CLI."""
+def with_states(key: str, entry: dict[str, Any] | None,
+                states: Sequence[PodState]) -> dict[str, Any] | None:
+    """The debug entry of ``key``: its last failed attempt's, if any, with each state's section
+    and lines (``explain``); a pod held before any attempt gets an entry of its states."""
+    if not states:
+        return entry
+    out: dict[str, Any] = dict(entry) if entry is not None else {
+        "pod": key, "reason": "Unschedulable", "message": states[0].message,
+        "nominatedNodeName": None, "time": None, "diagnosis": None}
+    for state in states:
+        out[state.section] = dict(state.data)
+    out["explain"] = [line for state in states for line in state.lines]
+    return out
+
+
+def explain_text(pod_key: str, diagnosis: dict[str, Any], message: str = "",
+                 states: Sequence[str] = ()) -> str:
+    """A diagnosis (as served by the scheduler) in words, for the CLI; ``states`` are the
+    entry's ``explain`` lines (the plugins' own, e.g. the pod's gang)."""
     lines = [f"Pod {pod_key} is pending."]
     if message:
         lines.append(f"  {message}")
+    lines.extend(states)
     if diagnosis.get("preFilterMessage"):
         lines.append(f"  PreFilter: {diagnosis['preFilterMessage']}")
     rejections = diagnosis.get("pluginRejections") or {}

@@ -15,12 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pkg.util.clock import REAL_CLOCK, Clock
-from scheduler.diagnosis import PendingDiagnoses
+from scheduler.diagnosis import PendingDiagnoses, with_states
 from scheduler.framework.cache import Cache
 from scheduler.framework.queue import SchedulingQueue
 from scheduler.framework.runtime import Framework
 from scheduler.framework.snapshot import Snapshot
-from scheduler.frameworkext.interface import ClientSet
+from scheduler.frameworkext.interface import ClientSet, PodState, PodStateExplainer
 from scheduler.metrics.metrics import SchedulerMetrics
 from scheduler.schedule_one import GenericScheduler, PodGetter, ScheduleOne
 
@@ -68,7 +68,19 @@ class Scheduler(ScheduleOne):
     # Why pending -------------------------------------------------------------------------
 
     def diagnosis_of(self, key: str) -> dict[str, Any] | None:
-        return self.diagnoses.get(key)
+        """The pod's last failed attempt, with what plugins holding it say (its gang)."""
+        return with_states(key, self.diagnoses.get(key), self._pod_states(key))
+
+    def _pod_states(self, key: str) -> list[PodState]:
+        states: dict[str, PodState] = {}
+        for fwk in self.profiles.values():
+            for plugin in fwk.instances.values():
+                if isinstance(plugin, PodStateExplainer):
+                    state = plugin.explain_pod(key)
+                    if state is not None:
+                        # Each profile's instance sees the same pod: the first one says it.
+                        states.setdefault(state.section, state)
+        return list(states.values())
 
     def pending_diagnoses(self) -> list[str]:
         return self.diagnoses.keys()

@@ -108,6 +108,7 @@ class WaitingPod:
         self.pod = pod
         self._cond = threading.Condition()
         now = monotonic()
+        self.since = now  # on the clock's monotonic scale, as deadline()
         # plugin → (deadline, how long it asked to wait).
         self._pending = {name: (now + t, t) for name, t in plugin_timeouts.items()}
         self._monotonic = monotonic
@@ -117,6 +118,12 @@ class WaitingPod:
     def pending_plugins(self) -> list[str]:
         with self._cond:
             return list(self._pending)
+
+    def deadline(self, plugin: str) -> float | None:
+        """When (clock.monotonic()) the plugin's wait times out; None once it allowed."""
+        with self._cond:
+            pending = self._pending.get(plugin)
+            return pending[0] if pending is not None else None
 
     def allow(self, plugin: str) -> None:
         with self._cond:

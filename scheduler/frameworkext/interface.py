@@ -22,14 +22,19 @@ NodeInfo it was given):
 
 A transformer's failure is the point's status, with the transformer as the failed plugin.
 
+A plugin that holds pods for reasons of its own can say where a pending pod stands with it
+(``PodStateExplainer``: Coscheduling, the pod's gang); the why-pending entry
+(``scheduler/diagnosis.py``) carries what it says.
+
 The Protocols at the end are what the scheduler uses of ``pkg``'s client, informer factory and
 event recorder, so that tests and benchmarks can hand in their own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pkg.util.clock import Clock
 from scheduler.framework.cycle_state import CycleState
@@ -50,6 +55,25 @@ if TYPE_CHECKING:
 # Called with an assumed pod the scheduler forgot (its binding failed), so that plugins that
 # account for assumed pods themselves release it.
 ForgetPodHandler = Callable[[PodInfo], None]
+
+
+@dataclass(frozen=True, slots=True)
+class PodState:
+    """What a plugin holds a pending pod for, beyond one attempt's Filter results: the debug
+    entry's ``section`` (JSON ``data``) and the same in words (``lines``)."""
+
+    section: str
+    message: str  # the entry's message when the pod has no failed attempt kept
+    data: Mapping[str, object]
+    lines: tuple[str, ...]
+
+
+@runtime_checkable
+class PodStateExplainer(Protocol):
+    """A plugin that can say where a pending pod stands with it; None for pods it does not
+    hold."""
+
+    def explain_pod(self, key: str) -> PodState | None: ...
 
 
 class ExtendedHandle(Protocol):

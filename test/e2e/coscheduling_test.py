@@ -4,11 +4,13 @@ A PodGroup's pods wait until minMember exist, saying so on each pod, then bind t
 the PodGroup's status follows them to Running); a
 gang larger than the cluster binds no member: in Strict mode the waiting members are rejected
 as soon as one member cannot be placed, in NonStrict mode they wait until the gang's
-scheduleTimeoutSeconds runs out.
+scheduleTimeoutSeconds runs out. ``hack/koord explain pod`` shows a gang pod's gang: held
+before any attempt (members 2 of 3), or its members waiting at Permit and the time left.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -23,6 +25,7 @@ from api.extension.coscheduling import (
     ANNOTATION_GANG_MODE,
     LABEL_POD_GROUP,
 )
+from hack import koord_cli
 from pkg.client.resources import EVENTS, POD_GROUPS, PODS
 from pkg.client.rest import Client
 from scheduler.plugins.coscheduling.testing import coscheduling_config, gang_annotations
@@ -41,13 +44,14 @@ def chart_skip() -> ChartSkip:
 
 
 @pytest.fixture
-def scheduler(kubeconfig_of: KubeconfigOf, client: Client, tmp_path: Path) -> Iterator[None]:
+def scheduler(kubeconfig_of: KubeconfigOf, client: Client, tmp_path: Path) -> Iterator[str]:
+    """koord-scheduler's debug URL."""
     # koord-scheduler runs as the chart's koord-scheduler ServiceAccount.
     proc, url = start_scheduler(kubeconfig_of(SCHEDULER), coscheduling_config(), tmp_path)
     try:
         wait_for(lambda: http_ok(url + "/healthz"), DEADLINE,
                  what=f"koord-scheduler healthy; log:\n{proc.log()}")
-        yield
+        yield url
     finally:
         proc.stop()
 
@@ -99,7 +103,8 @@ def _unschedulable_message(client: Client, name: str) -> str:
 
 
 def test_a_pod_group_waits_for_min_member_then_binds_together(
-        srv: ServerHandle, client: Client, scheduler: None) -> None:
+        srv: ServerHandle, client: Client, scheduler: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
     srv.add_nodes(2, cpu="4", memory="8Gi")
     _pod_group(client, "train", 3, 60)
     _member(client, "train-0", "train")
@@ -120,6 +125,14 @@ def test_a_pod_group_waits_for_min_member_then_binds_together(
                          for e in client.list(EVENTS, "default")["items"]),
              DEADLINE, what="a FailedScheduling event naming the gang")
     assert _bound(client, ["train-0", "train-1"]) == []
+    # Held before any attempt, the pod is still explained: by its gang.
+    capsys.readouterr()
+    assert koord_cli.main(["explain", "pod", "default/train-1", "--scheduler", scheduler]) == 0
+    explained = capsys.readouterr().out
+    assert ("Gang default/train (GangFromPodGroupCrd, Strict, match policy once-satisfied): "
+            "members 2 of 3 required (totalNumber 3)") in explained
+    assert "  members: (default/train-0, default/train-1)" in explained
+    assert "  this pod: HeldAtPreEnqueue: " + held.format("train-1") in explained
 
     _member(client, "train-2", "train")
     members = ["train-0", "train-1", "train-2"]
@@ -146,7 +159,7 @@ def _too_big_gang(srv: ServerHandle, client: Client, timeout: int,
 
 
 def test_strict_gang_larger_than_the_cluster_binds_no_member(
-        srv: ServerHandle, client: Client, scheduler: None) -> None:
+        srv: ServerHandle, client: Client, scheduler: str) -> None:
     names = _too_big_gang(srv, client, timeout=600)
 
     def rejected_as_a_gang() -> list[str]:
@@ -159,7 +172,7 @@ def test_strict_gang_larger_than_the_cluster_binds_no_member(
 
 
 def test_non_strict_gang_larger_than_the_cluster_times_out_binding_no_member(
-        srv: ServerHandle, client: Client, scheduler: None) -> None:
+        srv: ServerHandle, client: Client, scheduler: str) -> None:
     names = _too_big_gang(srv, client, timeout=3, annotations={ANNOTATION_GANG_MODE: "NonStrict"})
 
     def timed_out() -> list[str]:
@@ -171,8 +184,39 @@ def test_non_strict_gang_larger_than_the_cluster_times_out_binding_no_member(
     assert _bound(client, names) == []
 
 
+def test_explain_shows_members_waiting_at_permit_and_the_time_left(
+        srv: ServerHandle, client: Client, scheduler: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    names = _too_big_gang(srv, client, timeout=600,
+                          annotations={ANNOTATION_GANG_MODE: "NonStrict"})
+
+    def explained(name: str) -> dict[str, Any]:
+        capsys.readouterr()
+        koord_cli.main(["explain", "pod", f"default/{name}", "--scheduler", scheduler,
+                        "-o", "json"])
+        return json.loads(capsys.readouterr().out or "{}")
+
+    def two_waiting() -> dict[str, Any] | None:
+        gang = explained(names[0]).get("gang") or {}
+        return gang if len(gang.get("waitingForBindChildren") or ()) == 2 else None
+
+    gang = wait_for(two_waiting, DEADLINE, what="two members waiting at Permit")
+    assert gang["minRequiredNumber"] == 3 and gang["mode"] == "NonStrict"
+    assert gang["boundChildren"] == []
+    assert 0 < gang["timeLeftSeconds"] <= 600
+    waiting = gang["waitingForBindChildren"][0].split("/")[1]
+    capsys.readouterr()
+    assert koord_cli.main(["explain", "pod", f"default/{waiting}", "--scheduler",
+                           scheduler]) == 0
+    text = capsys.readouterr().out
+    assert "  waiting at Permit (assumed): 2 (" in text
+    assert "left before the timeout rejects the group's waiting members" in text
+    assert "  this pod: WaitingAtPermit" in text
+    assert _bound(client, names) == []
+
+
 def test_annotation_gangs_of_a_group_bind_only_together(
-        srv: ServerHandle, client: Client, scheduler: None) -> None:
+        srv: ServerHandle, client: Client, scheduler: str) -> None:
     srv.add_nodes(1, cpu="4", memory="8Gi")
     groups = {ANNOTATION_GANG_GROUPS: '["default/driver","default/workers"]'}
     _member(client, "driver", annotations={**gang_annotations("driver", 1), **groups})
@@ -190,7 +234,7 @@ def test_annotation_gangs_of_a_group_bind_only_together(
 
 
 def test_a_malformed_gang_annotation_is_reported_on_the_pod(
-        srv: ServerHandle, client: Client, scheduler: None) -> None:
+        srv: ServerHandle, client: Client, scheduler: str) -> None:
     srv.add_nodes(1, cpu="4", memory="8Gi")
     _member(client, "odd", annotations=gang_annotations("odd", "three"))
     event = wait_for(lambda: next((e for e in client.list(EVENTS, "default")["items"]

@@ -98,12 +98,14 @@ def render(scenario: Scenario) -> list[Obj]:
 
 
 def install_scenario(client: Client, scenario: Scenario) -> None:
-    """The scenario's profile and namespaces; the chart's webhooks must be served by now (a
-    ClusterColocationProfile goes through one whose failurePolicy is Fail)."""
+    """The scenario's profile and namespaces (online, batch and gang jobs'); the chart's
+    webhooks must be served by now (a ClusterColocationProfile goes through one whose
+    failurePolicy is Fail)."""
     # The profile file holds its namespace (labelled koordinator.sh/enable-colocation) first.
     for doc in yaml.safe_load_all((upstream_data_dir() / PROFILE_FILE).read_text()):
         _create(client, doc, doc["metadata"].get("namespace"))
-    for ns in sorted({s.namespace for s in scenario.online} - {CONFIG_NAMESPACE}):
+    for ns in sorted(({s.namespace for s in scenario.online}
+                      | {g.namespace for g in scenario.gangs}) - {CONFIG_NAMESPACE}):
         _create(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     for job in scenario.batch:  # a job in another namespace gets the profile's label too
         _create(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {

@@ -13,6 +13,8 @@ as real processes, the workload goes through the manager's webhook and the sched
 * Every component ran as the chart's ServiceAccount of its component (the API server counted
   requests from each), the API server denied none of their requests (403), and koord-manager
   pointed the chart's webhook configuration at itself.
+* Gang jobs bind whole or not at all: the one that fits ran, the one larger than the free
+  cores bound no member, and the report's Gang jobs rows match the PodGroups and their pods.
 * The co-location story holds: batch pods were turned into BE / koord-batch pods requesting
   ``kubernetes.io/batch-cpu`` and ran on batch capacity the manager published, and CPU
   utilisation with co-location is above the online-only figure.
@@ -43,6 +45,7 @@ from pkg.client.resources import (
     MUTATING_WEBHOOK_CONFIGURATIONS,
     NODE_METRICS,
     NODES,
+    POD_GROUPS,
     PODS,
 )
 from test.apiserver.testing import Kubectl, kubectl_binary
@@ -50,7 +53,7 @@ from test.e2e.cluster import REPO_ROOT, wait_for
 from test.localcluster.cluster import LocalCluster
 from test.localcluster.report import Report
 from test.localcluster.scenario import SCENARIO_DIR, load
-from test.localcluster.workload import LABEL_GROUP, LABEL_KIND
+from test.localcluster.workload import GANG, LABEL_GROUP, LABEL_KIND
 
 GI = 1 << 30
 
@@ -94,6 +97,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                "nodes": c.list(NODES)["items"], "pods": c.list(PODS)["items"],
                "metrics": {m["metadata"]["name"]: m for m in c.list(NODE_METRICS)["items"]},
                "events": c.list(EVENTS)["items"], "scenario": scenario,
+               "pod_groups": c.list(POD_GROUPS)["items"],
                "webhooks": c.get(MUTATING_WEBHOOK_CONFIGURATIONS, DEFAULT_MUTATING_NAME)}
     finally:
         cluster.down()
@@ -185,6 +189,32 @@ def test_batch_pods_ran_as_be_on_reclaimed_capacity(run: dict[str, Any]) -> None
     assert util is not None and util.samples >= 3
     assert util.colocated_avg > util.online_only_avg + 2
     assert max(row["be_used_cpu"] for row in report.batch_timeline) > 0.5
+
+
+def test_gang_jobs_bind_whole_or_not_at_all_and_the_report_says_so(
+        run: dict[str, Any]) -> None:
+    report: Report = run["report"]
+    gang_pods: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in run["pods"]:
+        labels = p["metadata"].get("labels") or {}
+        if labels.get(LABEL_KIND) == GANG:
+            gang_pods[f"{p['metadata']['namespace']}/{labels[LABEL_GROUP]}"].append(p)
+    phases = {f"{pg['metadata']['namespace']}/{pg['metadata']['name']}":
+              (pg.get("status") or {}).get("phase", "") for pg in run["pod_groups"]}
+    rows = {g.gang: g for g in report.gangs}
+    assert set(rows) == set(gang_pods) == {"training/ci-train-small", "training/ci-train-large"}
+    for key, row in rows.items():
+        pods = gang_pods[key]
+        bound = [p for p in pods if p["spec"].get("nodeName")]
+        assert (row.members, row.bound, row.phase) == (len(pods), len(bound), phases[key])
+    small, large = rows["training/ci-train-small"], rows["training/ci-train-large"]
+    assert (small.members, small.bound, small.succeeded) == (2, 2, 2)
+    assert (large.members, large.bound) == (3, 0)
+    # Why: the members' PodScheduled messages, the gang's rejection among them.
+    assert large.messages and any('GangGroup "training/ci-train-large"' in m or
+                                  "ci-train-large" in m for m in large.messages)
+    text = (run["workdir"] / "report.txt").read_text()
+    assert "Gang jobs (PodGroups" in text and "    why not bound: " in text
 
 
 def test_report_files(run: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from test.apiserver.rbac import Denial, denials
 
 from .recorder import NodeSample, Sample
-from .workload import LABEL_GROUP, LABEL_KIND
+from .workload import GANG, LABEL_GROUP, LABEL_KIND
 
 Obj = dict[str, Any]
 EVICTED_REASON = "evictPodSuccess"  # koordlet's evictor event
@@ -102,6 +102,57 @@ def api_access(metrics_text: str) -> ApiAccess:
 
 
 @dataclass(slots=True)
+class GangRow:
+    """A gang job at the end: its PodGroup and its members."""
+
+    gang: str  # namespace/name of the PodGroup
+    members: int
+    min_member: int
+    bound: int
+    running: int
+    succeeded: int
+    phase: str  # the PodGroup's status.phase ("" before the controller wrote one)
+    # Distinct PodScheduled=False messages of members never bound, most frequent first.
+    messages: list[str] = field(default_factory=list)
+
+
+GANG_MESSAGES = 3
+
+
+def _unschedulable_message(pod: Obj) -> str:
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return str(c.get("message") or "")
+    return ""
+
+
+def gang_rows(pod_groups: Iterable[Obj], pods: Iterable[Obj]) -> list[GangRow]:
+    """The scenario's PodGroups (labelled as gang jobs) and their member pods."""
+    members: dict[str, list[Obj]] = {}
+    for pod in pods:
+        md = pod.get("metadata") or {}
+        if (md.get("labels") or {}).get(LABEL_KIND) == GANG:
+            key = f"{md.get('namespace')}/{(md.get('labels') or {}).get(LABEL_GROUP, '')}"
+            members.setdefault(key, []).append(pod)
+    rows = []
+    for pg in pod_groups:
+        md = pg.get("metadata") or {}
+        if (md.get("labels") or {}).get(LABEL_KIND) != GANG:
+            continue
+        key = f"{md.get('namespace')}/{md.get('name')}"
+        pods_of = members.get(key, [])
+        phases = Counter((p.get("status") or {}).get("phase") or "Pending" for p in pods_of)
+        unbound = [p for p in pods_of if not (p.get("spec") or {}).get("nodeName")]
+        messages = Counter(m for m in map(_unschedulable_message, unbound) if m)
+        rows.append(GangRow(
+            key, len(pods_of), int((pg.get("spec") or {}).get("minMember") or 0),
+            len(pods_of) - len(unbound), phases["Running"], phases["Succeeded"],
+            str((pg.get("status") or {}).get("phase") or ""),
+            [m for m, _ in messages.most_common(GANG_MESSAGES)]))
+    return sorted(rows, key=lambda r: natural_key(r.gang))
+
+
+@dataclass(slots=True)
 class Utilisation:
     samples: int
     colocated_avg: float
@@ -136,6 +187,7 @@ class Report:
     denied_requests: int | None = None
     denied: list[Denial] = field(default_factory=list)
     requests_by_user: dict[str, int] = field(default_factory=dict)
+    gangs: list[GangRow] = field(default_factory=list)
 
     def set_api_access(self, access: ApiAccess | None) -> None:
         if access is None:
@@ -261,7 +313,7 @@ def _last_message(events: list[Obj]) -> str:
 
 def build(scenario: str, nodes: int, day: float, ran: float,
           samples: list[Sample], pods: list[Obj], events: list[Obj], created: int,
-          replacements: int) -> Report:
+          replacements: int, pod_groups: Sequence[Obj] = ()) -> Report:
     by_node: dict[str, tuple[list[NodeSample], list[float]]] = {}
     for s in samples:
         for name, ns in s.nodes.items():
@@ -283,7 +335,7 @@ def build(scenario: str, nodes: int, day: float, ran: float,
         else:
             pending.append({"pod": "/".join(key), "group": group,
                             "reason": _last_message(failed[key]) if key in failed else
-                            "not attempted yet"})
+                            _unschedulable_message(pod) or "not attempted yet"})
     reasons: Counter[str] = Counter()
     for evs in failed.values():
         for e in evs:
@@ -297,7 +349,8 @@ def build(scenario: str, nodes: int, day: float, ran: float,
     phases = samples[-1].phases if samples else {}
     return Report(scenario, nodes, day, ran, created, replacements, phases, rows,
                   batch_timeline(samples), placements, pending, reasons.most_common(5),
-                  scheduled, sum(reasons.values()), evictions, util)
+                  scheduled, sum(reasons.values()), evictions, util,
+                  gangs=gang_rows(pod_groups, pods))
 
 
 def _f(v: float | None, fmt: str = "{:.1f}") -> str:
@@ -320,6 +373,22 @@ def _render_components(r: Report) -> list[str]:
     for d in r.denied[:DENIED_TOP]:
         res = f"{d.resource}.{d.group}" if d.group else d.resource
         out.append(f"  {d.count:>6}  {d.user} {d.verb} {res}")
+    return out
+
+
+def _render_gangs(r: Report) -> list[str]:
+    if not r.gangs:
+        return []
+    out = ["", "Gang jobs (PodGroups: koord-scheduler's Coscheduling binds minMember members "
+               "together or none)",
+           f"  {'gang':<28}{'members':>8}{'min':>5}{'bound':>7}{'running':>9}{'done':>6}"
+           f"  PodGroup phase"]
+    for g in r.gangs:
+        out.append(f"  {g.gang:<28}{g.members:>8}{g.min_member:>5}{g.bound:>7}{g.running:>9}"
+                   f"{g.succeeded:>6}  {g.phase or '-'}")
+        if g.bound < g.members:
+            for m in g.messages or ["no PodScheduled message yet"]:
+                out.append(f"    why not bound: {m}")
     return out
 
 
@@ -382,6 +451,7 @@ def render_text(r: Report) -> str:
             out.append(f"  {p['pod']}: {p['reason']}")
         if len(r.pending) > 8:
             out.append(f"  ... and {len(r.pending) - 8} more (placements.tsv)")
+    out.extend(_render_gangs(r))
     out.append("")
     supp = [n for n in r.node_rows if n.be_cap_min is not None]
     out.append("Suppression (koordlet cpusuppress: the BE cgroup's CPU cap is what the online "

@@ -11,7 +11,7 @@ import pytest
 
 from test.localcluster.recorder import Sample, node_sample
 from test.localcluster.report import api_access, build, render_text
-from test.localcluster.workload import LABEL_GROUP, LABEL_KIND
+from test.localcluster.workload import GANG, LABEL_GROUP, LABEL_KIND
 
 
 def _pod(name: str, node: str = "") -> dict[str, Any]:
@@ -155,3 +155,55 @@ def test_no_denials_is_one_line_and_unread_metrics_say_so() -> None:
     unread.set_api_access(None)
     assert "API requests denied (403): unknown" in render_text(unread)
     assert unread.to_json()["denied_requests"] is None
+
+
+def _gang_pod(name: str, gang: str, node: str = "", phase: str = "Pending",
+              message: str = "") -> dict[str, Any]:
+    status: dict[str, Any] = {"phase": phase}
+    if message:
+        status["conditions"] = [{"type": "PodScheduled", "status": "False",
+                                 "reason": "Unschedulable", "message": message}]
+    return {"metadata": {"name": name, "namespace": "training",
+                         "labels": {LABEL_KIND: GANG, LABEL_GROUP: gang}},
+            "spec": {"nodeName": node} if node else {}, "status": status}
+
+
+def _pod_group(name: str, min_member: int, phase: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "training",
+                         "labels": {LABEL_KIND: GANG, LABEL_GROUP: name}},
+            "spec": {"minMember": min_member}, "status": {"phase": phase}}
+
+
+def test_gang_jobs_show_their_members_pod_group_phase_and_why_a_gang_never_bound() -> None:
+    rejected = ('GangGroup "training/large" gets rejected due to member Pod '
+                '"training/large-worker-2" is unschedulable with reason "Insufficient cpu"')
+    no_fit = "0/2 nodes are available: 2 Insufficient cpu."
+    pods = [_gang_pod("small-worker-0", "small", "node-1", "Succeeded"),
+            _gang_pod("small-worker-1", "small", "node-2", "Running"),
+            _gang_pod("large-worker-0", "large", message=rejected),
+            _gang_pod("large-worker-1", "large", message=rejected),
+            _gang_pod("large-worker-2", "large", message=no_fit)]
+    groups = [_pod_group("large", 3, "Pending"), _pod_group("small", 2, "Running"),
+              {"metadata": {"name": "someone-elses", "namespace": "training"}}]
+    r = build("colo", 2, 60.0, 10.0, [], pods, [], 5, 0, groups)
+    assert [(g.gang, g.members, g.min_member, g.bound, g.running, g.succeeded, g.phase)
+            for g in r.gangs] == [("training/large", 3, 3, 0, 0, 0, "Pending"),
+                                  ("training/small", 2, 2, 2, 1, 1, "Running")]
+    assert r.gangs[0].messages == [rejected, no_fit]
+    assert r.gangs[1].messages == []
+    text = render_text(r)
+    assert "Gang jobs (PodGroups: koord-scheduler's Coscheduling binds" in text
+    rows = [line.split() for line in text.splitlines()
+            if line.startswith("  training/") and not line.split()[0].endswith(":")]
+    assert rows == [["training/large", "3", "3", "0", "0", "0", "Pending"],
+                    ["training/small", "2", "2", "2", "1", "1", "Running"]]
+    assert f"    why not bound: {rejected}" in text
+    assert f"    why not bound: {no_fit}" in text
+    assert r.to_json()["gangs"][0]["phase"] == "Pending"
+    # Never bound, the members name the gang's message without any FailedScheduling event.
+    assert {p["pod"]: p["reason"] for p in r.pending}["training/large-worker-2"] == no_fit
+
+
+def test_a_report_without_gang_jobs_has_no_gang_section() -> None:
+    r = build("colo", 2, 60.0, 10.0, [], [_pod("web-0", "node-1")], [], 1, 0)
+    assert r.gangs == [] and "Gang jobs" not in render_text(r)

@@ -4,7 +4,9 @@ typed models (no upstream counterpart; upstream demos this with a real cluster b
 A scenario is one simulated day, sped up to ``dayLengthSeconds``: online services whose usage
 follows a diurnal curve (low at the start of the day, peak at ``peakAtFraction`` of it) and
 batch jobs that arrive in waves through the day. Counts are per node, so ``--nodes`` scales
-the whole workload. ``sloControllerConfig`` is merged key by key onto the chart's
+the whole workload, except gang jobs (``gangs``): training jobs of a fixed number of workers,
+each a PodGroup that koord-scheduler's Coscheduling binds all together or not at all.
+``sloControllerConfig`` is merged key by key onto the chart's
 ``slo-controller-config`` ConfigMap (each key's JSON object onto the chart's), so a sped-up day
 gets NodeMetric windows that fit it.
 """
@@ -15,7 +17,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from api.core import quantity_value
 
@@ -102,6 +112,31 @@ class BatchJob(_Model):
     retries: int = Field(3, ge=0, description="replacements of a pod that fails or is evicted")
 
 
+class GangJob(_Model):
+    """A training job: ``workers`` pods of one PodGroup (``minMember`` of them, all by default,
+    must fit at once), submitted at ``submitAtFraction`` of the day, each running
+    ``runSeconds``."""
+
+    name: str
+    namespace: str = "training"
+    workers: int = Field(ge=1)
+    min_member: int | None = Field(None, alias="minMember", ge=1)
+    submit_at_fraction: float = Field(0.0, alias="submitAtFraction", ge=0, lt=1)
+    schedule_timeout_seconds: int = Field(30, alias="scheduleTimeoutSeconds", ge=1)
+    requests: Resources
+    run_seconds: float = Field(alias="runSeconds", gt=0)
+
+    @property
+    def required(self) -> int:
+        return self.min_member if self.min_member is not None else self.workers
+
+    @model_validator(mode="after")
+    def _min_member_within_workers(self) -> GangJob:
+        if self.required > self.workers:
+            raise ValueError(f"minMember {self.required} is more than workers {self.workers}")
+        return self
+
+
 class Scenario(_Model):
     name: str
     description: str = ""
@@ -113,12 +148,14 @@ class Scenario(_Model):
     koordlet_args: list[str] = Field(default_factory=list, alias="koordletArgs")
     online: list[OnlineService] = Field(default_factory=list)
     batch: list[BatchJob] = Field(default_factory=list)
+    gangs: list[GangJob] = Field(default_factory=list)
 
     def pod_count(self) -> int:
         """Pods submitted (first attempts) for this scenario's node count."""
         n = self.nodes.count
         return (sum(s.replicas_per_node for s in self.online) * n
-                + sum(j.waves * j.pods_per_node_per_wave for j in self.batch) * n)
+                + sum(j.waves * j.pods_per_node_per_wave for j in self.batch) * n
+                + sum(g.workers for g in self.gangs))
 
 
 def load(path: str | Path) -> Scenario:

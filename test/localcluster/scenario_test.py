@@ -10,13 +10,23 @@ from pathlib import Path
 import pytest
 import yaml
 
+from api.core import quantity_value
+from api.extension.coscheduling import LABEL_POD_GROUP
 from koordlet.metricsadvisor.simulated import ANNOTATION_USAGE, parse_usage
 from pkg.util.testdata import upstream_data_dir
 from test.apiserver.nodes import RUN_DURATION
 from test.e2e.cluster import chart_objects
 from test.localcluster import bootstrap
 from test.localcluster.scenario import DEFAULT_SCENARIO, SCENARIO_DIR, ScenarioError, load
-from test.localcluster.workload import batch_pod, online_pod, wave_times
+from test.localcluster.workload import (
+    GANG,
+    LABEL_KIND,
+    batch_pod,
+    gang_pod,
+    online_pod,
+    pod_group,
+    wave_times,
+)
 
 
 @pytest.mark.parametrize("path", sorted(SCENARIO_DIR.glob("*.yaml")), ids=lambda p: p.name)
@@ -25,11 +35,11 @@ def test_shipped_scenarios_load(path: Path) -> None:
     assert s.online and s.batch and s.nodes.count >= 1
 
 
-def test_default_scenario_is_40_pods_per_node() -> None:
+def test_default_scenario_is_40_pods_per_node_and_two_gang_jobs() -> None:
     s = load(DEFAULT_SCENARIO)
-    assert (s.nodes.count, s.pod_count()) == (5, 200)
+    assert (s.nodes.count, s.pod_count()) == (5, 200 + 10)
     s.nodes.count = 50
-    assert s.pod_count() == 2000
+    assert s.pod_count() == 2000 + 10  # gang jobs do not scale with nodes
 
 
 @pytest.mark.parametrize(("doc", "message"), [
@@ -41,6 +51,8 @@ def test_default_scenario_is_40_pods_per_node() -> None:
     ("name: x\nbatch: [{name: j, waves: 0, podsPerNodePerWave: 1, requests: {cpu: '1', "
      "memory: 1Gi}, usage: {cpu: '1', memory: 1Gi}, runSeconds: 5}]", "batch.0.waves"),
     ("name: x\nnodez: {count: 3}", "nodez: Extra inputs are not permitted"),
+    ("name: x\ngangs: [{name: g, workers: 2, minMember: 3, requests: {cpu: '1', memory: 1Gi},"
+     " runSeconds: 5}]", "gangs.0: Value error, minMember 3 is more than workers 2"),
 ])
 def test_bad_scenario_names_the_field(tmp_path: Path, doc: str, message: str) -> None:
     path = tmp_path / "s.yaml"
@@ -106,3 +118,39 @@ def test_slo_controller_config_is_the_charts_with_the_scenarios_keys_merged() ->
     assert "metricReportIntervalSeconds" not in original["data"]["colocation-config"]
     # koord-scheduler's --config is the chart's koord-scheduler-config.
     assert "kind: KubeSchedulerConfiguration" in bootstrap.scheduler_config_text(objects)
+
+
+def test_default_gang_jobs_one_fits_the_cores_online_pods_leave_and_one_does_not() -> None:
+    s = load(DEFAULT_SCENARIO)
+    n = s.nodes.count
+    free = n * quantity_value(s.nodes.cpu) - sum(
+        svc.replicas_per_node * n * quantity_value(svc.requests.cpu) for svc in s.online)
+    small, large = s.gangs
+    assert small.workers * quantity_value(small.requests.cpu) <= free
+    assert large.workers * quantity_value(large.requests.cpu) > free
+    # ... although most of its workers would find a node one by one.
+    assert quantity_value(large.requests.cpu) <= free / n
+
+
+def test_a_gang_job_is_a_pod_group_and_workers_koord_scheduler_binds_together() -> None:
+    job = load(DEFAULT_SCENARIO).gangs[1]
+    pg = pod_group(job)
+    assert pg["kind"] == "PodGroup" and pg["apiVersion"] == "scheduling.sigs.k8s.io/v1alpha1"
+    assert pg["metadata"]["namespace"] == "training"
+    assert pg["spec"] == {"minMember": 6, "scheduleTimeoutSeconds": 30}
+    pod = gang_pod(job, 5)
+    assert pod["metadata"]["name"] == "train-large-worker-5"
+    assert pod["metadata"]["labels"][LABEL_POD_GROUP] == "train-large"
+    assert pod["metadata"]["labels"][LABEL_KIND] == GANG
+    assert pod["spec"]["schedulerName"] == "koord-scheduler"
+    assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "6",
+                                                                     "memory": "4Gi"}
+    assert pod["metadata"]["annotations"][RUN_DURATION] == "40s"
+
+
+def test_the_charts_scheduler_profile_runs_coscheduling() -> None:
+    config = yaml.safe_load(bootstrap.scheduler_config_text(chart_objects()))
+    plugins = config["profiles"][0]["plugins"]
+    for point in ("preEnqueue", "preFilter", "postFilter", "permit", "reserve", "preBind",
+                  "postBind"):
+        assert "Coscheduling" in [p["name"] for p in plugins[point]["enabled"]], point

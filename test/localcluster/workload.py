@@ -7,6 +7,9 @@ Online pods are created at the start of the day and kept: koord-prod, QoS ``LS``
 of the day. Batch pods carry the labels the ClusterColocationProfile selects, so the manager's
 webhook makes them BE / koord-batch pods requesting ``kubernetes.io/batch-cpu`` and
 ``batch-memory``; each runs ``runSeconds`` (``sim.koordinator.sh/run-duration``) at its usage.
+A gang job is its PodGroup (``scheduleTimeoutSeconds`` and ``minMember`` as the scenario says)
+and its workers, labelled ``pod-group.scheduling.sigs.k8s.io``, created together once at its
+submit time and never replaced: a gang that cannot fit stays pending, as a training job would.
 """
 
 from __future__ import annotations
@@ -18,20 +21,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from api.extension.coscheduling import LABEL_POD_GROUP
 from koordlet.metricsadvisor.simulated import ANNOTATION_USAGE
 from pkg.client import ApiError
-from pkg.client.resources import PODS
+from pkg.client.resources import POD_GROUPS, PODS
 from pkg.client.rest import Client
 from test.apiserver.nodes import RUN_DURATION
 
-from .scenario import BatchJob, OnlineService, Scenario
+from .scenario import BatchJob, GangJob, OnlineService, Scenario
 
 log = logging.getLogger(__name__)
 
 SCHEDULER_NAME = "koord-scheduler"
 LABEL_GROUP = "local-up.koordinator.sh/group"
 LABEL_KIND = "local-up.koordinator.sh/kind"
-ONLINE, BATCH = "online", "batch"
+ONLINE, BATCH, GANG = "online", "batch", "gang"
 CREATE_WORKERS = 8
 Obj = dict[str, Any]
 
@@ -87,6 +91,28 @@ def batch_pod(job: BatchJob, name: str) -> Obj:
     }
 
 
+def pod_group(job: GangJob) -> Obj:
+    return {"apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "PodGroup",
+            "metadata": {"name": job.name, "namespace": job.namespace,
+                         "labels": {LABEL_GROUP: job.name, LABEL_KIND: GANG}},
+            "spec": {"minMember": job.required,
+                     "scheduleTimeoutSeconds": job.schedule_timeout_seconds}}
+
+
+def gang_pod(job: GangJob, index: int) -> Obj:
+    res = {"cpu": job.requests.cpu, "memory": job.requests.memory}
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": f"{job.name}-worker-{index}", "namespace": job.namespace,
+                     "labels": {LABEL_POD_GROUP: job.name, LABEL_GROUP: job.name,
+                                LABEL_KIND: GANG, "training.local/role": "worker"},
+                     "annotations": {RUN_DURATION: f"{job.run_seconds:g}s"}},
+        "spec": {"schedulerName": SCHEDULER_NAME, "restartPolicy": "Never",
+                 "containers": [{"name": "trainer", "image": "registry.local/trainer:v1",
+                                 "resources": {"requests": dict(res), "limits": dict(res)}}]},
+    }
+
+
 def wave_times(job: BatchJob, day: float) -> list[float]:
     """Seconds into the day of each wave: evenly from firstWaveAtFraction to the day's end."""
     start = job.first_wave_at_fraction * day
@@ -113,6 +139,8 @@ class Workload:
                 for i in range(job.pods_per_node_per_wave * n):
                     self.slots.append(Slot(BATCH, job.name, job.namespace,
                                            f"{job.name}-w{w}-{i}", at, job.retries))
+        # Gang jobs not submitted yet, with their submit time.
+        self.gangs_due = [(g.submit_at_fraction * day, g) for g in scenario.gangs]
         self.replaced = 0
         self.created = 0  # pods created, replacements included
         self._pool = ThreadPoolExecutor(CREATE_WORKERS, thread_name_prefix="create-pod")
@@ -135,6 +163,25 @@ class Workload:
         slot.current = name
         with self._lock:  # creates run on the pool's threads
             self.created += 1
+
+    def _create_gang(self, job: GangJob) -> bool:
+        """The PodGroup first (its pods wait for it otherwise), then every worker; False when
+        a create failed (the rest is tried again next tick)."""
+        objects = [(POD_GROUPS, pod_group(job))] + [(PODS, gang_pod(job, i))
+                                                    for i in range(job.workers)]
+        for resource, obj in objects:
+            try:
+                self.client.create(resource, obj, job.namespace)
+            except ApiError as e:
+                if e.status != 409:
+                    log.warning("creating %s %s/%s failed (retried next tick): %s",
+                                obj["kind"], job.namespace, obj["metadata"]["name"], e)
+                    return False
+                continue  # created by an earlier try
+            if resource is PODS:
+                with self._lock:
+                    self.created += 1
+        return True
 
     def step(self, t: float, pods: dict[tuple[str, str], Obj]) -> None:
         """Advance to ``t`` seconds into the day, given the current pods by (ns, name)."""
@@ -161,6 +208,8 @@ class Workload:
                 due.append(slot)
         # Each create waits on the manager's webhook: a wave goes out several at a time.
         list(self._pool.map(self._create, due))
+        self.gangs_due = [(at, job) for at, job in self.gangs_due
+                          if t < at or not self._create_gang(job)]
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

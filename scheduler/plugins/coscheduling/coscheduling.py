@@ -14,7 +14,9 @@ and informers, the plugin also runs the PodGroup status controller
 (``controller/podgroup.py``, ``controllerWorkers`` workers). Score only
 ranks nodes for network-topology gangs, which this version does not plan (PreScore skips).
 
-Beyond upstream, which leaves held pods silent (koordinator#2480), a pod that PreEnqueue holds
+Beyond upstream: ``explain_pod`` gives a gang pod's why-pending entry its ``gang`` section
+(``core/gang_summary.py``), held at PreEnqueue or not; and where upstream leaves held pods
+silent (koordinator#2480), a pod that PreEnqueue holds
 gets a ``FailedScheduling`` event and a ``PodScheduled=False`` condition saying which gang it
 waits for, how many members exist and how many are needed; each message once per pod.
 """
@@ -69,8 +71,9 @@ from scheduler.framework.interface import (
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, unresolvable, unschedulable
 from scheduler.framework.types import NodeInfo, PodInfo
-from scheduler.frameworkext.interface import ExtendedHandle, NextPodPlugin
+from scheduler.frameworkext.interface import ExtendedHandle, NextPodPlugin, PodState
 from scheduler.plugins.coscheduling.controller.podgroup import PodGroupController
+from scheduler.plugins.coscheduling.core import gang_summary
 from scheduler.plugins.coscheduling.core.gang import Gang
 from scheduler.plugins.coscheduling.core.gang_cache import GangCache
 from scheduler.plugins.coscheduling.core.gang_context import (
@@ -106,6 +109,9 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
             raise ValueError("; ".join(str(e) for e in errors))
         super().__init__(args, handle)
         self.args = args
+        if args.aware_network_topology:
+            log.warning("awareNetworkTopology is set but network-topology gang placement is not "
+                        "implemented; gangs are placed without ClusterNetworkTopology")
         self.cache = GangCache(args, handle.recorder, handle.activate)
         self.context = GangSchedulingContextHolder()
         # Held-pod reports go out on their own thread: PreEnqueue runs under the queue's lock.
@@ -251,6 +257,40 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
     def flush_reports(self) -> None:
         """Return once every held-pod report submitted so far went out."""
         self._reporter.submit(lambda: None).result()
+
+    # Why pending -------------------------------------------------------------------------
+
+    def explain_pod(self, key: str) -> PodState | None:
+        """The ``gang`` section of a pending gang pod's why-pending entry (PodStateExplainer)."""
+        found = self.cache.find_pod(key)
+        if found is None:
+            return None
+        gang, uid, pod = found
+        if (pod.get("spec") or {}).get("nodeName"):
+            return None
+        held = self.basic_check(PodInfo(pod))
+        with self.cache.lock:
+            group_waiting = [u for g in self.cache.group_gangs(gang) if g is not None
+                             for u in g.waiting]
+            waiting = uid in gang.waiting
+        waits = []
+        for member in group_waiting:
+            wp = self.handle.get_waiting_pod(member)
+            deadline = wp.deadline(NAME) if wp is not None else None
+            if wp is not None and deadline is not None:
+                waits.append(gang_summary.PermitWait(wp.since, deadline))
+        waited, left = gang_summary.permit_clock(waits, self.handle.clock.monotonic())
+        where = gang_summary.PodStateInGang
+        if held is not None:
+            at, message = where.HELD, held.message()
+        elif waiting:
+            at, message = where.WAITING, "assumed on a node; waits for its group"
+        else:  # its own last failed attempt, if any, is the entry's message
+            at, message = where.QUEUED, ""
+        state = gang_summary.GangPodState(key, at, message,
+                                          gang_summary.summarize(self.cache, gang), waited, left)
+        return PodState("gang", f"{at} by {NAME} (gang {gang.id})", state.to_dict(),
+                        tuple(state.lines()))
 
     # PostFilter --------------------------------------------------------------------------
 

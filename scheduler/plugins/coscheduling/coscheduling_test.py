@@ -1,5 +1,6 @@
 """Coscheduling through the scheduling loop: PreEnqueue holds, Permit gathers, Strict and
-NonStrict rejections, timeouts, the bind-gang annotations, and pods without gangs untouched.
+NonStrict rejections, timeouts, the bind-gang annotations, pods without gangs untouched, and the
+``gang`` section of a pending gang pod's why-pending entry.
 Mirrors upstream's coscheduling_test.go and core/core_test.go cases (PreEnqueue / PreFilter
 "child pod not collect enough", Permit wait-then-success, PostFilter strict rejection,
 Unreserve)."""
@@ -19,6 +20,7 @@ from api.extension.coscheduling import (
 )
 from pkg.util.clock import FakeClock
 from scheduler.apis.config import load_scheduler_config
+from scheduler.diagnosis import explain_text
 from scheduler.factory import build_scheduler
 from scheduler.framework.binder import InMemoryBinder
 from scheduler.framework.plugins.defaultpreemption.testing import FakeClient, FakeRecorder
@@ -386,3 +388,102 @@ def test_a_failed_strict_group_fails_its_remaining_members_at_pre_filter(
         'with reason "Insufficient cpu", alreadyWaitForBound: 2')
     assert d["diagnosis"]["pluginRejections"] == {}
     assert cluster.plugin.context.current is None  # every pending member was tried
+
+
+def test_aware_network_topology_is_loaded_and_said_to_be_not_implemented(
+        caplog: pytest.LogCaptureFixture) -> None:
+    config = coscheduling_config().replace(
+        "args: {defaultTimeout: 600s}", "args: {defaultTimeout: 600s, awareNetworkTopology: true}")
+    built = build_scheduler(load_scheduler_config(config), binder=InMemoryBinder())
+    try:
+        plugin = built.scheduler.profiles["koord-scheduler"].plugin(NAME)
+        assert isinstance(plugin, Coscheduling) and plugin.args.aware_network_topology
+        assert ("awareNetworkTopology is set but network-topology gang placement is not "
+                "implemented; gangs are placed without ClusterNetworkTopology") in caplog.messages
+    finally:
+        built.scheduler.stop()
+
+
+# Why pending: the gang section ------------------------------------------------------------
+
+
+def _text(entry: dict[str, Any]) -> str:
+    return explain_text(entry["pod"], {}, entry["message"], entry["explain"])
+
+
+def test_a_pod_held_at_pre_enqueue_is_explained_with_its_gang(cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("train", 3, timeout=30))
+    cluster.add_pod(make_pod("train-0", pod_group="train"))
+    cluster.add_pod(make_pod("train-1", pod_group="train"))
+    assert cluster.schedule_ready() == 0  # held: never tried, so no Filter diagnosis
+
+    entry = cluster.sched.diagnosis_of("default/train-1")
+    assert entry is not None and entry["diagnosis"] is None
+    gang = entry["gang"]
+    assert gang["name"] == "default/train"
+    assert gang["gangFrom"] == "GangFromPodGroupCrd"
+    assert (gang["mode"], gang["gangMatchPolicy"]) == ("Strict", "once-satisfied")
+    assert (gang["minRequiredNumber"], gang["totalChildrenNum"]) == (3, 3)
+    assert gang["children"] == ["default/train-0", "default/train-1"]
+    assert (gang["waitingForBindChildren"], gang["boundChildren"]) == ([], [])
+    assert gang["state"] == "HeldAtPreEnqueue"
+    assert "default/train has 2 of 3 pods" in gang["message"]
+    assert gang["timeLeftSeconds"] is None
+    text = _text(entry)
+    assert ("Gang default/train (GangFromPodGroupCrd, Strict, match policy once-satisfied): "
+            "members 2 of 3 required (totalNumber 3)") in text
+    assert "  members: (default/train-0, default/train-1)" in text
+    assert "  this pod: HeldAtPreEnqueue: gangGroup [default/train] basic check" in text
+
+
+def test_members_waiting_at_permit_show_the_time_left_before_the_timeout(
+        cluster: GangCluster) -> None:
+    cluster.add_pod_group(make_pod_group("job", 3, timeout=30))
+    for name in ("a", "b", "c"):
+        cluster.add_pod(make_pod(name, pod_group="job"))
+    # Held until c came, a is free to go now: no stale hold message.
+    queued = cluster.sched.diagnosis_of("default/a")
+    assert queued is not None and queued["gang"]["state"] == "Queued"
+    assert queued["gang"]["message"] == ""
+    assert "  this pod: Queued (its last failed attempt, if any, above)" in _text(queued)
+    assert cluster.sched.schedule_one(timeout=0)
+    assert cluster.sched.schedule_one(timeout=0)
+    cluster.clock.step(12)
+
+    entry = cluster.sched.diagnosis_of("default/a")
+    assert entry is not None
+    gang = entry["gang"]
+    assert gang["state"] == "WaitingAtPermit"
+    assert gang["waitingForBindChildren"] == ["default/a", "default/b"]
+    assert (gang["waitedSeconds"], gang["timeLeftSeconds"]) == (12, 18)
+    text = _text(entry)
+    assert "  waiting at Permit (assumed): 2 (default/a, default/b)" in text
+    assert ("  Permit: waiting 12s, 18s left before the timeout rejects the group's waiting "
+            "members") in text
+    queued = cluster.sched.diagnosis_of("default/c")
+    assert queued is not None and queued["gang"]["state"] == "Queued"
+
+    assert cluster.sched.schedule_one(timeout=0)
+    wait_bound(cluster, 3)
+    for name in ("a", "b", "c"):
+        cluster.plugin.cache.on_pod_update(make_pod(name, pod_group="job"),
+                                           make_pod(name, pod_group="job", node="n1"))
+    # Bound: not pending, nothing to explain.
+    assert cluster.sched.diagnosis_of("default/a") is None
+
+
+def test_pods_without_a_gang_get_no_gang_section(cluster: GangCluster) -> None:
+    cluster.add_pod(make_pod("solo", cpu="100"))  # fits no node: a Filter diagnosis only
+    assert cluster.schedule_ready() == 1
+    entry = cluster.sched.diagnosis_of("default/solo")
+    assert entry is not None and "gang" not in entry
+    assert cluster.sched.diagnosis_of("default/nobody") is None
+
+
+def test_an_annotation_gang_not_initialised_says_so(cluster: GangCluster) -> None:
+    cluster.add_pod(make_pod("x", annotations=gang_annotations("g", "three")))
+    entry = cluster.sched.diagnosis_of("default/x")
+    assert entry is not None
+    assert entry["gang"]["hasGangInit"] is False
+    assert entry["explain"][0] == ("Gang default/g: not initialised (GangFromPodAnnotation); "
+                                   "its pods wait for it.")

@@ -109,6 +109,16 @@ class GangCache:
                         return key
         return None
 
+    def find_pod(self, key: str) -> tuple[Gang, str, PodDict] | None:
+        """The gang, uid and object of the gang pod ``namespace/name`` (a scan: for the
+        debug endpoint, not the scheduling path)."""
+        with self.lock:
+            for gang in self.gangs.values():
+                for uid, pod in gang.children.items():
+                    if _key(pod) == key:
+                        return gang, uid, pod
+        return None
+
     def is_once_satisfied(self, gang: Gang) -> bool:
         with self.lock:
             return gang.group_id in self.once_satisfied
