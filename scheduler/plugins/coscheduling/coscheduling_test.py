@@ -238,7 +238,8 @@ def test_members_not_tried_yet_learn_why_their_group_failed(cluster: GangCluster
     conditions = {call[1]: call[2]["status"]["conditions"][0]["message"]
                   for call in cluster.client.calls if call[3] == "status"}
     expected = ('GangGroup "default/job" gets rejected due to member Pod "default/a" is '
-                'unschedulable with reason "Insufficient cpu", alreadyWaitForBound: 0')
+                'unschedulable with reason "0/1 nodes are available: 1 Insufficient cpu.", '
+                'alreadyWaitForBound: 0')
     assert conditions["b"] == conditions["c"] == expected
 
 
