@@ -33,14 +33,6 @@ from scheduler.plugins.coscheduling.testing import (
 )
 
 
-class Client(FakeClient):
-    """FakeClient as a ClientSet: the plugin only patches; other requests answer nothing."""
-
-    def request(self, method: str, path: str, *, body: Any = None) -> Any:
-        self.calls.append((method, path, body, None))
-        return {}
-
-
 class GangCluster:
     """A scheduler with Coscheduling, in-memory bindings and a fake clock; pods and PodGroups
     reach the gang cache and the queue as their informers would deliver them."""
@@ -49,7 +41,7 @@ class GangCluster:
         self.clock = FakeClock()
         self.binder = InMemoryBinder()
         self.recorder = FakeRecorder()
-        self.client = Client()
+        self.client = FakeClient()
         built = build_scheduler(load_scheduler_config(coscheduling_config(default_timeout)),
                                 binder=self.binder, clock=self.clock, client=self.client,
                                 recorder_factory=lambda _name: self.recorder, bind_workers=8)

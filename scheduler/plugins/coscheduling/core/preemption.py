@@ -81,7 +81,6 @@ from scheduler.plugins.coscheduling.core.gang_cache import GangCache
 log = logging.getLogger(__name__)
 
 REASON_ALREADY_PREEMPTED = "preemption already attempted by %s with message %s"
-REASON_NO_PENDING_PODS = "no pending pods"
 REASON_PREEMPTION_POLICY_NEVER = "not eligible due to preemptionPolicy=Never."
 REASON_TERMINATING_VICTIM_ON_NOMINATED_NODE = \
     "not eligible due to terminating pod on the nominated node."
