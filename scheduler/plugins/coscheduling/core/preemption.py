@@ -36,11 +36,12 @@ was pending then has been attempted (reached Reserve or PostFilter): a member fa
 same round does not preempt again but gets "preemption already attempted by <trigger> with
 message <outcome>", as upstream's gang scheduling context.
 
-Departures, both forced by our scheduler: waiting members are rejected but not nominated to
-their assumed node (upstream's ``JobPreemptionSuccessPlugin`` pseudo-plugin keeps that
-nomination through the rejection; our binding cycle clears it), and the nominations of the
-job's own members are not ignored during the dry run (``MakeNominatedPodsOfTheSameJob``): a
-member nominated earlier counts on its node like any nominated pod of its priority.
+The group's waiting members are rejected as ``JobPreemptionSuccessPlugin`` (they keep their
+assumed node as nomination) or ``JobPreemptionFailurePlugin`` (nomination cleared), and waiting
+victims as ``JobRejectPlugin`` (nomination untouched); ``frameworkext/nominating.py`` says what
+the scheduler makes of each. One departure: the nominations of the job's own members are not
+ignored during the dry run (upstream's ``MakeNominatedPodsOfTheSameJob``); a member nominated
+earlier counts on its node like any nominated pod of its priority.
 
 A pod without a gang (or of a gang already once satisfied) is preempted for alone, as
 upstream's "regular mode": it is the only pending member and no round is kept.
@@ -75,6 +76,11 @@ from scheduler.framework.plugins.defaultpreemption.evaluator import (
 from scheduler.framework.status import Code, Status, code_of, is_success, unresolvable
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.frameworkext.interface import ExtendedHandle
+from scheduler.frameworkext.nominating import (
+    JOB_PREEMPTION_FAILURE_PLUGIN,
+    JOB_PREEMPTION_SUCCESS_PLUGIN,
+    JOB_REJECT_PLUGIN,
+)
 from scheduler.plugins.coscheduling.core.gang import Gang
 from scheduler.plugins.coscheduling.core.gang_cache import GangCache
 
@@ -91,11 +97,6 @@ REASON_SELECT_VICTIMS_ON_NODE_ERROR = "select victims on node error"
 REASON_PREPARE_CANDIDATES_ERROR = "prepare candidates error"
 REASON_TRIGGER_POD_PREEMPT_SUCCESS = "preempt success, alreadyWaitingForBound: %d/%d"
 PREEMPTION_NOT_HELPFUL_FOR_NODE = "Preemption is not helpful for scheduling"
-
-# Rejection sources for the group's waiting members (upstream's frameworkext pseudo-plugins).
-JOB_PREEMPTION_SUCCESS_PLUGIN = "JobPreemptionSuccessPlugin"
-JOB_PREEMPTION_FAILURE_PLUGIN = "JobPreemptionFailurePlugin"
-JOB_REJECT_PLUGIN = "JobRejectPlugin"
 
 
 @dataclass(slots=True)

@@ -13,7 +13,9 @@ from api.extension.elastic_quota import LABEL_PREEMPTIBLE
 from api.extension.preemption import LABEL_DISABLE_PREEMPTIBLE
 from api.extension.schedule_explanation import LABEL_QUESTIONED_OBJECT_KEY
 from pkg.util.clock import FakeClock
-from scheduler.apis.config import CoschedulingArgs
+from scheduler.apis.config import CoschedulingArgs, load_scheduler_config
+from scheduler.factory import build_scheduler
+from scheduler.framework.binder import InMemoryBinder
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.plugins.defaultpreemption.evaluator import (
     DISRUPTION_TARGET,
@@ -43,7 +45,7 @@ from scheduler.plugins.coscheduling.core.preemption import (
     sort_victims,
 )
 from scheduler.plugins.coscheduling.coscheduling import NAME, Coscheduling
-from scheduler.plugins.coscheduling.testing import make_pod_group
+from scheduler.plugins.coscheduling.testing import coscheduling_config, make_pod_group
 
 HIGH, LOW = 1000, 1
 
@@ -313,3 +315,43 @@ def test_a_pod_without_a_gang_preempts_alone() -> None:
     assert got.status.code == Code.SUCCESS
     assert got.result is not None and got.result.nominated_node_name == "n1"
     assert c.client.deleted() == ["v1"]
+
+
+def test_through_the_scheduler_a_waiting_member_keeps_its_node_and_the_gang_binds() -> None:
+    client, binder = FakeClient(), InMemoryBinder()
+    built = build_scheduler(load_scheduler_config(coscheduling_config(enable_preemption=True)),
+                            binder=binder, clock=FakeClock(), client=client, bind_workers=4)
+    sched, handlers = built.scheduler, built.handlers
+    plugin = sched.profiles["koord-scheduler"].plugin(NAME)
+    assert isinstance(plugin, Coscheduling)
+    try:
+        handlers.add_node(make_node("n1"))
+        victim = low("v1", "n1")
+        handlers.add_pod_to_cache(victim)
+        a, b = (member(n, cpu="2", schedulerName="koord-scheduler") for n in "ab")
+        plugin.cache.on_pod_group_add(make_pod_group("job", 2))
+        for p in (a, b):
+            plugin.cache.on_pod_add(p)
+            handlers.add_pod_to_queue(p)
+
+        # "a" fits beside v1 and waits for "b"; "b" fits only once v1 goes.
+        while sched.schedule_one(timeout=0):
+            pass
+        assert client.deleted() == ["v1"]
+        # "a", sent back by the preemption, keeps n1: nominated in the queue and on the pod.
+        assert sched.wait_for_bindings(30)
+        assert sorted(p.name for p in sched.queue.nominator.nominated_pods_for_node("n1")) \
+            == ["a", "b"]
+        assert any(c[2]["status"].get("nominatedNodeName") == "n1" for c in client.calls
+                   if c[0] == "patch" and c[1] == "a")
+
+        # Once v1 is gone, the whole gang binds to n1.
+        plugin.cache.on_pod_delete(victim)
+        handlers.delete_pod_from_cache(victim)
+        sched.queue.activate([a, b])
+        while sched.schedule_one(timeout=0):
+            pass
+        assert sched.wait_for_bindings(30)
+        assert binder.bindings == {"default/a": "n1", "default/b": "n1"}
+    finally:
+        sched.stop()
