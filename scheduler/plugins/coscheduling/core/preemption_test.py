@@ -307,6 +307,21 @@ def test_a_second_member_in_the_same_round_does_not_preempt_again() -> None:
     assert again.status.message() == first.status.message()
 
 
+def test_a_member_that_reached_reserve_in_the_round_preempts_afresh_later() -> None:
+    c = two_full_nodes()
+    pods = [member("a"), member("b"), member("c")]
+    c.gang("job", 3, pods)
+    c.try_(pods[0])  # in vain: the round waits for "b" and "c"
+
+    # "b" was placed somewhere in this round (it reached Reserve): its round turn is used.
+    assert c.fwk.run_reserve(CycleState(), PodInfo(pods[1]).with_node("n1"), "n1") is None
+    again = c.try_(pods[1])
+
+    assert not again.status.message().startswith("preemption already attempted")
+    assert c.try_(pods[2]).status.message().startswith(
+        "preemption already attempted by default/b")
+
+
 def test_a_pod_without_a_gang_preempts_alone() -> None:
     c = Cluster([make_node("n1")], [low("v1", "n1", cpu="4")])
 
