@@ -39,9 +39,8 @@ message <outcome>", as upstream's gang scheduling context.
 The group's waiting members are rejected as ``JobPreemptionSuccessPlugin`` (they keep their
 assumed node as nomination) or ``JobPreemptionFailurePlugin`` (nomination cleared), and waiting
 victims as ``JobRejectPlugin`` (nomination untouched); ``frameworkext/nominating.py`` says what
-the scheduler makes of each. One departure: the nominations of the job's own members are not
-ignored during the dry run (upstream's ``MakeNominatedPodsOfTheSameJob``); a member nominated
-earlier counts on its node like any nominated pod of its priority.
+the scheduler makes of each. While simulating, the pending members' own earlier nominations
+do not count against each other (``make_nominated_pods_of_the_same_job``).
 
 A pod without a gang (or of a gang already once satisfied) is preempted for alone, as
 upstream's "regular mode": it is the only pending member and no round is kept.
@@ -80,6 +79,7 @@ from scheduler.frameworkext.nominating import (
     JOB_PREEMPTION_FAILURE_PLUGIN,
     JOB_PREEMPTION_SUCCESS_PLUGIN,
     JOB_REJECT_PLUGIN,
+    make_nominated_pods_of_the_same_job,
 )
 from scheduler.plugins.coscheduling.core.gang import Gang
 from scheduler.plugins.coscheduling.core.gang_cache import GangCache
@@ -274,6 +274,7 @@ class JobPreemptionEvaluator:
         if not all_nodes:
             ps.reason = REASON_NO_NODES_AVAILABLE
             return None, Status(Code.ERROR, REASON_NO_NODES_AVAILABLE)
+        make_nominated_pods_of_the_same_job(state, (p.uid for p in pending))
         try:
             placed, victims, node_statuses = self._dry_run(state, pod, pending, all_nodes,
                                                             statuses, ps)

@@ -322,6 +322,22 @@ def test_a_member_that_reached_reserve_in_the_round_preempts_afresh_later() -> N
         "preemption already attempted by default/b")
 
 
+def test_members_nominated_by_an_earlier_round_do_not_count_against_each_other() -> None:
+    c = Cluster([make_node("n1"), make_node("n2")],
+                [low("v1", "n1", cpu="4"), low("v2", "n2", cpu="4")])
+    a, b = member("a"), member("b")
+    b["status"]["nominatedNodeName"] = "n1"  # from an earlier round
+    c.nominator.add_nominated_pod(PodInfo(b), "n1")
+    c.gang("job", 2, [a, b])
+
+    got = c.try_(a)
+
+    # Had b's old nomination counted, n1 would have no room for "a", and n2 none for both.
+    assert got.status.code == Code.SUCCESS
+    assert sorted(c.client.deleted()) == ["v1", "v2"]
+    assert c.nominator.nominated_node_of("b") == "n2"
+
+
 def test_a_pod_without_a_gang_preempts_alone() -> None:
     c = Cluster([make_node("n1")], [low("v1", "n1", cpu="4")])
 
