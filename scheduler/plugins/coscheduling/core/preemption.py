@@ -6,7 +6,7 @@ Corresponds to koordinator ``pkg/scheduler/plugins/coscheduling/core/preemption.
 ``nodesWherePreemptionMightHelp``, ``removePossibleVictims``, ``estimatePreemptionCost``,
 ``placeToSchedulePods``, ``selectVictims``/``sortVictims``, ``prepareCandidates``,
 ``makeNomination``/``cancelNomination``) and the ``preemptionMessage`` of its gang scheduling
-context. Coscheduling's PostFilter calls it, with ``enablePreemption``, for a gang pod that fits
+context. Coscheduling's PostFilter calls it, with ``enablePreemption``, for a pod that fits
 nowhere (the *trigger* pod). This module owns the algorithm and the per-round record; victims
 are evicted with DefaultPreemption's ``evict_victim`` (DisruptionTarget condition, delete,
 ``Preempted`` event; a victim waiting at Permit is rejected instead).
@@ -48,8 +48,8 @@ upstream's "regular mode": it is the only pending member and no round is kept.
 Keeping pod-by-pod preemption away from gang pods is upstream's configuration, not code: the
 chart's ``scheduler.enableJobPreemption`` (default true) sets this ``enablePreemption`` *and*
 leaves DefaultPreemption out of the ``postFilter`` list, so job preemption is the scheduler's
-only preemption for every pod (hence the regular mode). A configuration that enables both runs
-DefaultPreemption after a failed job preemption, as upstream would.
+only preemption for every pod (hence the regular mode). A configuration that keeps
+DefaultPreemption runs both, in the ``postFilter`` order, as upstream would.
 """
 
 from __future__ import annotations
