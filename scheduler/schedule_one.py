@@ -52,6 +52,7 @@ from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import PodInfo
 from scheduler.frameworkext.interface import ClientSet
+from scheduler.frameworkext.nominating import nomination_after_rejection
 from scheduler.metrics.metrics import SchedulerMetrics
 
 log = logging.getLogger(__name__)
@@ -421,7 +422,8 @@ class ScheduleOne:
                 fwk.run_unreserve(state, assumed, host)
                 self._forget(fwk, assumed)
                 self._handle_scheduling_failure(fwk, qpi, assumed.with_node(""), status, None,
-                                                "", self.queue.scheduling_cycle(), start)
+                                                nomination_after_rejection(status, host),
+                                                self.queue.scheduling_cycle(), start)
                 self._handle_binding_cycle_error(assumed)
                 return
             self.cache.finish_binding(assumed)

@@ -65,6 +65,7 @@ from scheduler.frameworkext.interface import (
     InformerFactory,
     RecorderFactory,
 )
+from scheduler.frameworkext.nominating import nominated_pods_of_the_same_job
 
 if TYPE_CHECKING:
     from scheduler.apis.config.base import PluginArgs
@@ -439,11 +440,14 @@ class Framework:
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: PodInfo,
                                                node_info: NodeInfo) -> Status | None:
         """Filter (after the BeforeFilter transformers) with higher-or-equal-priority nominated
-        pods counted, then without them."""
+        pods counted (but those of the job a preemption simulates), then without them."""
         pod, node_info, status = self.transformers.before_filter(state, pod, node_info)
         if status is not None:
             return status
         nominated = self.nominated_pods_for(pod, node_info.name)
+        same_job = nominated_pods_of_the_same_job(state)
+        if same_job:
+            nominated = [p for p in nominated if p.uid not in same_job]
         if nominated:
             state2 = state.clone()
             ni2 = node_info.clone()

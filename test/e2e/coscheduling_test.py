@@ -5,7 +5,9 @@ the PodGroup's status follows them to Running); a
 gang larger than the cluster binds no member: in Strict mode the waiting members are rejected
 as soon as one member cannot be placed, in NonStrict mode they wait until the gang's
 scheduleTimeoutSeconds runs out. ``hack/koord explain pod`` shows a gang pod's gang: held
-before any attempt (members 2 of 3), or its members waiting at Permit and the time left.
+before any attempt (members 2 of 3), or its members waiting at Permit and the time left. With
+``enablePreemption``, a higher-priority gang evicts a lower-priority gang filling the nodes and
+binds whole, while a gang that would not fit even then evicts nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from api.extension.coscheduling import (
     LABEL_POD_GROUP,
 )
 from hack import koord_cli
-from pkg.client.resources import EVENTS, POD_GROUPS, PODS
+from pkg.client.errors import is_not_found
+from pkg.client.resources import EVENTS, POD_GROUPS, PODS, PRIORITY_CLASSES
 from pkg.client.rest import Client
 from scheduler.plugins.coscheduling.testing import coscheduling_config, gang_annotations
 from test.apiserver import ServerHandle
@@ -35,7 +38,6 @@ from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
 
 SCHEDULER = "koord-scheduler"
 DEADLINE = 60.0
-
 
 
 @pytest.fixture
@@ -65,17 +67,20 @@ def _pod_group(client: Client, name: str, min_member: int, timeout: int,
 
 
 def _member(client: Client, name: str, group: str = "", cpu: str = "100m",
-            annotations: dict[str, str] | None = None) -> None:
+            annotations: dict[str, str] | None = None, priority_class: str = "") -> None:
     requests = {"cpu": cpu, "memory": "128Mi"}
     labels = {LABEL_POD_GROUP: group} if group else {}
+    spec: dict[str, Any] = {"schedulerName": SCHEDULER, "terminationGracePeriodSeconds": 0,
+                            "containers": [{"name": "c", "image": "pause",
+                                            "resources": {"requests": requests,
+                                                          "limits": dict(requests)}}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
     client.create(PODS, {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": "default", "labels": labels,
                      "annotations": annotations or {}},
-        "spec": {"schedulerName": SCHEDULER, "terminationGracePeriodSeconds": 0,
-                 "containers": [{"name": "c", "image": "pause",
-                                 "resources": {"requests": requests,
-                                               "limits": dict(requests)}}]}})
+        "spec": spec})
 
 
 def _pod(client: Client, name: str) -> dict[str, Any]:
@@ -246,3 +251,83 @@ def test_a_malformed_gang_annotation_is_reported_on_the_pod(
     wait_for(partial(_says, client, "odd", "gang has not init, gangName: default/odd, "
                      "podName: default/odd"), DEADLINE, what="the pod says why it waits")
     assert _bound(client, ["odd"]) == []
+
+
+# Job-level preemption ----------------------------------------------------------------------
+
+@pytest.fixture
+def preempting_scheduler(kubeconfig_of: KubeconfigOf, client: Client,
+                         tmp_path: Path) -> Iterator[None]:
+    """koord-scheduler with Coscheduling's enablePreemption (and no DefaultPreemption, as the
+    chart's default ``scheduler.enableJobPreemption``), and two priority classes."""
+    for name, value in (("gang-low", 100), ("gang-high", 1000)):
+        client.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1",
+                                         "kind": "PriorityClass",
+                                         "metadata": {"name": name}, "value": value})
+    proc, url = start_scheduler(kubeconfig_of(SCHEDULER),
+                                coscheduling_config(enable_preemption=True), tmp_path)
+    try:
+        wait_for(lambda: http_ok(url + "/healthz"), DEADLINE,
+                 what=f"koord-scheduler healthy; log:\n{proc.log()}")
+        yield
+    finally:
+        proc.stop()
+
+
+def _gang(client: Client, name: str, size: int, priority_class: str) -> list[str]:
+    """A PodGroup of ``size`` members of 1.5 cpus (one per 2-cpu node)."""
+    _pod_group(client, name, size, 600)
+    names = [f"{name}-{i}" for i in range(size)]
+    for n in names:
+        _member(client, n, name, cpu="1500m", priority_class=priority_class)
+    return names
+
+
+def _gone(client: Client, name: str) -> bool:
+    try:
+        client.get(PODS, name, "default")
+    except Exception as err:  # noqa: BLE001 - only NotFound means gone
+        if is_not_found(err):
+            return True
+        raise
+    return False
+
+
+def _preempted(client: Client) -> set[str]:
+    return {e["involvedObject"]["name"] for e in client.list(EVENTS, "default")["items"]
+            if e["reason"] == "Preempted"}
+
+
+def test_a_higher_priority_gang_evicts_a_lower_one_and_binds_whole(
+        srv: ServerHandle, client: Client, preempting_scheduler: None) -> None:
+    srv.add_nodes(3, cpu="2", memory="8Gi")
+    low = _gang(client, "low", 3, "gang-low")
+    wait_for(lambda: len(_bound(client, low)) == 3, DEADLINE, what="the low gang bound")
+
+    high = _gang(client, "high", 3, "gang-high")
+
+    wait_for(lambda: all(_gone(client, n) for n in low), DEADLINE,
+             what="every low-priority member evicted")
+    wait_for(lambda: _preempted(client) >= set(low), DEADLINE,
+             what="a Preempted event on every low-priority member")
+    wait_for(lambda: len(_bound(client, high)) == 3, DEADLINE,
+             what="every high-priority member bound")
+
+
+def test_a_gang_that_would_not_fit_even_after_preemption_evicts_nothing(
+        srv: ServerHandle, client: Client, preempting_scheduler: None) -> None:
+    srv.add_nodes(2, cpu="2", memory="8Gi")
+    low = _gang(client, "low", 2, "gang-low")
+    wait_for(lambda: len(_bound(client, low)) == 2, DEADLINE, what="the low gang bound")
+
+    high = _gang(client, "high", 3, "gang-high")
+
+    # A later member of the same round reports the attempt that found no room for the gang.
+    wait_for(lambda: any(e["reason"] == "FailedScheduling"
+                         and e["involvedObject"]["name"] in high
+                         and "preemption already attempted by default/high-" in e["message"]
+                         for e in client.list(EVENTS, "default")["items"]),
+             DEADLINE, what="the high gang's preemption attempted and given up")
+    assert _bound(client, low) == low
+    assert _preempted(client) == set()
+    assert _bound(client, high) == []

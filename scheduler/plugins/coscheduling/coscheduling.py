@@ -7,7 +7,9 @@ the group's scheduling context (``core/gang_context.py``), and NextPod hands the
 group's other pending members next; Permit parks assumed members until
 enough are waiting (by the gang's match policy), then allows the whole group; PostFilter gives
 the group's members not tried yet the failure as their condition and, in Strict mode, rejects
-the group's waiting members when one member cannot be placed; Unreserve
+the group's waiting members when one member cannot be placed; with ``enablePreemption`` it
+also runs job-level preemption (``core/preemption.py``): for the whole group, or for a pod
+without a gang (or of a once-satisfied gang) alone; Unreserve
 (a Permit timeout or rejection included) does the same; PreBind writes the bind-gang
 annotations on members bound together; PostBind marks the group once satisfied. With a client
 and informers, the plugin also runs the PodGroup status controller
@@ -45,6 +47,7 @@ from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
 from pkg.client.resources import POD_GROUPS, PODS
 from pkg.events.events import WARNING
 from scheduler.apis.config import CoschedulingArgs
+from scheduler.diagnosis import Diagnosis, FitError
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import (
     POD,
@@ -81,6 +84,7 @@ from scheduler.plugins.coscheduling.core.gang_context import (
     REASON_GANG_SUCCEEDED,
     GangSchedulingContextHolder,
 )
+from scheduler.plugins.coscheduling.core.preemption import JobPreemptionEvaluator
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +118,8 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
                         "implemented; gangs are placed without ClusterNetworkTopology")
         self.cache = GangCache(args, handle.recorder, handle.activate)
         self.context = GangSchedulingContextHolder()
+        self.preemption = (JobPreemptionEvaluator(NAME, handle, self.cache)
+                           if args.enable_preemption else None)
         # Held-pod reports go out on their own thread: PreEnqueue runs under the queue's lock.
         self._reporter = ThreadPoolExecutor(1, thread_name_prefix="coscheduling-report")
         self._reported: dict[str, str] = {}  # pod uid → the hold message last reported
@@ -301,14 +307,16 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
             if get_gang_id(pod.pod):
                 return None, unschedulable(f"Pod {pod.key!r} cannot find Gang "
                                            f"{get_gang_id(pod.pod)!r}")
-            return None, unschedulable()
+            return self._preempt_alone(state, pod, statuses)
         if (gang.params.match_policy == GangMatchPolicy.ONCE_SATISFIED
                 and self.cache.is_once_satisfied(gang)):
-            return None, unschedulable()
-        # The member's reason: the first rejecting node's (upstream quotes the whole FitError).
-        reason = next((s.message() for s in statuses.statuses.values()), "")
-        if not reason and statuses.absent is not None:
-            reason = statuses.absent.message()
+            return self._preempt_alone(state, pod, statuses)
+        result: PostFilterResult | None = None
+        preempted: Status | None = None
+        if self.preemption is not None:
+            result, preempted, _ = self.preemption.preempt(state, pod, statuses, gang)
+        reason = FitError(pod.key, len(self.handle.snapshot.node_infos),
+                          Diagnosis(node_to_status=statuses)).message()
         with self.cache.lock:
             gangs = [g for g in self.cache.group_gangs(gang) if g is not None]
             waiting = sum(len(g.waiting) for g in gangs)
@@ -321,14 +329,25 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
                    f'is unschedulable with reason "{reason}", alreadyWaitForBound: {waiting}')
         for uid, p in pending:
             self._report_held(uid, p, message, event=False)
+        if gang.params.mode == GangMode.STRICT:
+            ctx = self.context.of_group(gang.group_id)
+            if ctx is not None and not ctx.failed_message:
+                ctx.failed_message = message
+            self._reject_group(gang, message, except_uid=pod.uid)
+        if preempted is not None:
+            return result, preempted
         if gang.params.mode != GangMode.STRICT:
             return None, unschedulable()
-        ctx = self.context.of_group(gang.group_id)
-        if ctx is not None and not ctx.failed_message:
-            ctx.failed_message = message
-        self._reject_group(gang, message, except_uid=pod.uid)
         return None, unschedulable(f'Gang "{gang.id}" gets rejected due to pod is '
                                    f'unschedulable')
+
+    def _preempt_alone(self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+                       ) -> tuple[PostFilterResult | None, Status | None]:
+        """Job preemption for ``pod`` alone (upstream's regular mode), when enabled."""
+        if self.preemption is None:
+            return None, unschedulable()
+        result, status, _ = self.preemption.preempt(state, pod, statuses, None)
+        return result, status
 
     def _reject_group(self, gang: Gang, message: str, except_uid: str = "") -> None:
         """Reject every waiting member of the gang's group (their Unreserve follows)."""
@@ -354,6 +373,10 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
     # Reserve / Permit --------------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        if self.preemption is not None:
+            gang = self.cache.gang_of(pod.pod)
+            if gang is not None:
+                self.preemption.attempted(gang, pod.uid)
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:

@@ -35,14 +35,6 @@ from scheduler.plugins.coscheduling.testing import (
 )
 
 
-class Client(FakeClient):
-    """FakeClient as a ClientSet: the plugin only patches; other requests answer nothing."""
-
-    def request(self, method: str, path: str, *, body: Any = None) -> Any:
-        self.calls.append((method, path, body, None))
-        return {}
-
-
 class GangCluster:
     """A scheduler with Coscheduling, in-memory bindings and a fake clock; pods and PodGroups
     reach the gang cache and the queue as their informers would deliver them."""
@@ -51,7 +43,7 @@ class GangCluster:
         self.clock = FakeClock()
         self.binder = InMemoryBinder()
         self.recorder = FakeRecorder()
-        self.client = Client()
+        self.client = FakeClient()
         built = build_scheduler(load_scheduler_config(coscheduling_config(default_timeout)),
                                 binder=self.binder, clock=self.clock, client=self.client,
                                 recorder_factory=lambda _name: self.recorder, bind_workers=8)
@@ -240,7 +232,8 @@ def test_members_not_tried_yet_learn_why_their_group_failed(cluster: GangCluster
     conditions = {call[1]: call[2]["status"]["conditions"][0]["message"]
                   for call in cluster.client.calls if call[3] == "status"}
     expected = ('GangGroup "default/job" gets rejected due to member Pod "default/a" is '
-                'unschedulable with reason "Insufficient cpu", alreadyWaitForBound: 0')
+                'unschedulable with reason "0/1 nodes are available: 1 Insufficient cpu.", '
+                'alreadyWaitForBound: 0')
     assert conditions["b"] == conditions["c"] == expected
 
 
@@ -385,7 +378,7 @@ def test_a_failed_strict_group_fails_its_remaining_members_at_pre_filter(
     # d never reached Filter: its PreFilter answered with the group's failure.
     assert d["diagnosis"]["preFilterMessage"] == (
         'GangGroup "default/job" gets rejected due to member Pod "default/c" is unschedulable '
-        'with reason "Insufficient cpu", alreadyWaitForBound: 2')
+        'with reason "0/1 nodes are available: 1 Insufficient cpu.", alreadyWaitForBound: 2')
     assert d["diagnosis"]["pluginRejections"] == {}
     assert cluster.plugin.context.current is None  # every pending member was tried
 

@@ -57,16 +57,24 @@ _POINTS = ("preEnqueue", "preFilter", "postFilter", "preScore", "score", "reserv
            "preBind", "postBind")
 
 
-def coscheduling_config(default_timeout_seconds: float = 600) -> str:
+def coscheduling_config(default_timeout_seconds: float = 600, *,
+                        enable_preemption: bool = False) -> str:
     """A KubeSchedulerConfiguration (no leader election) whose one profile, koord-scheduler,
-    runs Coscheduling at every extension point it has, with ``defaultTimeout``."""
-    plugins = "\n".join(
-        f"    {p}: {{enabled: [{{name: Coscheduling{', weight: 1' if p == 'score' else ''}}}]}}"
-        for p in _POINTS)
+    runs Coscheduling at every extension point it has, with ``defaultTimeout``. With
+    ``enable_preemption``, job-level preemption replaces DefaultPreemption at PostFilter, as
+    the chart's ``scheduler.enableJobPreemption`` does."""
+    def point(p: str) -> str:
+        weight = ", weight: 1" if p == "score" else ""
+        disabled = ("disabled: [{name: DefaultPreemption}], "
+                    if p == "postFilter" and enable_preemption else "")
+        return f"    {p}: {{{disabled}enabled: [{{name: Coscheduling{weight}}}]}}"
+
+    plugins = "\n".join(point(p) for p in _POINTS)
+    preemption = ", enablePreemption: true" if enable_preemption else ""
     return ("apiVersion: kubescheduler.config.k8s.io/v1\n"
             "kind: KubeSchedulerConfiguration\n"
             "leaderElection: {leaderElect: false}\n"
             "profiles:\n- schedulerName: koord-scheduler\n  plugins:\n"
             f"{plugins}\n"
             "  pluginConfig:\n  - name: Coscheduling\n"
-            f"    args: {{defaultTimeout: {default_timeout_seconds:g}s}}\n")
+            f"    args: {{defaultTimeout: {default_timeout_seconds:g}s{preemption}}}\n")

@@ -212,58 +212,73 @@ class Evaluator:
 
     def preempt_pod(self, node_name: str, preemptor: PodInfo, victim: PodInfo) -> None:
         """Evict one victim; raises on API errors other than NotFound."""
-        waiting = self.handle.get_waiting_pod(victim.uid)
-        if waiting is not None:
-            waiting.reject(self.plugin_name, "preempted")
-        elif not self._delete_victim(preemptor, victim):
-            log.info("Victim pod %s of %s is already deleted", victim.key, preemptor.key)
-            return
-        recorder = self.handle.recorder
-        if recorder is not None:
-            recorder.eventf(victim.pod, preemptor.pod, NORMAL, "Preempted", "Preempting",
-                            "Preempted by pod %s on node %s", preemptor.uid, node_name)
-
-    def _delete_victim(self, preemptor: PodInfo, victim: PodInfo) -> bool:
-        """Mark the victim a DisruptionTarget and delete it; False when it was gone."""
-        client = self.handle.client
-        if client is None:
-            return True
-        condition = {
-            "type": DISRUPTION_TARGET, "status": "True", "reason": PREEMPTION_BY_SCHEDULER,
-            "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher "
-                       f"priority pod",
-        }
-        current = next((c for c in (victim.pod.get("status") or {}).get("conditions") or ()
-                        if c.get("type") == DISRUPTION_TARGET), None)
-        try:
-            if current is None or any(current.get(k) != v for k, v in condition.items()):
-                condition["lastTransitionTime"] = format_time(
-                    datetime.fromtimestamp(self._now(), UTC))
-                client.patch(PODS, victim.name, {"status": {"conditions": [condition]}},
-                             victim.namespace, patch_type="strategic", subresource="status")
-            client.delete(PODS, victim.name, victim.namespace)
-        except Exception as err:
-            if is_not_found(err):
-                return False
-            raise
-        return True
+        evict_victim(self.handle, self.plugin_name, node_name, preemptor, victim)
 
     def clear_lower_priority_nominations(self, node_name: str, pod: PodInfo) -> None:
-        """Pods of lower priority nominated to ``node_name`` may no longer fit there: drop
-        their nomination so that they look for another node now rather than after the
-        victims are gone."""
-        nominator = self.handle.nominator
-        if nominator is None:
-            return
-        client = self.handle.client
-        for p in nominator.nominated_pods_for_node(node_name):
-            if p.priority >= pod.priority:
-                continue
-            nominator.delete_nominated_pod_if_exists(p.pod)
-            if client is None or not (p.pod.get("status") or {}).get("nominatedNodeName"):
-                continue
-            try:
-                client.patch(PODS, p.name, {"status": {"nominatedNodeName": None}},
-                             p.namespace, patch_type="strategic", subresource="status")
-            except Exception as err:  # noqa: BLE001 - not critical, as upstream
-                log.warning("Cannot clear 'NominatedNodeName' of pod %s: %s", p.key, err)
+        clear_lower_priority_nominations(self.handle, node_name, pod.priority)
+
+
+def evict_victim(handle: ExtendedHandle, plugin_name: str, node_name: str, preemptor: PodInfo,
+                 victim: PodInfo, *, message: str = "") -> None:
+    """Evict one victim: reject it if it waits at Permit, else mark it a DisruptionTarget
+    (``message`` or upstream's default) and delete it; then a ``Preempted`` event. Raises on
+    API errors other than NotFound. Shared by DefaultPreemption and job-level preemption."""
+    waiting = handle.get_waiting_pod(victim.uid)
+    if waiting is not None:
+        waiting.reject(plugin_name, "preempted")
+    elif not _delete_victim(handle, preemptor, victim, message):
+        log.info("Victim pod %s of %s is already deleted", victim.key, preemptor.key)
+        return
+    recorder = handle.recorder
+    if recorder is not None:
+        recorder.eventf(victim.pod, preemptor.pod, NORMAL, "Preempted", "Preempting",
+                        "Preempted by pod %s on node %s", preemptor.uid, node_name)
+
+
+def _delete_victim(handle: ExtendedHandle, preemptor: PodInfo, victim: PodInfo,
+                   message: str) -> bool:
+    """Mark the victim a DisruptionTarget and delete it; False when it was gone."""
+    client = handle.client
+    if client is None:
+        return True
+    condition = {
+        "type": DISRUPTION_TARGET, "status": "True", "reason": PREEMPTION_BY_SCHEDULER,
+        "message": message or f"{preemptor.scheduler_name}: preempting to accommodate a "
+                              f"higher priority pod",
+    }
+    current = next((c for c in (victim.pod.get("status") or {}).get("conditions") or ()
+                    if c.get("type") == DISRUPTION_TARGET), None)
+    try:
+        if current is None or any(current.get(k) != v for k, v in condition.items()):
+            condition["lastTransitionTime"] = format_time(
+                datetime.fromtimestamp(handle.clock.now(), UTC))
+            client.patch(PODS, victim.name, {"status": {"conditions": [condition]}},
+                         victim.namespace, patch_type="strategic", subresource="status")
+        client.delete(PODS, victim.name, victim.namespace)
+    except Exception as err:
+        if is_not_found(err):
+            return False
+        raise
+    return True
+
+
+def clear_lower_priority_nominations(handle: ExtendedHandle, node_name: str,
+                                     priority: int) -> None:
+    """Pods of lower priority than ``priority`` nominated to ``node_name`` may no longer fit
+    there: drop their nomination so that they look for another node now rather than after
+    the victims are gone."""
+    nominator = handle.nominator
+    if nominator is None:
+        return
+    client = handle.client
+    for p in nominator.nominated_pods_for_node(node_name):
+        if p.priority >= priority:
+            continue
+        nominator.delete_nominated_pod_if_exists(p.pod)
+        if client is None or not (p.pod.get("status") or {}).get("nominatedNodeName"):
+            continue
+        try:
+            client.patch(PODS, p.name, {"status": {"nominatedNodeName": None}},
+                         p.namespace, patch_type="strategic", subresource="status")
+        except Exception as err:  # noqa: BLE001 - not critical, as upstream
+            log.warning("Cannot clear 'NominatedNodeName' of pod %s: %s", p.key, err)

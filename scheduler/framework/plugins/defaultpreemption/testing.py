@@ -7,7 +7,7 @@ reason strings); the rest fake what the scheduler hands the framework.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,10 +102,15 @@ class Bind(BindPlugin):
 
 @dataclass
 class FakeClient:
-    """Records patches and deletes of pods; names in ``gone`` answer 404."""
+    """Records patches and deletes of pods (and other requests, which answer nothing);
+    names in ``gone`` answer 404."""
 
     gone: set[str] = field(default_factory=set)
     calls: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def request(self, method: str, path: str, *, body: Any = None) -> Any:
+        self.calls.append((method, path, body, None))
+        return {}
 
     def patch(self, resource: Any, name: str, patch: Any, namespace: str | None = None, *,
               patch_type: str = "merge", subresource: str | None = None) -> Any:
@@ -147,9 +152,20 @@ class FakeNominator:
     def nodes_with_nominated_pods(self) -> list[str]:
         return [n for n, pods in self.nominated.items() if pods]
 
-    def delete_nominated_pod_if_exists(self, pod: dict[str, Any]) -> None:
+    def delete_nominated_pod_if_exists(self, pod: Mapping[str, Any]) -> None:
         name = pod["metadata"]["name"]
         self.deleted.append(name)
+        self._drop(name)
+
+    def add_nominated_pod(self, pod_info: PodInfo, node_name: str | None = None) -> None:
+        self._drop(pod_info.name)
+        self.nominated.setdefault(node_name or "", []).append(pod_info)
+
+    def nominated_node_of(self, name: str) -> str:
+        return next((n for n, pods in self.nominated.items() if any(p.name == name
+                                                                   for p in pods)), "")
+
+    def _drop(self, name: str) -> None:
         for pods in self.nominated.values():
             pods[:] = [p for p in pods if p.name != name]
 
