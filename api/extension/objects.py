@@ -54,7 +54,8 @@ def namespaced_name(obj: KubeDict | None) -> str:
 
 def is_pod_terminated(pod: KubeDict | None) -> bool:
     """Upstream ``util.IsPodTerminated``: the pod has Succeeded or Failed."""
-    return ((pod or EMPTY).get("status") or EMPTY).get("phase") in ("Succeeded", "Failed")
+    status = (pod.get("status") if pod else None) or {}
+    return status.get("phase") in ("Succeeded", "Failed")
 
 
 __all__ = [

@@ -80,6 +80,8 @@ class GroupQuotaManager:
         self._calculators: dict[str, RuntimeQuotaCalculator] = {
             ROOT_QUOTA_NAME: RuntimeQuotaCalculator(ROOT_QUOTA_NAME)}
         self._scale_min = ScaleMinQuotaManager()
+        # parent → (its runtime, its children's min version) the children were scaled for
+        self._scaled_at: dict[str, tuple[tuple[tuple[str, int], ...], int]] = {}
         # How many redistributed quotas name each resource in their max.
         self._key_refs: Counter[str] = Counter()
         self._total: ResourceInts = {}
@@ -158,10 +160,7 @@ class GroupQuotaManager:
                 if calculator is None:
                     return None
                 if self._scale_min_enabled:
-                    scaled = self._scale_min.scaled_min(total, q.parent, q.name)
-                    if scaled is not None and scaled != q.auto_scale_min:
-                        q.auto_scale_min = scaled
-                        calculator.update_member(q)
+                    self._scale_children(q.parent, calculator, total)
                 if q.runtime_version != calculator.version:
                     q.runtime.update(calculator.runtime_of(q.name))
                     q.runtime_version = calculator.version
@@ -169,6 +168,24 @@ class GroupQuotaManager:
                     self._calculators[q.name].set_total(q.runtime)
                 total = q.runtime
             return quota.masked_runtime()
+
+    def _scale_children(self, parent: str, calculator: RuntimeQuotaCalculator,
+                        total: ResourceInts) -> None:
+        """§8.4 for all children of ``parent`` at once, when its runtime or their mins moved.
+
+        Scaling siblings together (upstream scales only the quota on the refreshed path) makes
+        a runtime independent of which sibling was refreshed first.
+        """
+        key = (tuple(sorted(total.items())), self._scale_min.versions.get(parent, 0))
+        if self._scaled_at.get(parent) == key:
+            return
+        self._scaled_at[parent] = key
+        for name in self._children.get(parent, ()):
+            child = self._quotas.get(name)
+            scaled = self._scale_min.scaled_min(total, parent, name)
+            if child is not None and scaled is not None and scaled != child.auto_scale_min:
+                child.auto_scale_min = scaled
+                calculator.update_member(child)
 
     # --- quotas ----------------------------------------------------------------------------
 
@@ -294,9 +311,9 @@ class GroupQuotaManager:
         for calculator in self._calculators.values():
             calculator.update_resource_keys(after)
         for q in self._quotas.values():
-            calculator = self._calculators.get(q.parent)
-            if calculator is not None and calculator.has_member(q.name):
-                calculator.update_member(q)
+            parent = self._calculators.get(q.parent)
+            if parent is not None and parent.has_member(q.name):
+                parent.update_member(q)
 
     # --- propagation -----------------------------------------------------------------------
 
@@ -449,9 +466,9 @@ class GroupQuotaManager:
                 self._add_pod(old_quota, new_pod)
                 return
             new_entry = self._pod_entry(new_pod, entry.assigned)
+            old_quota.pods[new_key] = new_entry
             if (new_entry.request, new_entry.non_preemptible) != \
                     (entry.request, entry.non_preemptible):
-                old_quota.pods[new_key] = new_entry
                 self._charge(old_quota, entry, -1, request=True, used=entry.assigned)
                 self._charge(old_quota, new_entry, 1, request=True, used=entry.assigned)
             if not new_entry.assigned and spec_of(new_pod).get("nodeName") and \

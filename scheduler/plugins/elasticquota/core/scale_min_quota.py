@@ -28,13 +28,16 @@ def _subtract_non_negative(into: ResourceInts, other: Mapping[str, int]) -> None
 class ScaleMinQuotaManager:
     """Original min of every child and the per-parent sums (scalable / not scalable)."""
 
-    __slots__ = ("disable_scale_sum", "enable_scale", "enable_scale_sum", "original_min")
+    __slots__ = ("disable_scale_sum", "enable_scale", "enable_scale_sum", "original_min",
+                 "versions")
 
     def __init__(self) -> None:
         self.enable_scale_sum: dict[str, ResourceInts] = {}
         self.disable_scale_sum: dict[str, ResourceInts] = {}
         self.original_min: dict[str, ResourceInts] = {}
         self.enable_scale: dict[str, bool] = {}
+        # parent → a counter moved by every change of its children's mins
+        self.versions: dict[str, int] = {}
 
     def update(self, parent: str, child: str, min_quota: Mapping[str, int], enable: bool) -> None:
         enabled = self.enable_scale_sum.setdefault(parent, {})
@@ -45,6 +48,7 @@ class ScaleMinQuotaManager:
         _add(enabled if enable else disabled, min_quota)
         self.original_min[child] = dict(min_quota)
         self.enable_scale[child] = enable
+        self.versions[parent] = self.versions.get(parent, 0) + 1
 
     def delete(self, parent: str, child: str) -> None:
         if child not in self.enable_scale:
@@ -52,6 +56,7 @@ class ScaleMinQuotaManager:
         sums = self.enable_scale_sum if self.enable_scale[child] else self.disable_scale_sum
         _subtract_non_negative(sums.setdefault(parent, {}), self.original_min.pop(child))
         del self.enable_scale[child]
+        self.versions[parent] = self.versions.get(parent, 0) + 1
 
     def scaled_min(self, total: Mapping[str, int] | None, parent: str,
                    child: str) -> ResourceInts | None:

@@ -1,0 +1,363 @@
+"""The quota tree: upstream ``group_quota_manager_test.go`` cases and the §8 rules, driven by
+ElasticQuota, Pod and Node objects as the informers deliver them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from api.extension.elastic_quota import (
+    ANNOTATION_QUOTA_NAMESPACES,
+    ANNOTATION_SHARED_WEIGHT,
+    DEFAULT_QUOTA_NAME,
+    LABEL_ALLOW_LENT_RESOURCE,
+    LABEL_PREEMPTIBLE,
+    LABEL_QUOTA_IS_PARENT,
+    LABEL_QUOTA_NAME,
+    LABEL_QUOTA_PARENT,
+    ROOT_QUOTA_NAME,
+    SYSTEM_QUOTA_NAME,
+)
+from api.thirdparty.schedulerplugins.v1alpha1.elastic_quota import ElasticQuota
+from pkg.features import FeatureGate, default_feature_gate
+from pkg.features.features import DISABLE_DEFAULT_QUOTA
+from scheduler.plugins.elasticquota.core import group_quota_manager as gqm_module
+from scheduler.plugins.elasticquota.core import runtime_quota_calculator
+from scheduler.plugins.elasticquota.core.group_quota_manager import GroupQuotaManager
+
+GI = 1024**3
+Obj = dict[str, Any]
+
+
+def quota(name: str, parent: str = ROOT_QUOTA_NAME, max_cpu: float = 96, max_mem: int = 160 * GI,
+          min_cpu: float = 0, min_mem: int = 0, *, allow_lent: bool = True,
+          is_parent: bool = False, namespace: str = "", weight: dict[str, str] | None = None,
+          namespaces: list[str] | None = None) -> Obj:
+    """Upstream's CreateQuota: cpu in cores, memory in bytes."""
+    annotations = {}
+    if weight is not None:
+        annotations[ANNOTATION_SHARED_WEIGHT] = json.dumps(weight)
+    if namespaces is not None:
+        annotations[ANNOTATION_QUOTA_NAMESPACES] = json.dumps(namespaces)
+    return {
+        "apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "ElasticQuota",
+        "metadata": {"name": name, "namespace": namespace, "annotations": annotations,
+                     "labels": {LABEL_QUOTA_PARENT: parent,
+                                LABEL_QUOTA_IS_PARENT: str(is_parent).lower(),
+                                LABEL_ALLOW_LENT_RESOURCE: str(allow_lent).lower()}},
+        "spec": {"max": {"cpu": str(max_cpu), "memory": str(max_mem)},
+                 "min": {"cpu": str(min_cpu), "memory": str(min_mem)}},
+    }
+
+
+def pod(name: str, cpu: str, memory: str = "0", *, namespace: str = "default",
+        quota_name: str = "", node: str = "", phase: str = "Pending",
+        non_preemptible: bool = False, extra: dict[str, str] | None = None) -> Obj:
+    labels = {LABEL_QUOTA_NAME: quota_name} if quota_name else {}
+    if non_preemptible:
+        labels[LABEL_PREEMPTIBLE] = "false"
+    requests = {"cpu": cpu, "memory": memory, **(extra or {})}
+    return {"metadata": {"name": name, "namespace": namespace, "labels": labels},
+            "spec": {"nodeName": node, "containers": [{"name": "c",
+                                                       "resources": {"requests": requests}}]},
+            "status": {"phase": phase}}
+
+
+def node(name: str, cpu: float, memory: int) -> Obj:
+    return {"metadata": {"name": name},
+            "status": {"allocatable": {"cpu": str(cpu), "memory": str(memory)}}}
+
+
+def rl(cpu_cores: float, memory: int) -> dict[str, int]:
+    return {"cpu": int(cpu_cores * 1000), "memory": memory}
+
+
+def manager(cpu: float = 96, memory: int = 160 * GI, *,
+            gate: FeatureGate | None = None) -> GroupQuotaManager:
+    m = GroupQuotaManager(rl(1000, 1000 * GI), rl(1000, 1000 * GI),
+                          feature_gate=gate or default_feature_gate.copy())
+    m.on_node_add(node("n1", cpu, memory))
+    return m
+
+
+def request(m: GroupQuotaManager, quota_name: str, cpu: float, memory: int = 0,
+            name: str | None = None) -> None:
+    """A pending pod of the quota (upstream's updateGroupDeltaRequestNoLock)."""
+    m.on_pod_add(quota_name, pod(name or f"{quota_name}-{cpu}", str(cpu), str(memory)))
+
+
+def test_quota_add_fills_the_shared_weight_from_max() -> None:
+    """Upstream QuotaAdd / AutoMakeUpSharedWeight / AutoMakeUpScaleRatio2."""
+    m = manager()
+    for i, min_cpu in enumerate((50, 80, 40, 0, 96), 1):
+        m.update_quota(quota(f"test{i}", min_cpu=min_cpu, min_mem=min_cpu * GI))
+    m.update_quota(quota("zero", weight={"cpu": "0", "memory": "0"}))
+    m.update_quota(quota("bad", weight={"cpu": "x"}))
+    for name in ("test1", "zero", "bad"):
+        info = m.get_quota_info(name)
+        assert info is not None and info.shared_weight == rl(96, 160 * GI)
+    assert m.resource_keys() == {"cpu", "memory"}
+    assert m.quota_names() >= {ROOT_QUOTA_NAME, SYSTEM_QUOTA_NAME, DEFAULT_QUOTA_NAME, "test5"}
+
+
+def test_quota_model_and_dict_build_the_same_info() -> None:
+    m = manager()
+    m.update_quota(ElasticQuota.model_validate(quota("a", min_cpu=50)))
+    info = m.get_quota_info("a")
+    assert info is not None and info.min == rl(50, 0) and info.max == rl(96, 160 * GI)
+
+
+def test_update_quota_delta_request() -> None:
+    """Upstream UpdateQuotaDeltaRequest: 96 cores shared by two hungry quotas."""
+    m = manager()
+    m.update_quota(quota("test1", min_cpu=50, min_mem=80 * GI))
+    m.update_quota(quota("test2", min_cpu=40, min_mem=80 * GI))
+    request(m, "test1", 120, 200 * GI)
+    assert m.refresh_runtime("test1") == rl(96, 160 * GI)
+    request(m, "test2", 150, 210 * GI)
+    assert m.refresh_runtime("test1") == rl(53, 80 * GI)
+    assert m.refresh_runtime("test2") == rl(43, 80 * GI)
+
+
+def test_update_quota_internal_and_request() -> None:
+    """Upstream UpdateQuotaInternalAndRequest: a smaller max caps the runtime."""
+    m = manager()
+    m.update_quota(quota("test1", min_cpu=50, min_mem=80 * GI))
+    request(m, "test1", 120, 290 * GI)
+    assert m.refresh_runtime("test1") == rl(96, 160 * GI)
+    m.update_quota(quota("test1", max_cpu=64, max_mem=100 * GI, min_cpu=60, min_mem=90 * GI))
+    info = m.get_quota_info("test1")
+    assert info is not None and info.max == rl(64, 100 * GI)
+    assert m.refresh_runtime("test1") == rl(64, 100 * GI)
+
+
+def test_not_allow_lent_resource() -> None:
+    """Upstream NotAllowLentResource."""
+    m = manager(100, 0)
+    m.update_quota(quota("test1", max_mem=0, min_cpu=60))
+    m.update_quota(quota("test2", max_mem=0, min_cpu=40, allow_lent=False))
+    request(m, "test1", 120)
+    assert m.refresh_runtime("test1") == rl(60, 0)
+    assert m.refresh_runtime("test2") == rl(40, 0)
+
+
+@pytest.mark.parametrize(("root_lends", "child2_lends", "steps"), [
+    # Upstream NotAllowLentResource_2/3/4: (root, child1, child2) runtimes after
+    # no request, child1 asking 40, child1 asking 60.
+    (False, False, [(60, 20, 20), (60, 40, 20), (80, 60, 20)]),
+    (True, True, [(20, 20, 0), (40, 40, 0), (60, 60, 0)]),
+    (True, False, [(40, 20, 20), (60, 40, 20), (80, 60, 20)]),
+])
+def test_not_allow_lent_resource_in_a_tree(root_lends: bool, child2_lends: bool,
+                                           steps: list[tuple[int, int, int]]) -> None:
+    m = manager(100, 0)
+    m.update_quota(quota("test-root", max_mem=0, min_cpu=60, allow_lent=root_lends,
+                         is_parent=True))
+    m.update_quota(quota("test-child1", "test-root", max_mem=0, min_cpu=20, allow_lent=False))
+    m.update_quota(quota("test-child2", "test-root", max_mem=0, min_cpu=20,
+                         allow_lent=child2_lends))
+    for step, (extra, expected) in enumerate(zip((0, 40, 20), steps, strict=True)):
+        if extra:
+            request(m, "test-child1", extra, name=f"p{step}")
+        got = tuple(m.refresh_runtime(n) for n in ("test-root", "test-child1", "test-child2"))
+        assert got == tuple(rl(c, 0) for c in expected)
+
+
+def test_reference_min_scaling_example() -> None:
+    """§8.4: three children with min 100 under 200 → autoScaleMin 66666m, runtime
+    66667/66667/66666m."""
+    m = manager(200, 0)
+    for name in ("a", "b", "c"):
+        m.update_quota(quota(name, max_cpu=200, max_mem=0, min_cpu=100))
+        request(m, name, 150)
+    assert [m.refresh_runtime(n) for n in "abc"] == [{"cpu": 66667, "memory": 0},
+                                                       {"cpu": 66667, "memory": 0},
+                                                       {"cpu": 66666, "memory": 0}]
+    info = m.get_quota_info("a")
+    assert info is not None and info.auto_scale_min == {"cpu": 66666, "memory": 0}
+    # A bigger cluster: the original min again.
+    m.on_node_add(node("n2", 200, 0))
+    assert m.refresh_runtime("c") == {"cpu": 133333, "memory": 0}
+    assert info.auto_scale_min == {"cpu": 100000, "memory": 0}
+
+
+def test_min_scaling_disabled_keeps_min() -> None:
+    m = GroupQuotaManager({}, {}, scale_min_quota_enabled=False,
+                          feature_gate=default_feature_gate.copy())
+    m.on_node_add(node("n1", 200, 0))
+    for name in "abc":
+        m.update_quota(quota(name, max_cpu=200, max_mem=0, min_cpu=100))
+        request(m, name, 150)
+    assert m.refresh_runtime("a") == {"cpu": 100000, "memory": 0}
+
+
+def test_pod_lifecycle_request_and_used_propagate_to_the_root() -> None:
+    m = manager()
+    m.update_quota(quota("parent", is_parent=True, min_cpu=50))
+    m.update_quota(quota("leaf", "parent", max_cpu=10, min_cpu=5))
+    p = pod("p", "4", "1Gi", quota_name="leaf", extra={"nvidia.com/gpu": "1"})
+    m.on_pod_add("leaf", p)
+    leaf, parent, root = (m.get_quota_info(n) for n in ("leaf", "parent", ROOT_QUOTA_NAME))
+    assert leaf is not None and parent is not None and root is not None
+    # gpu is not in the quota's max: not counted.
+    assert leaf.request == rl(4, GI) and parent.child_request == rl(4, GI)
+    assert leaf.used == {} and root.used == {}
+    bound = {**p, "spec": {**p["spec"], "nodeName": "n1"}}
+    m.on_pod_update("leaf", "leaf", p, bound)
+    assert leaf.used == rl(4, GI) and parent.used == rl(4, GI) and root.used == rl(4, GI)
+    # A bigger pod than the leaf's max: its limited request stops at max.
+    m.on_pod_add("leaf", pod("big", "20", quota_name="leaf"))
+    assert leaf.request == {"cpu": 24000, "memory": GI}
+    assert parent.child_request == {"cpu": 10000, "memory": GI}
+    m.on_pod_delete("leaf", bound)
+    m.on_pod_delete("leaf", pod("big", "20"))
+    assert leaf.request == rl(0, 0) and leaf.used == rl(0, 0)
+    assert parent.child_request == rl(0, 0) and root.used == rl(0, 0)
+
+
+def test_reserve_unreserve_and_non_preemptible() -> None:
+    m = manager()
+    m.update_quota(quota("q"))
+    p = pod("p", "2", quota_name="q", non_preemptible=True)
+    m.on_pod_add("q", p)
+    info = m.get_quota_info("q")
+    assert info is not None
+    assert info.non_preemptible_request == rl(2, 0) and info.used == {}
+    m.reserve_pod("q", p)
+    assert info.used == rl(2, 0) and info.non_preemptible_used == rl(2, 0)
+    m.reserve_pod("q", p)  # twice is once
+    assert info.used == rl(2, 0)
+    m.unreserve_pod("q", p)
+    assert info.used == rl(0, 0) and info.non_preemptible_used == rl(0, 0)
+    assert info.request == rl(2, 0)
+
+
+def test_terminated_pod_on_a_node_is_not_used() -> None:
+    m = manager()
+    m.update_quota(quota("q"))
+    m.on_pod_add("q", pod("done", "2", node="n1", phase="Succeeded"))
+    info = m.get_quota_info("q")
+    assert info is not None and info.request == rl(2, 0) and info.used == {}
+
+
+def test_pod_moves_between_quotas() -> None:
+    m = manager()
+    m.update_quota(quota("a"))
+    m.update_quota(quota("b"))
+    p = pod("p", "3", node="n1")
+    m.on_pod_add("a", p)
+    m.on_pod_update("a", "b", p, p)
+    a, b = m.get_quota_info("a"), m.get_quota_info("b")
+    assert a is not None and b is not None
+    assert (a.request, a.used) == (rl(0, 0), rl(0, 0))
+    assert (b.request, b.used) == (rl(3, 0), rl(3, 0))
+
+
+def test_system_and_default_used_leave_the_root() -> None:
+    m = manager(100, 100 * GI)
+    m.update_quota(quota("q", max_cpu=100, max_mem=100 * GI))
+    request(m, "q", 100, 100 * GI)
+    assert m.refresh_runtime("q") == rl(100, 100 * GI)
+    m.on_pod_add(SYSTEM_QUOTA_NAME, pod("kube-proxy", "10", "1Gi", node="n1"))
+    m.on_pod_add(DEFAULT_QUOTA_NAME, pod("other", "20", node="n1"))
+    assert m.refresh_runtime(ROOT_QUOTA_NAME) == rl(70, 99 * GI)
+    assert m.refresh_runtime("q") == rl(70, 99 * GI)
+    assert m.refresh_runtime(SYSTEM_QUOTA_NAME) == rl(1000, 1000 * GI)
+    m.on_node_delete(node("n1", 100, 100 * GI))
+    assert m.cluster_total() == rl(0, 0)
+
+
+def test_node_updates_change_the_total() -> None:
+    m = manager(10, GI)
+    m.on_node_update(node("n1", 10, GI), node("n1", 20, 2 * GI))
+    m.on_node_add(node("n2", 5, GI))
+    m.on_node_add(node("n2", 5, GI))  # already known
+    assert m.cluster_total() == rl(25, 3 * GI)
+
+
+def test_child_before_parent_and_moves_between_parents() -> None:
+    m = manager(100, 0)
+    m.update_quota(quota("leaf", "p1", max_mem=0))
+    request(m, "leaf", 30)
+    assert m.refresh_runtime("leaf") == rl(0, 0)  # orphan: no share yet
+    m.update_quota(quota("p1", max_mem=0, is_parent=True))
+    p1 = m.get_quota_info("p1")
+    assert p1 is not None and p1.child_request == rl(30, 0)
+    assert m.refresh_runtime("leaf") == rl(30, 0)
+    m.update_quota(quota("p2", max_mem=0, is_parent=True))
+    m.update_quota(quota("leaf", "p2", max_mem=0))
+    p2 = m.get_quota_info("p2")
+    assert p2 is not None and p2.child_request == rl(30, 0) and p1.child_request == rl(0, 0)
+    assert m.children_of("p2") == {"leaf"} and m.children_of("p1") == set()
+    assert m.refresh_runtime("leaf") == rl(30, 0)
+    assert m.delete_quota("leaf")
+    assert p2.child_request == rl(0, 0)
+    assert not m.delete_quota(SYSTEM_QUOTA_NAME)
+
+
+def test_max_names_change_recounts_pods() -> None:
+    m = manager()
+    m.update_quota({**quota("q"), "spec": {"max": {"cpu": "10"}}})
+    m.on_pod_add("q", pod("p", "2", "1Gi"))
+    info = m.get_quota_info("q")
+    assert info is not None and info.request == {"cpu": 2000}
+    m.update_quota(quota("q", max_cpu=10))
+    info = m.get_quota_info("q")
+    assert info is not None and info.request == rl(2, GI)
+
+
+def test_malformed_quota_is_refused_and_state_kept() -> None:
+    m = manager()
+    m.update_quota(quota("q", max_cpu=10))
+    with pytest.raises(ValueError, match="q"):
+        m.update_quota({**quota("q"), "spec": {"max": {"cpu": "ten"}}})
+    info = m.get_quota_info("q")
+    assert info is not None and info.max["cpu"] == 10000
+
+
+def test_pod_to_quota_mapping() -> None:
+    m = manager()
+    m.update_quota(quota("team-a", namespace="team-a"))
+    m.update_quota(quota("shared", namespaces=["ns1", "ns2"]))
+    assert m.quota_name_for_pod(pod("p", "1", namespace="team-a")) == "team-a"
+    assert m.quota_name_for_pod(pod("p", "1", namespace="ns2")) == "shared"
+    assert m.quota_name_for_pod(pod("p", "1", namespace="ns1", quota_name="team-a")) == "team-a"
+    assert m.quota_name_for_pod(pod("p", "1", namespace="x")) == DEFAULT_QUOTA_NAME
+    assert m.quota_name_for_pod(pod("p", "1", quota_name="nope")) == DEFAULT_QUOTA_NAME
+    gate = default_feature_gate.copy()
+    gate.set_enabled(DISABLE_DEFAULT_QUOTA, True)
+    assert manager(gate=gate).quota_name_for_pod(pod("p", "1", namespace="x")) == ""
+
+
+def test_one_pod_change_recomputes_only_its_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refreshing after a pod event redistributes the root's children and the pod's
+    siblings, nothing else."""
+    m = manager(1000, 0)
+    for p in range(3):
+        m.update_quota(quota(f"p{p}", max_cpu=1000, max_mem=0, is_parent=True))
+        for leaf in range(4):
+            m.update_quota(quota(f"p{p}-{leaf}", f"p{p}", max_cpu=1000, max_mem=0))
+            request(m, f"p{p}-{leaf}", 10 + leaf)
+    for name in m.quota_names():
+        m.refresh_runtime(name)
+    sizes: list[int] = []
+    real = runtime_quota_calculator.redistribute
+
+    def counting(total: int, nodes: Any) -> None:
+        nodes = list(nodes)
+        sizes.append(len(nodes))
+        real(total, nodes)
+
+    monkeypatch.setattr(runtime_quota_calculator, "redistribute", counting)
+    request(m, "p1-2", 5, name="extra")
+    assert m.refresh_runtime("p1-2") == rl(17, 0)
+    # cpu and memory of the root's 3 children, then of p1's 4 children.
+    assert sorted(sizes) == [3, 3, 4, 4]
+    sizes.clear()
+    assert m.refresh_runtime("p1-3") == rl(13, 0)
+    assert m.refresh_runtime("p2-0") == rl(10, 0)
+    # p1's children were computed already; p2's runtime did not move, so neither did theirs.
+    assert sizes == []
+    assert gqm_module.GroupQuotaManager is GroupQuotaManager
