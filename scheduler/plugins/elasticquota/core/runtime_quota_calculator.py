@@ -14,6 +14,7 @@ alone, so an unchanged parent total or limited request does not force a recomput
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -55,28 +56,28 @@ class QuotaNode:
     runtime: int = 0
 
 
-def hamilton_deltas(total: int, weight_sum: int, nodes: list[QuotaNode]) -> list[int]:
-    """Split ``total`` among ``nodes`` in proportion to their weights, exactly.
+def hamilton_deltas(total: int, weight_sum: int, weights: list[int],
+                    names: list[str]) -> list[int]:
+    """Split ``total`` in proportion to ``weights`` (summing to ``weight_sum``), exactly.
 
     Largest remainder: each gets ⌊w·total/W⌋; the units left go one each to the largest
     remainders (w·total mod W), ties by quota name. Weight ≤ 0 gets nothing.
     """
-    deltas = [0] * len(nodes)
-    if weight_sum <= 0 or total <= 0 or not nodes:
-        return deltas
-    remainders: list[tuple[int, str, int]] = []
-    distributed = 0
-    for i, node in enumerate(nodes):
-        if node.shared_weight <= 0:
-            continue
-        share, rem = divmod(node.shared_weight * total, weight_sum)
-        deltas[i] = share
-        distributed += share
-        remainders.append((-rem, node.name, i))
-    residual = total - distributed
+    if weight_sum <= 0 or total <= 0 or not weights:
+        return [0] * len(weights)
+    products = [w * total if w > 0 else 0 for w in weights]
+    deltas = [p // weight_sum for p in products]
+    residual = total - sum(deltas)
     if residual > 0:
-        remainders.sort()
-        for _, _, i in remainders[:residual]:
+        # (−remainder, name): the first `residual` of this order get one more unit each.
+        order = [(d * weight_sum - p, names[i], i)
+                 for i, (p, d) in enumerate(zip(products, deltas, strict=True)) if p > 0]
+        if residual * 8 < len(order):
+            best = heapq.nsmallest(residual, order)
+        else:
+            order.sort()
+            best = order[:residual]
+        for _, _, i in best:
             deltas[i] += 1
     return deltas
 
@@ -84,14 +85,12 @@ def hamilton_deltas(total: int, weight_sum: int, nodes: list[QuotaNode]) -> list
 def redistribute(total: int, nodes: Iterable[QuotaNode]) -> None:
     """Set every node's runtime from the parent's ``total`` (§8.3)."""
     remaining = total
-    weight_sum = 0
     borrowers: list[QuotaNode] = []
     for node in nodes:
-        floor = max(node.min, node.guarantee)
+        floor = node.min if node.min >= node.guarantee else node.guarantee
         if node.request > floor:
             # Wants more than its min: starts at its min and borrows from what is left.
             borrowers.append(node)
-            weight_sum += node.shared_weight
             node.runtime = floor
         elif node.allow_lent:
             node.runtime = node.request
@@ -99,17 +98,23 @@ def redistribute(total: int, nodes: Iterable[QuotaNode]) -> None:
             # A quota that does not lend keeps its whole min even when it asks for less.
             node.runtime = floor
         remaining -= node.runtime
-    while remaining > 0 and borrowers and weight_sum > 0:
-        deltas = hamilton_deltas(remaining, weight_sum, borrowers)
+    while remaining > 0 and borrowers:
+        weights = [node.shared_weight for node in borrowers]
+        weight_sum = sum(weights)
+        if weight_sum <= 0:
+            return
+        deltas = hamilton_deltas(remaining, weight_sum, weights,
+                                 [node.name for node in borrowers])
         still: list[QuotaNode] = []
-        remaining = weight_sum = 0
+        remaining = 0
         for node, delta in zip(borrowers, deltas, strict=True):
-            node.runtime += delta
-            if node.runtime < node.request:
+            runtime = node.runtime + delta
+            if runtime < node.request:
+                node.runtime = runtime
                 still.append(node)
-                weight_sum += node.shared_weight
             else:
-                remaining += node.runtime - node.request
+                # Satisfied: what it got beyond its request goes round again.
+                remaining += runtime - node.request
                 node.runtime = node.request
         borrowers = still
 

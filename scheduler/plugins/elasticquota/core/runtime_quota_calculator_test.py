@@ -53,7 +53,8 @@ def test_hamilton_is_exact_for_byte_sized_memory() -> None:
     # w × T beyond 2**64: float arithmetic would lose units, integers do not.
     total = 2**62 + 12345
     nodes = [node(f"q{i}", w, 2**63, 0) for i, w in enumerate((2**40 + 1, 3, 2**39 + 7))]
-    deltas = hamilton_deltas(total, sum(n.shared_weight for n in nodes), nodes)
+    weights = [n.shared_weight for n in nodes]
+    deltas = hamilton_deltas(total, sum(weights), weights, [n.name for n in nodes])
     assert sum(deltas) == total
     redistribute(total, nodes)
     assert sum(n.runtime for n in nodes) == total
