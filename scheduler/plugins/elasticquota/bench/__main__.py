@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from api.extension.elastic_quota import LABEL_QUOTA_IS_PARENT, LABEL_QUOTA_PARENT, ROOT_QUOTA_NAME
@@ -102,16 +103,16 @@ def run(shape: Shape, changes: int, pods_per_leaf: int, nodes: int, seed: int) -
         if pods and rng.random() < 0.5:
             p = pods.pop(rng.randrange(len(pods)))
             if p["spec"]["nodeName"]:
-                action = lambda leaf=leaf, p=p: m.on_pod_delete(leaf, p)  # noqa: E731
+                action = partial(m.on_pod_delete, leaf, p)
             else:
                 bound = {**p, "spec": {**p["spec"], "nodeName": "n1"},
                          "status": {"phase": "Running"}}
                 pods.append(bound)
-                action = lambda leaf=leaf, p=p, b=bound: m.on_pod_update(leaf, leaf, p, b)  # noqa: E731
+                action = partial(m.on_pod_update, leaf, leaf, p, bound)
         else:
             p = _pod(f"{leaf}-x{i}", rng.randint(100, 4000), "")
             pods.append(p)
-            action = lambda leaf=leaf, p=p: m.on_pod_add(leaf, p)  # noqa: E731
+            action = partial(m.on_pod_add, leaf, p)
         t0 = time.perf_counter()
         action()
         t1 = time.perf_counter()

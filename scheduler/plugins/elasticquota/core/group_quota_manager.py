@@ -151,7 +151,9 @@ class GroupQuotaManager:
             if name in _OUTSIDE_REDISTRIBUTION:
                 return dict(quota.max)
             path = self._path(name)
-            total: ResourceInts = self._total_except_system_and_default_used
+            # An orphan's missing parent has nothing to share.
+            total: ResourceInts = self._total_except_system_and_default_used \
+                if path[-1].name == ROOT_QUOTA_NAME else {}
             for i in range(len(path) - 1, -1, -1):
                 q = path[i]
                 if q.name == ROOT_QUOTA_NAME:
@@ -206,7 +208,6 @@ class GroupQuotaManager:
                     return
                 self._detach(old)
                 new.pods = old.pods
-                new.allocated = old.allocated
             self._quotas[new.name] = new
             self._recount_self(new)
             self._attach(new)
@@ -255,7 +256,12 @@ class GroupQuotaManager:
         self._calculators.setdefault(quota.name, self._new_calculator(quota.name))
         parent_calculator = self._calculators.setdefault(quota.parent,
                                                          self._new_calculator(quota.parent))
+        self._ref_keys(quota.max, 1)
         # Children may have arrived before their parent: sum what is already there.
+        guarantee_usage = self._features.enabled(ELASTIC_QUOTA_GUARANTEE_USAGE)
+        keys = self._keys()
+        quota.allocated = {k: v for k, v in quota.self_used.items() if k in keys} \
+            if guarantee_usage else {}
         quota.child_request = dict(quota.self_request)
         quota.used = dict(quota.self_used)
         quota.non_preemptible_request = dict(quota.self_non_preemptible_request)
@@ -267,22 +273,25 @@ class GroupQuotaManager:
                 add_non_negative(quota.used, child.used)
                 add_non_negative(quota.non_preemptible_request, child.non_preemptible_request)
                 add_non_negative(quota.non_preemptible_used, child.non_preemptible_used)
+                if guarantee_usage:
+                    add_non_negative(quota.allocated, child.guaranteed)
         quota.request = quota.real_request()
         quota.runtime, quota.runtime_version = {}, 0
         self._update_guaranteed(quota)
         self._scale_min.update(quota.parent, quota.name, quota.min, self._scale_min_enabled)
         quota.auto_scale_min = dict(quota.min)
-        self._ref_keys(quota.max, 1)
         parent_calculator.update_member(quota)
         self._propagate_request(quota.parent, quota.limited_request(),
                                 quota.non_preemptible_request, own=False)
         self._propagate_used(quota.parent, quota.used, quota.non_preemptible_used, own=False)
+        self._propagate_allocated(quota.parent, quota.guaranteed)
 
     def _detach(self, quota: QuotaInfo) -> None:
         self._propagate_request(quota.parent, _negate(quota.limited_request()),
                                 _negate(quota.non_preemptible_request), own=False)
         self._propagate_used(quota.parent, _negate(quota.used),
                              _negate(quota.non_preemptible_used), own=False)
+        self._propagate_allocated(quota.parent, _negate(quota.guaranteed))
         calculator = self._calculators.get(quota.parent)
         if calculator is not None:
             calculator.delete_member(quota.name)
@@ -352,18 +361,23 @@ class GroupQuotaManager:
                 add_non_negative(quota.self_non_preemptible_used, delta_non_preemptible)
             add_non_negative(quota.used, delta)
             add_non_negative(quota.non_preemptible_used, delta_non_preemptible)
-        if self._features.enabled(ELASTIC_QUOTA_GUARANTEE_USAGE):
-            keys = self._keys()
-            allocated = {k: v for k, v in delta.items() if k in keys}
-            for quota in path:
-                old = dict(quota.guaranteed)
-                add_non_negative(quota.allocated, allocated)
-                if quota.name == ROOT_QUOTA_NAME:
-                    break
-                self._update_guaranteed(quota)
-                allocated = subtract(quota.guaranteed, old)
         if name in _OUTSIDE_REDISTRIBUTION:
             self._update_total_except()
+
+    def _propagate_allocated(self, name: str, delta: Mapping[str, int]) -> None:
+        """ElasticQuotaGuaranteeUsage: add to ``name``'s allocated and pass each level's change
+        of guarantee on to its parent."""
+        if not self._features.enabled(ELASTIC_QUOTA_GUARANTEE_USAGE):
+            return
+        for quota in self._path(name):
+            if is_zero(delta):
+                return
+            old = dict(quota.guaranteed)
+            add_non_negative(quota.allocated, delta)
+            if quota.name == ROOT_QUOTA_NAME:
+                return
+            self._update_guaranteed(quota)
+            delta = subtract(quota.guaranteed, old)
 
     def _update_guaranteed(self, quota: QuotaInfo) -> None:
         """guarantee = max(min, allocated) under ElasticQuotaGuaranteeUsage, else nothing."""
@@ -427,6 +441,8 @@ class GroupQuotaManager:
             self._propagate_request(quota.name, counted, non_preemptible, own=True)
         if used:
             self._propagate_used(quota.name, counted, non_preemptible, own=True)
+            keys = self._keys()
+            self._propagate_allocated(quota.name, {k: v for k, v in counted.items() if k in keys})
 
     def _add_pod(self, quota: QuotaInfo, pod: KubeDict) -> None:
         entry = self._pod_entry(pod)

@@ -22,7 +22,7 @@ from api.extension.elastic_quota import (
 )
 from api.thirdparty.schedulerplugins.v1alpha1.elastic_quota import ElasticQuota
 from pkg.features import FeatureGate, default_feature_gate
-from pkg.features.features import DISABLE_DEFAULT_QUOTA
+from pkg.features.features import DISABLE_DEFAULT_QUOTA, ELASTIC_QUOTA_GUARANTEE_USAGE
 from scheduler.plugins.elasticquota.core import group_quota_manager as gqm_module
 from scheduler.plugins.elasticquota.core import runtime_quota_calculator
 from scheduler.plugins.elasticquota.core.group_quota_manager import GroupQuotaManager
@@ -361,3 +361,26 @@ def test_one_pod_change_recomputes_only_its_path(monkeypatch: pytest.MonkeyPatch
     # p1's children were computed already; p2's runtime did not move, so neither did theirs.
     assert sizes == []
     assert gqm_module.GroupQuotaManager is GroupQuotaManager
+
+
+@pytest.mark.parametrize(("guarantee_usage", "expected"), [(False, (18, 82)), (True, (30, 70))])
+def test_guarantee_usage_protects_what_is_used(guarantee_usage: bool,
+                                               expected: tuple[int, int]) -> None:
+    """ElasticQuotaGuaranteeUsage: guarantee = max(min, allocated), and nothing is lent."""
+    gate = default_feature_gate.copy()
+    gate.set_enabled(ELASTIC_QUOTA_GUARANTEE_USAGE, guarantee_usage)
+    m = manager(100, 0, gate=gate)
+    m.update_quota(quota("a", max_cpu=100, max_mem=0, min_cpu=10, weight={"cpu": "1"}))
+    m.update_quota(quota("b", max_cpu=100, max_mem=0, min_cpu=10, weight={"cpu": "9"}))
+    m.on_pod_add("a", pod("used", "30", node="n1"))
+    request(m, "b", 100)
+    a, b = m.refresh_runtime("a"), m.refresh_runtime("b")
+    assert a is not None and b is not None
+    assert (a["cpu"], b["cpu"]) == (expected[0] * 1000, expected[1] * 1000)
+    info = m.get_quota_info("a")
+    assert info is not None
+    assert info.guaranteed == ({"cpu": 30000, "memory": 0} if guarantee_usage else {})
+    root = m.get_quota_info(ROOT_QUOTA_NAME)
+    # The root has allocated its children's guarantees: a's use and b's min.
+    assert root is not None
+    assert root.allocated == ({"cpu": 40000, "memory": 0} if guarantee_usage else {})
