@@ -384,3 +384,217 @@ def test_guarantee_usage_protects_what_is_used(guarantee_usage: bool,
     # The root has allocated its children's guarantees: a's use and b's min.
     assert root is not None
     assert root.allocated == ({"cpu": 40000, "memory": 0} if guarantee_usage else {})
+
+
+def test_update_quota_request_step_by_step() -> None:
+    """Upstream UpdateQuotaRequest: below min, above max, then shared with a sibling."""
+    m = manager()
+    m.update_quota(quota("test1", min_cpu=50, min_mem=80 * GI))
+    m.update_quota(quota("test2", min_cpu=40, min_mem=80 * GI))
+    request(m, "test1", 60, 100 * GI, name="first")
+    assert m.refresh_runtime("test1") == rl(60, 100 * GI)
+    m.on_pod_delete("test1", pod("first", "60"))
+    request(m, "test1", 120, 200 * GI)
+    assert m.refresh_runtime("test1") == rl(96, 160 * GI)
+    request(m, "test2", 150, 210 * GI)
+    assert m.refresh_runtime("test1") == rl(53, 80 * GI)
+    assert m.refresh_runtime("test2") == rl(43, 80 * GI)
+
+
+def test_multi_quota_add() -> None:
+    """Upstream MultiQuotaAdd: every parent gets its own set of children."""
+    m = manager()
+    m.update_quota(quota("test1", min_cpu=60, min_mem=100 * GI, is_parent=True))
+    for i, (min_cpu, min_mem) in enumerate(((10, 30), (20, 30), (30, 40)), 1):
+        m.update_quota(quota(f"test1-sub{i}", "test1", min_cpu=min_cpu, min_mem=min_mem * GI))
+    m.update_quota(quota("test2", max_cpu=300, max_mem=400 * GI, min_cpu=200,
+                         min_mem=300 * GI, is_parent=True))
+    m.update_quota(quota("test2-sub1", "test2", min_cpu=96, min_mem=160 * GI))
+    m.update_quota(quota("test2-sub2", "test2", max_cpu=82, max_mem=100 * GI, min_cpu=80,
+                         min_mem=80 * GI, is_parent=True))
+    m.update_quota(quota("test2-sub2-1", "test2-sub2"))
+    assert len(m.quota_names()) == 11
+    assert m.children_of(ROOT_QUOTA_NAME) == {"test1", "test2"}
+    assert m.children_of("test2") == {"test2-sub1", "test2-sub2"}
+    assert m.children_of("test2-sub2") == {"test2-sub2-1"}
+
+
+def test_multi_update_quota_request_follows_the_child_max() -> None:
+    """Upstream MultiUpdateQuotaRequest: a parent's request is its children's limited request."""
+    m = manager()
+    m.update_quota(quota("test1", min_cpu=50, min_mem=80 * GI, is_parent=True))
+    m.update_quota(quota("test1-a", "test1", min_cpu=50, min_mem=80 * GI, is_parent=True))
+    m.update_quota(quota("a-123", "test1-a", min_cpu=50, min_mem=80 * GI))
+    request(m, "a-123", 96, 130 * GI)
+    for name in ("a-123", "test1-a", "test1"):
+        assert m.refresh_runtime(name) == rl(96, 130 * GI)
+    m.update_quota(quota("a-123", "test1-a", max_cpu=64, max_mem=128 * GI, min_cpu=50,
+                         min_mem=80 * GI))
+    parent, leaf = m.get_quota_info("test1-a"), m.get_quota_info("a-123")
+    assert parent is not None and leaf is not None
+    assert parent.max == rl(96, 160 * GI)
+    assert m.refresh_runtime("a-123") == rl(64, 128 * GI) == parent.request
+    assert leaf.request == rl(96, 130 * GI)
+    m.update_quota(quota("a-123", "test1-a", max_cpu=100, max_mem=200 * GI, min_cpu=90,
+                         min_mem=160 * GI))
+    leaf = m.get_quota_info("a-123")
+    assert leaf is not None and parent.request == rl(96, 130 * GI)
+    assert m.refresh_runtime("a-123") == rl(96, 130 * GI) == leaf.request
+
+
+def test_multi_update_quota_request_below_min_between_and_above_max() -> None:
+    """Upstream MultiUpdateQuotaRequest2."""
+    m = manager()
+    m.update_quota(quota("test1", min_cpu=80, min_mem=80 * GI, is_parent=True))
+    m.update_quota(quota("test1-a", "test1", max_cpu=60, max_mem=80 * GI, min_cpu=50,
+                         min_mem=80 * GI, is_parent=True))
+    m.update_quota(quota("a-123", "test1-a", max_cpu=30, max_mem=60 * GI, min_cpu=20,
+                         min_mem=40 * GI))
+    request(m, "a-123", 10, 30 * GI)
+    for name in ("a-123", "test1-a", "test1"):
+        assert m.refresh_runtime(name) == rl(10, 30 * GI)
+    for add, expected in (((15, 15), (25, 45)), ((30, 30), (30, 60))):
+        request(m, "a-123", add[0], add[1] * GI)
+        assert m.refresh_runtime("a-123") == rl(expected[0], expected[1] * GI)
+        for name in ("test1-a", "test1"):
+            info = m.get_quota_info(name)
+            assert info is not None and info.request == rl(expected[0], expected[1] * GI)
+
+
+def test_update_default_quota_group() -> None:
+    """Upstream UpdateDefaultQuotaGroup: the default quota's runtime is its max."""
+    m = manager()
+    m.update_quota({"metadata": {"name": DEFAULT_QUOTA_NAME},
+                    "spec": {"max": {"cpu": "100", "memory": "1000"}}})
+    assert m.refresh_runtime(DEFAULT_QUOTA_NAME) == rl(100, 1000)
+
+
+def test_scaled_min_quota_then_a_bigger_cluster() -> None:
+    """Upstream MultiUpdateQuotaRequest_WithScaledMinQuota1."""
+    m = GroupQuotaManager({}, {}, feature_gate=default_feature_gate.copy())
+    m.update_quota(quota("p", max_cpu=1000, max_mem=1000 * GI, min_cpu=300, min_mem=300 * GI,
+                         is_parent=True))
+    for name in "abc":
+        m.update_quota(quota(name, "p", max_cpu=1000, max_mem=1000 * GI, min_cpu=100,
+                             min_mem=100 * GI))
+        request(m, name, 200, 200 * GI)
+    m.on_node_add(node("n1", 200, 200 * GI))
+    assert m.refresh_runtime("p") == rl(200, 200 * GI)
+    third = {"cpu": 66666, "memory": 200 * GI // 3}
+    plus_one = {"cpu": 66667, "memory": 200 * GI // 3 + 1}
+    assert [m.refresh_runtime(n) for n in "abc"] == [plus_one, plus_one, third]
+    infos = {n: m.get_quota_info(n) for n in "pabc"}
+    assert all(i is not None for i in infos.values())
+    assert [i.auto_scale_min for i in infos.values() if i] == [rl(200, 200 * GI)] + [third] * 3
+
+    m.on_node_add(node("n2", 400, 400 * GI))
+    assert m.refresh_runtime("p") == rl(600, 600 * GI)
+    assert [m.refresh_runtime(n) for n in "abc"] == [rl(200, 200 * GI)] * 3
+    assert [i.auto_scale_min for i in infos.values() if i] == \
+        [rl(300, 300 * GI)] + [rl(100, 100 * GI)] * 3
+
+
+def test_scaled_min_quota_with_an_idle_sibling() -> None:
+    """Upstream MultiUpdateQuotaRequest_WithScaledMinQuota2: an idle child lends its scaled min."""
+    m = manager(1, GI)
+    m.update_quota(quota("p", max_cpu=1000, max_mem=1000 * GI, min_cpu=300, min_mem=300 * GI,
+                         is_parent=True))
+    for name in "abc":
+        m.update_quota(quota(name, "p", max_cpu=1000, max_mem=1000 * GI, min_cpu=100,
+                             min_mem=100 * GI))
+    request(m, "a", 200, 200 * GI)
+    request(m, "c", 200, 200 * GI)
+    m.on_node_add(node("n2", 199, 199 * GI))
+    assert m.refresh_runtime("p") == rl(200, 200 * GI)
+    assert [m.refresh_runtime(n) for n in "abc"] == \
+        [rl(100, 100 * GI), rl(0, 0), rl(100, 100 * GI)]
+    b = m.get_quota_info("b")
+    assert b is not None and b.auto_scale_min == {"cpu": 66666, "memory": 200 * GI // 3}
+
+
+def test_request_and_non_preemptible_request_through_three_levels() -> None:
+    """Upstream MultiUpdateQuotaRequestAndNonPreemptibleRequest: parents see the limited
+    request but the whole non-preemptible request."""
+    m = manager()
+    m.update_quota(quota("test1", min_cpu=50, min_mem=80 * GI, is_parent=True))
+    m.update_quota(quota("test1-sub1", "test1", min_cpu=50, min_mem=80 * GI, is_parent=True))
+    m.update_quota(quota("test1-sub1-1", "test1-sub1", min_cpu=50, min_mem=80 * GI))
+    m.on_pod_add("test1-sub1-1", pod("np", "50", str(100 * GI), non_preemptible=True))
+    m.on_pod_add("test1-sub1-1", pod("p", "70", str(190 * GI)))
+    leaf, mid, top = (m.get_quota_info(n) for n in ("test1-sub1-1", "test1-sub1", "test1"))
+    assert leaf is not None and mid is not None and top is not None
+    assert leaf.request == rl(120, 290 * GI)
+    assert leaf.non_preemptible_request == rl(50, 100 * GI)
+    for info in (mid, top):
+        assert info.request == rl(96, 160 * GI)
+        assert info.non_preemptible_request == rl(50, 100 * GI)
+        assert info.self_request == {}
+
+
+def test_update_quota_parent_name_moves_request_and_used() -> None:
+    """Upstream UpdateQuotaParentName."""
+    m = manager()
+    m.update_quota(quota("test1", min_cpu=100, min_mem=160 * GI, is_parent=True))
+    m.update_quota(quota("test1-a", "test1", min_cpu=50, min_mem=80 * GI, is_parent=True))
+    m.update_quota(quota("a-123", "test1-a", min_cpu=50, min_mem=80 * GI))
+    m.update_quota(quota("test2", min_cpu=100, min_mem=160 * GI, is_parent=True))
+    m.update_quota(quota("test2-a", "test2", min_cpu=50, min_mem=80 * GI))
+    m.on_pod_add("a-123", pod("a", "60", str(100 * GI), node="n1"))
+    m.on_pod_add("test2-a", pod("b", "20", str(40 * GI), node="n1"))
+    infos = {n: m.get_quota_info(n) for n in ("test1", "test1-a", "a-123", "test2", "test2-a")}
+    for name in ("test1", "test1-a", "a-123"):
+        info = infos[name]
+        assert info is not None and (info.request, info.used) == (rl(60, 100 * GI),) * 2
+        assert m.refresh_runtime(name) == rl(60, 100 * GI)
+    assert infos["test1"] is not None and infos["test1"].self_request == {}
+
+    m.update_quota(quota("a-123", "test2", min_cpu=50, min_mem=80 * GI))
+    expected = {"test1": rl(0, 0), "test1-a": rl(0, 0), "a-123": rl(60, 100 * GI),
+                "test2-a": rl(20, 40 * GI), "test2": rl(80, 140 * GI)}
+    for name, value in expected.items():
+        info = m.get_quota_info(name)
+        assert info is not None
+        assert m.refresh_runtime(name) == value
+        assert (info.request, info.used) == (value, value)
+        assert info.parent == ("test2" if name == "a-123" else info.parent)
+
+
+def test_update_cluster_total_resource() -> None:
+    """Upstream UpdateClusterTotalResource: nodes change the total, system and default used
+    leave it."""
+    m = GroupQuotaManager(rl(1000, 1000 * GI), rl(1000, 1000 * GI),
+                          feature_gate=default_feature_gate.copy())
+    m.on_node_add(node("n1", 96, 160 * GI))
+    assert m.refresh_runtime(ROOT_QUOTA_NAME) == rl(96, 160 * GI)
+    m.on_node_update(node("n1", 96, 160 * GI), node("n1", 64, 360 * GI))
+    assert m.cluster_total() == m.refresh_runtime(ROOT_QUOTA_NAME) == rl(64, 360 * GI)
+    m.on_node_add(node("n2", 36, 180 * GI))
+    assert m.cluster_total() == rl(100, 540 * GI)
+    m.on_pod_add(SYSTEM_QUOTA_NAME, pod("s1", "10", str(30 * GI), node="n1"))
+    assert m.refresh_runtime(ROOT_QUOTA_NAME) == rl(90, 510 * GI)
+    m.on_pod_add(SYSTEM_QUOTA_NAME, pod("s2", "10", "30", node="n1"))
+    m.on_pod_add(DEFAULT_QUOTA_NAME, pod("d1", "10", "30", node="n1"))
+    m.on_pod_add(DEFAULT_QUOTA_NAME, pod("d2", "10", "30", node="n1"))
+    assert m.refresh_runtime(ROOT_QUOTA_NAME) == {"cpu": 60000, "memory": 510 * GI - 90}
+    assert m.cluster_total() == rl(100, 540 * GI)
+    m.on_pod_delete(SYSTEM_QUOTA_NAME, pod("s1", "10"))
+    assert m.refresh_runtime(ROOT_QUOTA_NAME) == {"cpu": 70000, "memory": 540 * GI - 90}
+
+
+def test_child_max_greater_than_parent_max_and_total() -> None:
+    """Upstream MultiChildMaxGreaterParentMax_MaxGreaterThanTotalRes."""
+    m = GroupQuotaManager({}, {}, feature_gate=default_feature_gate.copy())
+    m.on_node_add(node("n1", 300, 8000))
+    m.update_quota(quota("test1", max_cpu=600, max_mem=4096, min_cpu=100, min_mem=100,
+                         is_parent=True))
+    m.update_quota(quota("test1-sub1", "test1", max_cpu=500, max_mem=2048, min_cpu=100,
+                         min_mem=100))
+    request(m, "test1-sub1", 500, 4096)
+    assert m.refresh_runtime("test1-sub1") == rl(300, 2048)
+    request(m, "test1-sub1", 550, 4096)
+    top, sub = m.get_quota_info("test1"), m.get_quota_info("test1-sub1")
+    assert top is not None and sub is not None
+    assert top.request == top.limited_request() == rl(500, 2048)
+    assert top.runtime == rl(300, 2048)
+    assert sub.request == rl(1050, 8192) and sub.limited_request() == rl(500, 2048)
+    assert m.refresh_runtime("test1-sub1") == rl(300, 2048)
