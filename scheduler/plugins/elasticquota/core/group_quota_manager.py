@@ -200,9 +200,7 @@ class GroupQuotaManager:
             if new.name == ROOT_QUOTA_NAME:
                 return
             if new.name in _OUTSIDE_REDISTRIBUTION:
-                assert old is not None
-                old.min, old.max, old.shared_weight = new.min, new.max, new.shared_weight
-                return
+                new.parent = ROOT_QUOTA_NAME  # by name only, whatever its labels say
             if old is not None:
                 if old.config_equals(new):
                     return
@@ -251,14 +249,20 @@ class GroupQuotaManager:
                     add_non_negative(quota.self_non_preemptible_used, counted)
 
     def _attach(self, quota: QuotaInfo) -> None:
-        self._children.setdefault(quota.parent, set()).add(quota.name)
-        self._namespace_quota.update({ns: quota.name for ns in quota.namespaces})
-        self._calculators.setdefault(quota.name, self._new_calculator(quota.name))
-        parent_calculator = self._calculators.setdefault(quota.parent,
-                                                         self._new_calculator(quota.parent))
-        self._ref_keys(quota.max, 1)
+        """Hang a quota under its parent: sum its children, join the parent's calculator,
+        pass its request and use up."""
+        redistributed = quota.name not in _OUTSIDE_REDISTRIBUTION
+        if redistributed:
+            self._children.setdefault(quota.parent, set()).add(quota.name)
+            self._namespace_quota.update({ns: quota.name for ns in quota.namespaces})
+            if quota.name not in self._calculators:
+                self._calculators[quota.name] = self._new_calculator(quota.name)
+            if quota.parent not in self._calculators:
+                self._calculators[quota.parent] = self._new_calculator(quota.parent)
+            self._ref_keys(quota.max, 1)
         # Children may have arrived before their parent: sum what is already there.
-        guarantee_usage = self._features.enabled(ELASTIC_QUOTA_GUARANTEE_USAGE)
+        guarantee_usage = redistributed and \
+            self._features.enabled(ELASTIC_QUOTA_GUARANTEE_USAGE)
         keys = self._keys()
         quota.allocated = {k: v for k, v in quota.self_used.items() if k in keys} \
             if guarantee_usage else {}
@@ -277,21 +281,27 @@ class GroupQuotaManager:
                     add_non_negative(quota.allocated, child.guaranteed)
         quota.request = quota.real_request()
         quota.runtime, quota.runtime_version = {}, 0
-        self._update_guaranteed(quota)
-        self._scale_min.update(quota.parent, quota.name, quota.min, self._scale_min_enabled)
-        quota.auto_scale_min = dict(quota.min)
-        parent_calculator.update_member(quota)
+        if redistributed:
+            self._update_guaranteed(quota)
+            self._scale_min.update(quota.parent, quota.name, quota.min, self._scale_min_enabled)
+            quota.auto_scale_min = dict(quota.min)
+            self._calculators[quota.parent].update_member(quota)
         self._propagate_request(quota.parent, quota.limited_request(),
                                 quota.non_preemptible_request, own=False)
         self._propagate_used(quota.parent, quota.used, quota.non_preemptible_used, own=False)
         self._propagate_allocated(quota.parent, quota.guaranteed)
+        if not redistributed:
+            self._update_total_except()
 
     def _detach(self, quota: QuotaInfo) -> None:
+        """Undo ``_attach``: the parent path forgets the quota's request and use."""
         self._propagate_request(quota.parent, _negate(quota.limited_request()),
                                 _negate(quota.non_preemptible_request), own=False)
         self._propagate_used(quota.parent, _negate(quota.used),
                              _negate(quota.non_preemptible_used), own=False)
         self._propagate_allocated(quota.parent, _negate(quota.guaranteed))
+        if quota.name in _OUTSIDE_REDISTRIBUTION:
+            return
         calculator = self._calculators.get(quota.parent)
         if calculator is not None:
             calculator.delete_member(quota.name)

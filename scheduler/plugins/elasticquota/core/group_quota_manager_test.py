@@ -598,3 +598,17 @@ def test_child_max_greater_than_parent_max_and_total() -> None:
     assert top.runtime == rl(300, 2048)
     assert sub.request == rl(1050, 8192) and sub.limited_request() == rl(500, 2048)
     assert m.refresh_runtime("test1-sub1") == rl(300, 2048)
+
+
+def test_default_quota_max_change_recounts_its_pods() -> None:
+    m = GroupQuotaManager({"cpu": 1000_000}, {"cpu": 1000_000},
+                          feature_gate=default_feature_gate.copy())
+    m.on_node_add(node("n1", 100, 100 * GI))
+    m.on_pod_add(DEFAULT_QUOTA_NAME, pod("d", "10", str(GI), node="n1"))
+    assert m.refresh_runtime(ROOT_QUOTA_NAME) == rl(90, 100 * GI)
+    m.update_quota({"metadata": {"name": DEFAULT_QUOTA_NAME},
+                    "spec": {"max": {"cpu": "100", "memory": "100Gi"}}})
+    assert m.refresh_runtime(ROOT_QUOTA_NAME) == rl(90, 99 * GI)
+    assert m.refresh_runtime(DEFAULT_QUOTA_NAME) == rl(100, 100 * GI)
+    root = m.get_quota_info(ROOT_QUOTA_NAME)
+    assert root is not None and root.used == rl(10, GI)
