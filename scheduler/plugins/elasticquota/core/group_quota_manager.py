@@ -42,6 +42,7 @@ from pkg.features.features import (
     ELASTIC_QUOTA_IGNORE_POD_OVERHEAD,
 )
 from pkg.util.podresources import pod_requests, resource_list
+from scheduler.apis.config import ElasticQuotaArgs
 from scheduler.plugins.elasticquota.core.quota_info import (
     PodEntry,
     QuotaInfo,
@@ -89,6 +90,14 @@ class GroupQuotaManager:
         self._nodes: dict[str, ResourceInts] = {}
         # namespace → quota, from the quotas' ``namespaces`` annotations
         self._namespace_quota: dict[str, str] = {}
+
+    @classmethod
+    def from_args(cls, args: ElasticQuotaArgs,
+                  feature_gate: FeatureGate = default_feature_gate) -> GroupQuotaManager:
+        """The tree the ElasticQuota plugin's configuration describes."""
+        return cls(resource_list(args.system_quota_group_max),
+                   resource_list(args.default_quota_group_max),
+                   scale_min_quota_enabled=args.enable_min_quota_scale, feature_gate=feature_gate)
 
     # --- reading ---------------------------------------------------------------------------
 

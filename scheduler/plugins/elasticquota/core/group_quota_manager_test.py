@@ -23,6 +23,7 @@ from api.extension.elastic_quota import (
 from api.thirdparty.schedulerplugins.v1alpha1.elastic_quota import ElasticQuota
 from pkg.features import FeatureGate, default_feature_gate
 from pkg.features.features import DISABLE_DEFAULT_QUOTA, ELASTIC_QUOTA_GUARANTEE_USAGE
+from scheduler.apis.config import ElasticQuotaArgs
 from scheduler.plugins.elasticquota.core import group_quota_manager as gqm_module
 from scheduler.plugins.elasticquota.core import runtime_quota_calculator
 from scheduler.plugins.elasticquota.core.group_quota_manager import GroupQuotaManager
@@ -612,3 +613,17 @@ def test_default_quota_max_change_recounts_its_pods() -> None:
     assert m.refresh_runtime(DEFAULT_QUOTA_NAME) == rl(100, 100 * GI)
     root = m.get_quota_info(ROOT_QUOTA_NAME)
     assert root is not None and root.used == rl(10, GI)
+
+
+def test_from_args_uses_the_plugin_configuration() -> None:
+    args = ElasticQuotaArgs.model_validate({"systemQuotaGroupMax": {"cpu": "2", "memory": "1Gi"},
+                                            "enableMinQuotaScale": False})
+    m = GroupQuotaManager.from_args(args, default_feature_gate.copy())
+    assert m.refresh_runtime(SYSTEM_QUOTA_NAME) == rl(2, GI)
+    default = m.refresh_runtime(DEFAULT_QUOTA_NAME)
+    assert default is not None and set(default) == {"cpu", "memory"}
+    m.on_node_add(node("n1", 200, 0))
+    for name in "abc":
+        m.update_quota(quota(name, max_cpu=200, max_mem=0, min_cpu=100))
+        request(m, name, 150)
+    assert m.refresh_runtime("a") == {"cpu": 100000, "memory": 0}  # no min scaling
