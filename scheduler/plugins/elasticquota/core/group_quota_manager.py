@@ -34,6 +34,7 @@ from api.extension.objects import (
     namespaced_name,
     spec_of,
 )
+from api.meta import parse_timestamp
 from api.thirdparty.schedulerplugins.v1alpha1.elastic_quota import ElasticQuota
 from pkg.features import FeatureGate, default_feature_gate
 from pkg.features.features import (
@@ -41,6 +42,11 @@ from pkg.features.features import (
     ELASTIC_QUOTA_GUARANTEE_USAGE,
     ELASTIC_QUOTA_IGNORE_POD_OVERHEAD,
 )
+from pkg.features.scheduler_features import (
+    ELASTIC_QUOTA_IGNORE_TERMINATING_POD,
+    ELASTIC_QUOTA_IMMEDIATE_IGNORE_TERMINATING_POD,
+)
+from pkg.util.clock import REAL_CLOCK, Clock
 from pkg.util.podresources import pod_requests, resource_list
 from scheduler.apis.config import ElasticQuotaArgs
 from scheduler.plugins.elasticquota.core.quota_info import (
@@ -66,8 +72,10 @@ class GroupQuotaManager:
 
     def __init__(self, system_group_max: Mapping[str, int], default_group_max: Mapping[str, int],
                  *, scale_min_quota_enabled: bool = True,
-                 feature_gate: FeatureGate = default_feature_gate) -> None:
+                 feature_gate: FeatureGate = default_feature_gate,
+                 clock: Clock = REAL_CLOCK) -> None:
         self._lock = threading.RLock()
+        self._clock = clock
         self._features = feature_gate
         self._scale_min_enabled = scale_min_quota_enabled
         self._quotas: dict[str, QuotaInfo] = {
@@ -463,6 +471,20 @@ class GroupQuotaManager:
             keys = self._keys()
             self._propagate_allocated(quota.name, {k: v for k, v in counted.items() if k in keys})
 
+    def _ignored(self, pod: KubeDict) -> bool:
+        """A terminating pod no longer counts: at once under
+        ElasticQuotaImmediateIgnoreTerminatingPod, after its grace period under
+        ElasticQuotaIgnoreTerminatingPod (upstream ``shouldBeIgnored``)."""
+        md = metadata_of(pod)
+        deleted = parse_timestamp(md.get("deletionTimestamp"))
+        if deleted is None:
+            return False
+        if self._features.enabled(ELASTIC_QUOTA_IMMEDIATE_IGNORE_TERMINATING_POD):
+            return True
+        if not self._features.enabled(ELASTIC_QUOTA_IGNORE_TERMINATING_POD):
+            return False
+        return self._clock.now() > deleted + (md.get("deletionGracePeriodSeconds") or 0)
+
     def _add_pod(self, quota: QuotaInfo, pod: KubeDict) -> None:
         entry = self._pod_entry(pod)
         quota.pods[namespaced_name(pod)] = entry
@@ -479,7 +501,8 @@ class GroupQuotaManager:
         """A pod of the quota became known: request now, used too if already on a node."""
         with self._lock:
             quota = self._quotas.get(quota_name)
-            if quota is not None and namespaced_name(pod) not in quota.pods:
+            if quota is not None and namespaced_name(pod) not in quota.pods and \
+                    not self._ignored(pod):
                 self._add_pod(quota, pod)
 
     def on_pod_update(self, old_quota_name: str, new_quota_name: str, old_pod: KubeDict,
@@ -494,6 +517,10 @@ class GroupQuotaManager:
                 self.on_pod_add(new_quota_name, new_pod)
                 return
             if old_quota is None:
+                return
+            if self._ignored(new_pod):
+                if new_key in old_quota.pods:
+                    self._remove_pod(old_quota, new_key)
                 return
             entry = old_quota.pods.get(new_key)
             if entry is None:

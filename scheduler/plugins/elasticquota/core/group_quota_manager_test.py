@@ -4,6 +4,7 @@ ElasticQuota, Pod and Node objects as the informers deliver them."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -20,9 +21,15 @@ from api.extension.elastic_quota import (
     ROOT_QUOTA_NAME,
     SYSTEM_QUOTA_NAME,
 )
+from api.meta import format_time
 from api.thirdparty.schedulerplugins.v1alpha1.elastic_quota import ElasticQuota
 from pkg.features import FeatureGate, default_feature_gate
 from pkg.features.features import DISABLE_DEFAULT_QUOTA, ELASTIC_QUOTA_GUARANTEE_USAGE
+from pkg.features.scheduler_features import (
+    ELASTIC_QUOTA_IGNORE_TERMINATING_POD,
+    ELASTIC_QUOTA_IMMEDIATE_IGNORE_TERMINATING_POD,
+)
+from pkg.util.clock import FakeClock
 from scheduler.apis.config import ElasticQuotaArgs
 from scheduler.plugins.elasticquota.core import group_quota_manager as gqm_module
 from scheduler.plugins.elasticquota.core import runtime_quota_calculator
@@ -627,3 +634,39 @@ def test_from_args_uses_the_plugin_configuration() -> None:
         m.update_quota(quota(name, max_cpu=200, max_mem=0, min_cpu=100))
         request(m, name, 150)
     assert m.refresh_runtime("a") == {"cpu": 100000, "memory": 0}  # no min scaling
+
+
+@pytest.mark.parametrize("gate_name", [ELASTIC_QUOTA_IMMEDIATE_IGNORE_TERMINATING_POD,
+                                       ELASTIC_QUOTA_IGNORE_TERMINATING_POD])
+def test_terminating_pods_stop_counting(gate_name: str) -> None:
+    """Upstream shouldBeIgnored: at once, or once deletionTimestamp + grace has passed."""
+    gate = default_feature_gate.copy()
+    gate.set_enabled(gate_name, True)
+    clock = FakeClock()
+    m = GroupQuotaManager({}, {}, feature_gate=gate, clock=clock)
+    m.update_quota(quota("q"))
+    p = pod("p", "2", node="n1")
+    m.on_pod_add("q", p)
+    deleting = {**p, "metadata": {**p["metadata"], "deletionGracePeriodSeconds": 30,
+                                  "deletionTimestamp": format_time(
+                                      datetime.fromtimestamp(clock.now(), UTC))}}
+    m.on_pod_update("q", "q", p, deleting)
+    info = m.get_quota_info("q")
+    assert info is not None
+    immediate = gate_name == ELASTIC_QUOTA_IMMEDIATE_IGNORE_TERMINATING_POD
+    assert info.used == (rl(0, 0) if immediate else rl(2, 0))
+    clock.step(31)
+    m.on_pod_update("q", "q", deleting, deleting)
+    assert (info.request, info.used) == (rl(0, 0), rl(0, 0))
+    m.on_pod_add("q", deleting)  # a resync does not bring it back
+    assert info.request == rl(0, 0) and not info.pods
+
+
+def test_without_the_gates_a_terminating_pod_counts_until_deleted() -> None:
+    m = manager()
+    m.update_quota(quota("q"))
+    p = pod("p", "2", node="n1")
+    p["metadata"]["deletionTimestamp"] = "2020-01-01T00:00:00Z"
+    m.on_pod_add("q", p)
+    info = m.get_quota_info("q")
+    assert info is not None and info.used == rl(2, 0)
