@@ -113,6 +113,18 @@ class GroupQuotaManager:
         """The live quota (callers must not mutate it)."""
         return self._quotas.get(name)
 
+    def quota_summary(self, name: str) -> QuotaInfo | None:
+        """A copy of the quota with its runtime refreshed (what the status writer and debug
+        endpoints read, upstream ``GetQuotaSummary``); None for an unknown quota."""
+        with self._lock:
+            quota = self._quotas.get(name)
+            if quota is None:
+                return None
+            runtime = self.refresh_runtime(name)
+            summary = quota.copy()
+            summary.runtime = runtime or {}
+            return summary
+
     def quota_names(self) -> set[str]:
         with self._lock:
             return set(self._quotas)

@@ -670,3 +670,20 @@ def test_without_the_gates_a_terminating_pod_counts_until_deleted() -> None:
     m.on_pod_add("q", p)
     info = m.get_quota_info("q")
     assert info is not None and info.used == rl(2, 0)
+
+
+def test_quota_summary_is_a_refreshed_copy() -> None:
+    m = manager(100, 0)
+    m.update_quota(quota("q", max_cpu=10, max_mem=0, min_cpu=5))
+    m.on_pod_add("q", pod("p", "4", node="n1"))
+    summary = m.quota_summary("q")
+    assert summary is not None
+    assert (summary.runtime, summary.used, summary.request) == (rl(4, 0), rl(4, 0), rl(4, 0))
+    summary.used["cpu"] = 0
+    summary.pods["default/p"].request["cpu"] = 0
+    info = m.get_quota_info("q")
+    assert info is not None and info.used == rl(4, 0)
+    assert info.pods["default/p"].request["cpu"] == 4000
+    root = m.quota_summary(ROOT_QUOTA_NAME)
+    assert root is not None and root.runtime == rl(100, 0)
+    assert m.quota_summary("nope") is None

@@ -11,7 +11,7 @@ the children's contributions (for a leaf both are the same).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from api.extension.elastic_quota import (
@@ -146,6 +146,16 @@ class QuotaInfo:
 
     def assigned_pods(self) -> list[str]:
         return [key for key, pod in self.pods.items() if pod.assigned]
+
+    def copy(self) -> QuotaInfo:
+        """An independent copy: every resource list and pod entry copied."""
+        copied = replace(self, pods={k: replace(p, request=dict(p.request))
+                                     for k, p in self.pods.items()})
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, dict) and f.name != "pods":
+                setattr(copied, f.name, dict(value))
+        return copied
 
 
 __all__ = ["PodEntry", "QuotaInfo", "add_non_negative", "is_zero", "mask", "subtract"]
