@@ -687,3 +687,99 @@ def test_quota_summary_is_a_refreshed_copy() -> None:
     root = m.quota_summary(ROOT_QUOTA_NAME)
     assert root is not None and root.runtime == rl(100, 0)
     assert m.quota_summary("nope") is None
+
+
+def small_tree(total: int = 50, **mins: int) -> GroupQuotaManager:
+    """Upstream's "1" and "2" quotas (max 40/40) on a 50-core, 50-byte cluster."""
+    m = GroupQuotaManager({}, {}, feature_gate=default_feature_gate.copy())
+    m.on_node_add(node("n1", total, total))
+    for name in ("1", "2"):
+        m.update_quota(quota(name, max_cpu=40, max_mem=40, min_cpu=mins.get(f"q{name}", 10),
+                             min_mem=mins.get(f"q{name}", 10)))
+    return m
+
+
+def test_refresh_and_get_runtime_quota() -> None:
+    """Upstream RefreshAndGetRuntimeQuota_UpdateQuota."""
+    m = small_tree(q1=10, q2=0)
+    assert m.resource_keys() == {"cpu", "memory"}
+    assert m.refresh_runtime("1") == rl(0, 0)
+    assert m.refresh_runtime("5") is None
+    for name in ("1", "2"):
+        request(m, name, 5, 5, name=f"{name}-a")
+    assert (m.refresh_runtime("1"), m.refresh_runtime("2")) == (rl(5, 5), rl(5, 5))
+    for name in ("1", "2"):
+        request(m, name, 25, 25, name=f"{name}-b")
+    # 1 keeps its min 10, 2 has none; the 40 left are shared equally.
+    assert (m.refresh_runtime("1"), m.refresh_runtime("2")) == (rl(30, 30), rl(20, 20))
+
+
+def test_update_shared_weight() -> None:
+    """Upstream UpdateSharedWeight_UpdateQuota."""
+    m = small_tree(60, q1=10, q2=0)
+    for name, weight in (("1", 30), ("2", 10)):
+        info = m.get_quota_info(name)
+        assert info is not None and info.shared_weight == rl(40, 40)
+        m.update_quota(quota(name, max_cpu=40, max_mem=40, min_cpu=10 if name == "1" else 0,
+                             min_mem=10 if name == "1" else 0,
+                             weight={"cpu": str(weight), "memory": str(weight)}))
+        info = m.get_quota_info(name)
+        assert info is not None and info.shared_weight == {"cpu": weight * 1000, "memory": weight}
+
+
+@pytest.mark.parametrize(("max_value", "limited"), [(40, 35), (30, 30), (50, 35)])
+def test_update_one_group_max_quota(max_value: int, limited: int) -> None:
+    """Upstream UpdateOneGroupMaxQuota_UpdateQuota: 35 asked, max 40 → 30 → 50."""
+    m = small_tree()
+    for name in ("1", "2"):
+        request(m, name, 35, 35)
+    for name in ("1", "2"):
+        m.update_quota(quota(name, max_cpu=max_value, max_mem=max_value, min_cpu=10,
+                             min_mem=10))
+    for name in ("1", "2"):
+        info = m.get_quota_info(name)
+        assert m.refresh_runtime(name) == rl(25, 25)
+        assert info is not None and info.limited_request() == rl(limited, limited)
+
+
+@pytest.mark.parametrize(("mins", "extra", "expected"), [
+    ((10, 10), 0, (15, 15)),  # min < request < max
+    ((15, 15), 0, (15, 15)),  # request = min
+    ((20, 20), 0, (15, 15)),  # request < min: a lending quota gets its request
+    ((5, 5), 0, (15, 15)),  # min < request
+    ((40, 5), 100, (40, 10)),  # min = max, request > max
+])
+def test_update_one_group_min_quota(mins: tuple[int, int], extra: int,
+                                    expected: tuple[int, int]) -> None:
+    """Upstream UpdateOneGroupMinQuota_UpdateQuota."""
+    m = small_tree()
+    for name, min_value in zip(("1", "2"), mins, strict=True):
+        request(m, name, 15, 15)
+        m.update_quota(quota(name, max_cpu=40, max_mem=40, min_cpu=min_value,
+                             min_mem=min_value))
+        if extra:
+            request(m, name, extra, extra, name=f"{name}-extra")
+    assert (m.refresh_runtime("1"), m.refresh_runtime("2")) == \
+        tuple(rl(v, v) for v in expected)
+
+
+def test_delete_one_group() -> None:
+    """Upstream DeleteOneGroup_UpdateQuota."""
+    m = small_tree()
+    for name in ("1", "2"):
+        request(m, name, 15, 15)
+    assert m.delete_quota("1")
+    assert m.refresh_runtime("2") == rl(15, 15)
+    assert m.get_quota_info("1") is None and not m.delete_quota("1")
+    root = m.get_quota_info(ROOT_QUOTA_NAME)
+    assert root is not None and root.request == rl(15, 15)
+
+
+def test_a_new_resource_name_becomes_a_dimension() -> None:
+    """Upstream UpdateQuotaTreeDimension_UpdateQuota."""
+    m = manager()
+    m.update_quota({**quota("3", max_cpu=1000, max_mem=10000, min_cpu=100, min_mem=1000),
+                    "spec": {"max": {"cpu": "1000", "memory": "10000", "tmp": "1"}}})
+    assert m.resource_keys() == {"cpu", "memory", "tmp"}
+    m.update_quota(quota("3", max_cpu=1000, max_mem=10000))
+    assert m.resource_keys() == {"cpu", "memory"}
