@@ -783,3 +783,153 @@ def test_a_new_resource_name_becomes_a_dimension() -> None:
     assert m.resource_keys() == {"cpu", "memory", "tmp"}
     m.update_quota(quota("3", max_cpu=1000, max_mem=10000))
     assert m.resource_keys() == {"cpu", "memory"}
+
+
+def test_reserve_then_bind_counts_once() -> None:
+    """Upstream OnPodUpdateAfterReserve."""
+    m = small_tree()
+    p = pod("1", "10", "10")
+    m.on_pod_add("1", p)
+    m.reserve_pod("1", p)
+    m.on_pod_update("1", "1", p, {**p, "spec": {**p["spec"], "nodeName": "node1"}})
+    info = m.get_quota_info("1")
+    assert info is not None and (info.request, info.used) == (rl(10, 10), rl(10, 10))
+
+
+def test_pod_created_before_its_quota_counts_from_its_next_update() -> None:
+    """Upstream UpdatePod_WhenQuotaCreateAfterPodCreate."""
+    m = GroupQuotaManager({}, {}, feature_gate=default_feature_gate.copy())
+    p = pod("1", "10", "10")
+    m.on_pod_add("1", p)
+    m.update_quota(quota("1", max_cpu=40, max_mem=40, min_cpu=20, min_mem=20))
+    info = m.get_quota_info("1")
+    assert info is not None and not info.pods and info.request == {}
+    relabelled = {**p, "metadata": {**p["metadata"], "labels": {"aaa": "aaa"}}}
+    m.on_pod_update("1", "1", p, relabelled)
+    assert (len(info.pods), info.request, info.used) == (1, rl(10, 10), {})
+    bound = {**relabelled, "spec": {**relabelled["spec"], "nodeName": "node1"}}
+    m.on_pod_update("1", "1", relabelled, bound)
+    assert (len(info.pods), info.request, info.used) == (1, rl(10, 10), rl(10, 10))
+
+
+def test_child_request_and_request_when_nothing_lends() -> None:
+    """Upstream ChildRequestAndRequest_All_not_allowLent: (childRequest, request) of 1, 2, 3."""
+    m = small_tree()
+    m.update_quota(quota("1", max_cpu=40, max_mem=40, min_cpu=20, min_mem=20,
+                         allow_lent=False))
+    m.update_quota(quota("2", "1", max_cpu=40, max_mem=40, min_cpu=10, min_mem=10,
+                         allow_lent=False))
+    m.update_quota(quota("3", "1", max_cpu=40, max_mem=40, min_cpu=5, min_mem=5,
+                         allow_lent=False))
+
+    def state() -> list[tuple[dict[str, int], dict[str, int]]]:
+        infos = [m.get_quota_info(n) for n in ("1", "2", "3")]
+        return [(i.child_request, i.request) for i in infos if i is not None]
+
+    def both(cpu: int) -> dict[str, int]:
+        return {"cpu": cpu * 1000, "memory": cpu}
+
+    assert state() == [(both(15), both(20)), ({}, both(10)), ({}, both(5))]
+    for name, cpu, expected in (("p1", 5, [(both(15), both(20)), (both(5), both(10))]),
+                                ("p2", 10, [(both(20), both(20)), (both(15), both(15))]),
+                                ("p3", 10, [(both(30), both(30)), (both(25), both(25))])):
+        m.on_pod_add("2", pod(name, str(cpu), str(cpu)))
+        assert state() == [*expected, ({}, both(5))]
+
+
+def test_guarantee_usage_through_a_parent() -> None:
+    """Upstream OnPodUpdateUsedForGuarantee and UpdateQuotaInternalNoLock: a parent
+    allocates its children's guarantees."""
+    gate = default_feature_gate.copy()
+    gate.set_enabled(ELASTIC_QUOTA_GUARANTEE_USAGE, True)
+    m = GroupQuotaManager({}, {}, feature_gate=gate)
+    m.on_node_add(node("n1", 50, 50))
+
+    def both(v: int) -> dict[str, int]:
+        return {"cpu": v * 1000, "memory": v}
+
+    m.update_quota(quota("1", max_cpu=40, max_mem=40, min_cpu=20, min_mem=20, is_parent=True))
+    m.update_quota(quota("2", "1", max_cpu=40, max_mem=40, min_cpu=10, min_mem=10))
+    m.update_quota(quota("3", "1", max_cpu=40, max_mem=40, min_cpu=5, min_mem=5))
+    one, two = m.get_quota_info("1"), m.get_quota_info("2")
+    assert one is not None and two is not None
+    for name, value, child, parent in (("p1", 5, (5, 10, 5, 5, 10), (15, 20)),
+                                       ("p2", 10, (15, 15, 15, 15, 15), (20, 20)),
+                                       ("p3", 10, (25, 25, 25, 25, 25), (30, 30))):
+        m.on_pod_add("2", pod(name, str(value), str(value), node="n1"))
+        assert (two.child_request, two.request, two.used, two.allocated, two.guaranteed) == \
+            tuple(both(v) for v in child)
+        assert (one.allocated, one.guaranteed) == tuple(both(v) for v in parent)
+    # A bigger min raises the child's guarantee and the parent's allocation.
+    m.update_quota(quota("2", "1", max_cpu=40, max_mem=40, min_cpu=30, min_mem=30))
+    two = m.get_quota_info("2")
+    assert two is not None and two.guaranteed == both(30) and two.allocated == both(25)
+    assert (one.allocated, one.guaranteed) == (both(35), both(35))
+
+
+def test_parents_own_pods_and_childrens_limited_requests() -> None:
+    """Upstream UpdateQuotaInternalNoLock_ParenstSelf: a parent's request is its own pods
+    plus its children's limited requests."""
+    m = small_tree()
+
+    def both(cpu: int, mem: int) -> dict[str, int]:
+        return {"cpu": cpu * 1000, "memory": mem}
+
+    m.update_quota(quota("1", max_cpu=40, max_mem=40, min_cpu=20, min_mem=20, is_parent=True))
+    m.update_quota(quota("2", "1", max_cpu=30, max_mem=10, min_cpu=10, min_mem=10,
+                         is_parent=True))
+    m.update_quota(quota("3", "1", max_cpu=20, max_mem=10, min_cpu=5, min_mem=5))
+    m.update_quota(quota("4", "2", max_cpu=30, max_mem=10, min_cpu=10, min_mem=10))
+    m.on_pod_add("2", pod("own-np", "10", "10", non_preemptible=True))
+    m.on_pod_add("2", pod("own", "10", "10"))
+    m.on_pod_add("3", pod("np", "5", "5", non_preemptible=True))
+    m.on_pod_add("3", pod("p", "15", "15"))
+    m.on_pod_add("4", pod("np", "10", "10", non_preemptible=True))
+    m.on_pod_add("4", pod("p", "10", "10"))
+    infos = {n: m.get_quota_info(n) for n in "1234"}
+    expected = {  # (self request, request, non-preemptible request)
+        "4": (both(20, 20), both(20, 20), both(10, 10)),
+        "3": (both(20, 20), both(20, 20), both(5, 5)),
+        "2": (both(20, 20), both(40, 30), both(20, 20)),
+        "1": ({}, both(50, 20), both(25, 25)),
+    }
+    for name, (own, request_, non_preemptible) in expected.items():
+        info = infos[name]
+        assert info is not None
+        assert (info.self_request, info.request, info.non_preemptible_request) == \
+            (own, request_, non_preemptible)
+
+
+def test_root_used_and_request_include_every_quota() -> None:
+    """Upstream UpdateRootQuotaUsed / UpdateRootQuotaRequest / RootQuotaRuntime."""
+    m = GroupQuotaManager(rl(1000, 1000), rl(1000, 1000),
+                          feature_gate=default_feature_gate.copy())
+    m.on_node_add(node("n1", 1000, 1000))
+    m.on_pod_add(SYSTEM_QUOTA_NAME, pod("s", "10", "30", node="n1", non_preemptible=True))
+    m.on_pod_add(DEFAULT_QUOTA_NAME, pod("d", "2", "5", node="n1", non_preemptible=True))
+    root = m.get_quota_info(ROOT_QUOTA_NAME)
+    assert root is not None
+    assert root.used == root.request == root.non_preemptible_request == rl(12, 35)
+    m.update_quota(quota("1", max_cpu=20, max_mem=20, min_cpu=10, min_mem=10, is_parent=True))
+    m.update_quota(quota("2", max_cpu=30, max_mem=30, min_cpu=8, min_mem=6))
+    m.update_quota(quota("3", "1", max_cpu=30, max_mem=20, min_cpu=8, min_mem=5))
+    m.on_pod_add("2", pod("a", "5", "5", node="n1", non_preemptible=True))
+    m.on_pod_add("3", pod("b", "7", "5", node="n1", non_preemptible=True))
+    assert root.used == root.request == root.non_preemptible_request == rl(24, 45)
+    assert m.refresh_runtime(ROOT_QUOTA_NAME) == rl(988, 965)
+
+
+def test_terminating_pod_added_after_its_grace_is_ignored() -> None:
+    """Upstream OnTerminatingPodAdd."""
+    gate = default_feature_gate.copy()
+    gate.set_enabled(ELASTIC_QUOTA_IGNORE_TERMINATING_POD, True)
+    clock = FakeClock()
+    m = GroupQuotaManager({}, {}, feature_gate=gate, clock=clock)
+    m.update_quota(quota("1", max_cpu=40, max_mem=40, min_cpu=10, min_mem=10))
+    p = pod("1", "10", "10", node="node1")
+    p["metadata"]["deletionTimestamp"] = format_time(
+        datetime.fromtimestamp(clock.now() - 40, UTC))
+    p["metadata"]["deletionGracePeriodSeconds"] = 30
+    m.on_pod_add("1", p)
+    info = m.get_quota_info("1")
+    assert info is not None and (info.request, info.used, info.pods) == ({}, {}, {})
