@@ -1,7 +1,7 @@
 """The ElasticQuota quota tree (koordinator ``pkg/scheduler/plugins/elasticquota/core``)."""
 
 from scheduler.plugins.elasticquota.core.group_quota_manager import GroupQuotaManager
-from scheduler.plugins.elasticquota.core.quota_info import PodEntry, QuotaInfo
+from scheduler.plugins.elasticquota.core.quota_info import PodEntry, QuotaInfo, to_resource_list
 from scheduler.plugins.elasticquota.core.runtime_quota_calculator import (
     ResourceInts,
     RuntimeQuotaCalculator,
@@ -10,5 +10,5 @@ from scheduler.plugins.elasticquota.core.scale_min_quota import ScaleMinQuotaMan
 
 __all__ = [
     "GroupQuotaManager", "PodEntry", "QuotaInfo", "ResourceInts", "RuntimeQuotaCalculator",
-    "ScaleMinQuotaManager",
+    "ScaleMinQuotaManager", "to_resource_list",
 ]

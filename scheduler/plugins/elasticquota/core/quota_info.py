@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from decimal import Decimal
 from typing import Any
 
+from api.core import QuantityFormat, format_quantity
 from api.extension.elastic_quota import (
     get_parent_quota_name,
     get_quota_namespaces,
@@ -23,7 +25,7 @@ from api.extension.elastic_quota import (
 )
 from api.extension.objects import KubeDict, annotations_of, labels_of, metadata_of, spec_of
 from api.thirdparty.schedulerplugins.v1alpha1.elastic_quota import ElasticQuota
-from pkg.util.podresources import resource_list
+from pkg.util.podresources import CPU, MEMORY, resource_list
 from scheduler.plugins.elasticquota.core.runtime_quota_calculator import ResourceInts
 
 
@@ -48,6 +50,19 @@ def mask(rl: Mapping[str, int], names: Mapping[str, int]) -> ResourceInts:
 
 def is_zero(rl: Mapping[str, int]) -> bool:
     return not any(rl.values())
+
+
+def to_resource_list(rl: Mapping[str, int]) -> dict[str, str]:
+    """Integers back to quantities as upstream's ``createQuantity`` writes them: cpu as milli
+    (DecimalSI), memory as bytes (BinarySI), everything else DecimalSI."""
+    out = {}
+    for name, v in rl.items():
+        if name == CPU:
+            out[name] = format_quantity(Decimal(v) / 1000)
+        else:
+            out[name] = format_quantity(
+                v, QuantityFormat.BINARY_SI if name == MEMORY else QuantityFormat.DECIMAL_SI)
+    return out
 
 
 @dataclass(slots=True)
@@ -158,4 +173,6 @@ class QuotaInfo:
         return copied
 
 
-__all__ = ["PodEntry", "QuotaInfo", "add_non_negative", "is_zero", "mask", "subtract"]
+__all__ = [
+    "PodEntry", "QuotaInfo", "add_non_negative", "is_zero", "mask", "subtract", "to_resource_list",
+]

@@ -14,7 +14,11 @@ from api.extension.elastic_quota import (
     LABEL_QUOTA_PARENT,
     ROOT_QUOTA_NAME,
 )
-from scheduler.plugins.elasticquota.core.quota_info import QuotaInfo, add_non_negative
+from scheduler.plugins.elasticquota.core.quota_info import (
+    QuotaInfo,
+    add_non_negative,
+    to_resource_list,
+)
 
 
 def elastic_quota(labels: dict[str, str], annotations: dict[str, str]) -> dict[str, object]:
@@ -84,3 +88,12 @@ def test_real_request_of_a_quota_that_does_not_lend() -> None:
     assert info.real_request() == {"cpu": 50, "memory": 30}
     info.allow_lent = True
     assert info.real_request() == {"cpu": 20, "memory": 30}
+
+
+def test_to_resource_list_writes_quantities_as_upstream() -> None:
+    assert to_resource_list({"cpu": 66667, "memory": 2 * 1024**3, "pods": 5,
+                             "nvidia.com/gpu": 0}) == \
+        {"cpu": "66667m", "memory": "2Gi", "pods": "5", "nvidia.com/gpu": "0"}
+    # Go prints a BinarySI value below 1024 as DecimalSI, and one not a multiple of 1Ki plain.
+    assert to_resource_list({"cpu": 2000, "memory": 1000}) == {"cpu": "2", "memory": "1k"}
+    assert to_resource_list({"memory": 1500}) == {"memory": "1500"}
