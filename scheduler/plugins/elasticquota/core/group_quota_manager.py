@@ -253,11 +253,17 @@ class GroupQuotaManager:
             return True
 
     def _path(self, name: str) -> list[QuotaInfo]:
-        """The quota and its ancestors up to the root (shorter when a parent is missing)."""
-        path = []
+        """The quota and its ancestors up to the root (shorter when a parent is missing).
+
+        A parent cycle (which the webhook refuses, but a store may still hold) ends the path
+        where it closes, so no walk loops.
+        """
+        path: list[QuotaInfo] = []
+        seen: set[str] = set()
         quota = self._quotas.get(name)
-        while quota is not None:
+        while quota is not None and quota.name not in seen:
             path.append(quota)
+            seen.add(quota.name)
             if quota.name == ROOT_QUOTA_NAME:
                 break
             quota = self._quotas.get(quota.parent)

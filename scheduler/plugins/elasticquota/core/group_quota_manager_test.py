@@ -933,3 +933,11 @@ def test_terminating_pod_added_after_its_grace_is_ignored() -> None:
     m.on_pod_add("1", p)
     info = m.get_quota_info("1")
     assert info is not None and (info.request, info.used, info.pods) == ({}, {}, {})
+
+
+def test_a_parent_cycle_does_not_hang() -> None:
+    m = manager()
+    m.update_quota(quota("a", "b", is_parent=True))
+    m.update_quota(quota("b", "a", is_parent=True))
+    request(m, "a", 1)
+    assert m.refresh_runtime("a") == rl(0, 0)
