@@ -98,6 +98,14 @@ def redistribute(total: int, nodes: Iterable[QuotaNode]) -> None:
             # A quota that does not lend keeps its whole min even when it asks for less.
             node.runtime = floor
         remaining -= node.runtime
+    if remaining <= 0 or not borrowers:
+        return
+    hungry = [node for node in borrowers if node.shared_weight > 0]
+    if remaining >= sum(node.request - node.runtime for node in hungry):
+        # Enough for every borrower with a weight: the rounds below would end the same way.
+        for node in hungry:
+            node.runtime = node.request
+        return
     while remaining > 0 and borrowers:
         weights = [node.shared_weight for node in borrowers]
         weight_sum = sum(weights)

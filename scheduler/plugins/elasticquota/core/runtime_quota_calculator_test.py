@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import random
+from fractions import Fraction
+
 import pytest
 
 from scheduler.plugins.elasticquota.core.quota_info import QuotaInfo
@@ -146,3 +149,48 @@ def test_resource_keys_and_versions() -> None:
     calc.delete_member("a")
     assert calc.runtime_of("a") == {}
     assert not calc.has_member("a")
+
+
+def reference_runtimes(total: int, nodes: list[QuotaNode]) -> dict[str, int]:
+    """§8.3 step by step, with the split done in exact fractions (the oracle)."""
+    runtime: dict[str, int] = {}
+    borrowers = []
+    for n in nodes:
+        floor = max(n.min, n.guarantee)
+        if n.request > floor:
+            borrowers.append(n)
+            runtime[n.name] = floor
+        else:
+            runtime[n.name] = n.request if n.allow_lent else floor
+    remaining = total - sum(runtime.values())
+    while remaining > 0 and borrowers and sum(n.shared_weight for n in borrowers) > 0:
+        weight = sum(n.shared_weight for n in borrowers)
+        exact = {n.name: Fraction(n.shared_weight * remaining, weight)
+                 for n in borrowers if n.shared_weight > 0}
+        share = {name: int(f) for name, f in exact.items()}
+        leftover = remaining - sum(share.values())
+        for name in sorted(exact, key=lambda k: (-(exact[k] - share[k]), k))[:leftover]:
+            share[name] += 1
+        remaining, still = 0, []
+        for n in borrowers:
+            got = runtime[n.name] + share.get(n.name, 0)
+            if got < n.request:
+                runtime[n.name] = got
+                still.append(n)
+            else:
+                remaining += got - n.request
+                runtime[n.name] = n.request
+        borrowers = still
+    return runtime
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_redistribution_matches_the_reference_rules(seed: int) -> None:
+    rng = random.Random(seed)
+    nodes = [node(f"q{i:02d}", rng.choice((0, 1, 3, 7, 1000)), rng.randint(0, 500),
+                  rng.randint(0, 100), allow_lent=rng.random() < 0.8,
+                  guarantee=rng.choice((0, 0, 50)))
+             for i in range(rng.randint(1, 30))]
+    total = rng.randint(0, 6000)
+    expected = reference_runtimes(total, nodes)
+    assert runtimes(total, *nodes) == expected
