@@ -46,6 +46,19 @@ def spec_of(obj: KubeDict | None) -> Mapping[str, Any]:
     return obj.get("spec") or EMPTY
 
 
+def namespaced_name(obj: KubeDict | None) -> str:
+    """``namespace/name`` of an object (the informer cache key)."""
+    md = metadata_of(obj)
+    return f"{md.get('namespace') or ''}/{md.get('name') or ''}"
+
+
+def is_pod_terminated(pod: KubeDict | None) -> bool:
+    """Upstream ``util.IsPodTerminated``: the pod has Succeeded or Failed."""
+    status = (pod.get("status") if pod else None) or {}
+    return status.get("phase") in ("Succeeded", "Failed")
+
+
 __all__ = [
-    "EMPTY", "KubeDict", "annotations_of", "labels_of", "metadata_of", "name_of", "spec_of",
+    "EMPTY", "KubeDict", "annotations_of", "is_pod_terminated", "labels_of", "metadata_of",
+    "name_of", "namespaced_name", "spec_of",
 ]

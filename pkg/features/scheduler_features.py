@@ -18,6 +18,8 @@ CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
 GENERIC_EPHEMERAL_VOLUME = "GenericEphemeralVolume"
 RESIZE_POD = "ResizePod"
 ENABLE_INLINE_BATCH_SCHEDULE = "EnableInlineBatchSchedule"
+ELASTIC_QUOTA_IGNORE_TERMINATING_POD = "ElasticQuotaIgnoreTerminatingPod"
+ELASTIC_QUOTA_IMMEDIATE_IGNORE_TERMINATING_POD = "ElasticQuotaImmediateIgnoreTerminatingPod"
 
 _ON = (DYNAMIC_SCHEDULER_CHECK, GANG_PENDING_PODS_CONDITION_PATCH,
        ENABLE_BATCH_SCHEDULE_NODE_SNAPSHOT, CSI_STORAGE_CAPACITY, GENERIC_EPHEMERAL_VOLUME)
@@ -25,8 +27,8 @@ _OFF = (
     "CompatibleCSIStorageCapacity", "DisableCSIStorageCapacityInformer",
     "CompatiblePodDisruptionBudget", "DisablePodDisruptionBudgetInformer",
     "DisableDynamicResourceAllocationInformer", RESIZE_POD, "MultiQuotaTree",
-    "ElasticQuotaIgnorePodOverhead", "ElasticQuotaIgnoreTerminatingPod",
-    "ElasticQuotaImmediateIgnoreTerminatingPod", "ElasticQuotaGuaranteeUsage",
+    "ElasticQuotaIgnorePodOverhead", ELASTIC_QUOTA_IGNORE_TERMINATING_POD,
+    ELASTIC_QUOTA_IMMEDIATE_IGNORE_TERMINATING_POD, "ElasticQuotaGuaranteeUsage",
     "DisableDefaultQuota", "SupportParentQuotaSubmitPod", "LazyReservationRestore",
     "OmitNodeLabelsForReservation", "SkipReservationFitsNode", "DevicePluginAdaption",
     "CleanExpiredReservationAllocated", "SkipFilterWithNominatedPods", "SyncBarrier",

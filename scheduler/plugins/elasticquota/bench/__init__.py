@@ -1,0 +1,1 @@
+"""Micro-benchmark of the ElasticQuota tree: ``python -m scheduler.plugins.elasticquota.bench``."""
