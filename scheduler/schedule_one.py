@@ -334,7 +334,15 @@ class ScheduleOne:
         # The queue keeps tracking the pod until it passed Permit (see _binding_cycle).
         with self.inflight_cond:
             self.inflight += 1
-        self.binder_pool.submit(self._binding_cycle, fwk, state, qpi, assumed, host, start)
+        cycle = (fwk, state, qpi, assumed, host, start)
+        if fwk.get_waiting_pod(assumed.uid) is None:
+            self.binder_pool.submit(self._binding_cycle, *cycle)
+        else:
+            # A pod parked at Permit (a gang member) may wait until its whole gang is assumed:
+            # on a pool worker it would hold up the binding of pods already allowed (upstream
+            # runs every binding cycle on a goroutine of its own).
+            threading.Thread(target=self._binding_cycle, args=cycle, name="binding-permit",
+                             daemon=True).start()
         return True
 
     # Scheduling cycle --------------------------------------------------------------------
