@@ -220,8 +220,8 @@ def run_in_process(workload: Workload, *, profile: str | None = None, seed: int 
         pod_group_listeners = [gangs.cache.pod_group_handler(),
                                handlers.custom_resource_handler(POD_GROUP)]
         for pg in objects.pod_groups:
-            for listener in pod_group_listeners:
-                listener.on_add(pg, True)
+            for pg_listener in pod_group_listeners:
+                pg_listener.on_add(pg, True)
     for n in objects.nodes:
         handlers.add_node(n)
     for p in objects.existing:
