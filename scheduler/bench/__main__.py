@@ -15,11 +15,11 @@ LoadAwareScheduling for SchedulingLoadAware) or ``shipped`` (upstream's shipped
 scheduler-config.yaml, every plugin this version has); by default gang workloads run
 ``shipped`` and the others ``bench``. Targets on a 2-core machine: SchedulingBasic in process
 ≥ 680 pods/s (with either profile), SchedulingLoadAware ≥ 500 pods/s, end to end ≥ 200 pods/s;
-gang workloads ≥ 500 pods/s in process and ≥ 150 pods/s end to end. Issue 16's run::
+gang workloads ≥ 500 pods/s in process and ≥ 150 pods/s end to end. The gang run (the gang
+workloads in process and end to end, SchedulingBasic with the shipped profile in process)::
 
-    python3 -m scheduler.bench --profile shipped --e2e GangScheduling_20x50,\\
-GangScheduling_10x100,GangScheduling_1000x10 --workloads SchedulingBasic,GangScheduling_20x50,\\
-GangScheduling_10x100,GangScheduling_1000x10
+    G=GangScheduling_20x50,GangScheduling_10x100,GangScheduling_1000x10
+    python3 -m scheduler.bench --profile shipped --workloads SchedulingBasic,$G --e2e $G
 """
 
 from __future__ import annotations
