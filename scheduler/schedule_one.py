@@ -47,7 +47,7 @@ from scheduler.framework.cache import Cache, CacheError
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import FilterPlugin, NodeToStatus
 from scheduler.framework.queue import QueuedPodInfo, SchedulingQueue
-from scheduler.framework.runtime import Framework
+from scheduler.framework.runtime import Framework, PermitTimer
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import PodInfo
@@ -304,6 +304,7 @@ class ScheduleOne:
     algorithm: GenericScheduler
     default_percentage_of_nodes_to_score: int
     binder_pool: ThreadPoolExecutor
+    permit_timer: PermitTimer
     diagnoses: PendingDiagnoses
     # Binding cycles in flight, under inflight_cond (Scheduler.wait_for_bindings).
     inflight: int
@@ -335,8 +336,25 @@ class ScheduleOne:
         # The queue keeps tracking the pod until it passed Permit (see _binding_cycle).
         with self.inflight_cond:
             self.inflight += 1
-        self.binder_pool.submit(self._binding_cycle, fwk, state, qpi, assumed, host, start)
+        waiting = fwk.get_waiting_pod(assumed.uid)
+        if waiting is None:
+            self.binder_pool.submit(self._binding_cycle, fwk, state, qpi, assumed, host, start)
+            return True
+        # A pod parked at Permit (a gang member) may wait until its whole gang is assumed: its
+        # binding cycle starts once it is allowed or rejected (or timed out by the
+        # permit timer), so that it never holds a binding worker meanwhile.
+        cycle = (fwk, state, qpi, assumed, host, start)
+        waiting.when_decided(lambda: self._submit_binding_cycle(cycle))
+        self.permit_timer.add(waiting)
         return True
+
+    def _submit_binding_cycle(
+            self, cycle: tuple[Framework, CycleState, QueuedPodInfo, PodInfo, str, float]
+    ) -> None:
+        try:
+            self.binder_pool.submit(self._binding_cycle, *cycle)
+        except RuntimeError:  # the pool shut down: the scheduler stops; bind here
+            self._binding_cycle(*cycle)
 
     # Scheduling cycle --------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from pkg.util.clock import REAL_CLOCK, Clock
 from scheduler.diagnosis import PendingDiagnoses, with_states
 from scheduler.framework.cache import Cache
 from scheduler.framework.queue import SchedulingQueue
-from scheduler.framework.runtime import Framework
+from scheduler.framework.runtime import Framework, PermitTimer
 from scheduler.framework.snapshot import Snapshot
 from scheduler.frameworkext.interface import ClientSet, PodState, PodStateExplainer
 from scheduler.metrics.metrics import SchedulerMetrics
@@ -44,6 +44,7 @@ class Scheduler(ScheduleOne):
         self.algorithm = GenericScheduler(percentage_of_nodes_to_score, self.rng)
         self.default_percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.binder_pool = ThreadPoolExecutor(bind_workers, thread_name_prefix="binding")
+        self.permit_timer = PermitTimer(clock)
         self.diagnoses = PendingDiagnoses()
         self.inflight = 0
         self.inflight_cond = threading.Condition()
@@ -58,6 +59,7 @@ class Scheduler(ScheduleOne):
     def stop(self) -> None:
         self._stop.set()
         self.queue.close()
+        self.permit_timer.stop()
         self.binder_pool.shutdown(wait=True)
 
     def wait_for_bindings(self, timeout: float | None = None) -> bool:

@@ -6,7 +6,9 @@ API, then starts the scheduler with a real client, informers, the API binder
 (``pods/binding``) and the event recorder, and measures from the moment the scheduler's caches
 are synced until its informer has seen every pod bound. As scheduler_perf does, the client's
 rate limit is raised (5,000 QPS) so that the measurement is of the scheduler, not of the
-default client throttle.
+default client throttle. Gang workloads create their PodGroups before their pods; with them
+the scheduler runs everything it runs in a cluster: the PodGroup status controller, the
+held-pod reports and the bind-gang annotations.
 """
 
 from __future__ import annotations
@@ -23,13 +25,28 @@ from typing import Any
 
 from api.crds import crd_manifests
 from pkg.client.config import ClientOptions
+from pkg.client.errors import ApiError
 from pkg.client.informers import EventHandlerFuncs, SharedInformerFactory, wait_for_cache_sync
-from pkg.client.resources import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, NODES, PODS
+from pkg.client.resources import (
+    CUSTOM_RESOURCE_DEFINITIONS,
+    NAMESPACES,
+    NODE_METRICS,
+    NODES,
+    POD_GROUPS,
+    PODS,
+    Resource,
+)
 from pkg.client.rest import Client
 from pkg.events.events import EventBroadcaster
-from scheduler.bench.inprocess import Result, config_for
-from scheduler.bench.workloads import Workload, node_metric
-from scheduler.eventhandlers import NODE_METRICS
+from scheduler.bench.inprocess import (
+    STALL_SECONDS,
+    Progress,
+    Result,
+    config_for,
+    default_profile,
+    timed_pop,
+)
+from scheduler.bench.workloads import NAMESPACE, Objects, Workload, node_metric
 from scheduler.factory import build_scheduler
 
 REPO_ROOT = Path(__file__).absolute().parents[2]
@@ -70,80 +87,89 @@ def _strip(obj: dict) -> dict:
     return dict(obj, metadata=meta)
 
 
-def run_end_to_end(workload: Workload, *, seed: int = 1) -> Result:
-    nodes, existing, todo = workload.build(seed)
+def _install_crds(client: Client, *resources: Resource) -> None:
+    """Create the CRDs of ``resources`` and wait until the server serves them."""
+    names = {f"{r.plural}.{r.group}" for r in resources}
+    for crd in crd_manifests():
+        if crd["metadata"]["name"] in names:
+            client.create(CUSTOM_RESOURCE_DEFINITIONS, crd)
+    deadline = time.monotonic() + 60
+    for resource in resources:
+        while True:
+            try:
+                client.list(resource)
+                break
+            except ApiError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)  # polling the server until it serves the new resource
+
+
+def run_end_to_end(workload: Workload, *, profile: str | None = None, seed: int = 1
+                   ) -> Result:
+    profile = profile or default_profile(workload)
+    objects = workload.build(seed)
     with tempfile.TemporaryDirectory() as workdir:
         server = ApiServerProcess(workdir)
         try:
-            return _run(server, workload, nodes, existing, todo)
+            return _run(server, workload, profile, objects)
         finally:
             server.stop()
 
 
-def _run(server: ApiServerProcess, workload: Workload, nodes: list[dict],
-         existing: list[dict], todo: list[dict]) -> Result:
+def _run(server: ApiServerProcess, workload: Workload, profile: str, objects: Objects
+         ) -> Result:
     client = Client.from_options(ClientOptions(kubeconfig=server.kubeconfig, qps=5000,
                                                burst=5000))
     client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
-                               "metadata": {"name": "bench"}})
-    _create_all(client, NODES, [_strip(n) for n in nodes])
-    _create_all(client, PODS, [_strip(p) for p in existing])
+                               "metadata": {"name": NAMESPACE}})
+    # Every informer the scheduler's plugins start must be able to list its resource.
+    _install_crds(client, NODE_METRICS, POD_GROUPS)
+    _create_all(client, NODES, [_strip(n) for n in objects.nodes])
+    _create_all(client, PODS, [_strip(p) for p in objects.existing])
     if workload.node_metrics:
-        crd = next(c for c in crd_manifests()
-                   if c["metadata"]["name"] == "nodemetrics.slo.koordinator.sh")
-        client.create(CUSTOM_RESOURCE_DEFINITIONS, crd)
-        time.sleep(0.5)  # the new resource is served once the CRD is established
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         _create_all(client, NODE_METRICS, [
             _strip(node_metric(n["metadata"]["name"], cpu_milli=300 + (i * 37) % 1200,
                                memory=(2 + i % 8) * 1024 ** 3, update_time=now))
-            for i, n in enumerate(nodes)], status=True)
-    _create_all(client, PODS, [_strip(p) for p in todo])
+            for i, n in enumerate(objects.nodes)], status=True)
+    _create_all(client, POD_GROUPS, [_strip(pg) for pg in objects.pod_groups])
+    _create_all(client, PODS, [_strip(p) for p in objects.todo])
 
     factory = SharedInformerFactory(client)
     broadcaster = EventBroadcaster(client)
-    built = build_scheduler(config_for(workload), client=client, informer_factory=factory,
+    built = build_scheduler(config_for(workload, profile), client=client,
+                            informer_factory=factory,
                             recorder_factory=broadcaster.new_recorder)
     sched = built.scheduler
     built.handlers.register(factory)
-    wanted = {f"bench/{p['metadata']['name']}" for p in todo}
-    started: dict[str, float] = {}
-    latencies: list[float] = []
-    all_bound = threading.Event()
+    progress = Progress(objects, workload.pods)
+    wanted = {f"{NAMESPACE}/{p['metadata']['name']}" for p in objects.todo}
 
     def bound(old: dict, new: dict) -> None:
-        key = f"bench/{new['metadata']['name']}"
+        meta = new["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
         if (new.get("spec") or {}).get("nodeName") and key in wanted and \
                 not (old.get("spec") or {}).get("nodeName"):
             wanted.discard(key)
-            if key in started:
-                latencies.append(time.perf_counter() - started[key])
-            if not wanted:
-                all_bound.set()
+            progress.bound(key, meta["name"])
 
     factory.informer_for(PODS, typed=False).add_event_handler(EventHandlerFuncs(update=bound))
-    original_pop = sched.queue.pop
-
-    def timed_pop(timeout: float | None = None) -> Any:
-        qpi = original_pop(timeout)
-        if qpi is not None:
-            started.setdefault(qpi.key, time.perf_counter())
-        return qpi
-
-    sched.queue.pop = timed_pop  # type: ignore[method-assign]
+    timed_pop(sched.queue, progress.popped)
     stop = threading.Event()
     factory.start()
     wait_for_cache_sync(*factory.informers().values(), timeout=120)
     sched.queue.run(stop)
     loop = threading.Thread(target=sched.run, args=(stop,), daemon=True)
-    t0 = time.perf_counter()
+    progress.start()
     loop.start()
-    all_bound.wait(timeout=600)
-    elapsed = time.perf_counter() - t0
+    while not progress.done.wait(1.0):
+        if time.perf_counter() - progress.last_bound > STALL_SECONDS:
+            break  # stuck: report what was bound
+    elapsed = time.perf_counter() - progress.t0
     stop.set()
     sched.stop()
     loop.join(timeout=5)
     factory.shutdown()
     broadcaster.shutdown(timeout=5)
-    return Result(workload.name, "end-to-end", workload.nodes, len(todo) - len(wanted),
-                  elapsed, latencies)
+    return progress.result(workload, "end-to-end", profile, elapsed)

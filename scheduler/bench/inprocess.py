@@ -3,8 +3,16 @@
 Like kube-scheduler's scheduler_perf, but without an API server: the scheduler's event
 handlers receive the nodes and existing pods (as an informer's initial list would deliver
 them), every pod to schedule is queued, and the in-memory binder reports each binding back to
-the handlers from a separate "informer" thread, as a watch event would. NodeMetrics (for the
-LoadAware workload) go straight into the plugin's handlers.
+the handlers from a separate "informer" thread, as a watch event would. Plugins that keep
+their own informer handlers get the same events, before the scheduler's own (they register
+theirs first): LoadAwareScheduling and Coscheduling see every pod and each binding as a pod
+update; Coscheduling sees the PodGroups; NodeMetrics go straight into LoadAware's cache.
+
+Two profiles: ``bench``, the in-tree defaults (plus LoadAwareScheduling for the LoadAware
+workload), and ``shipped``, upstream's ``config/manager/scheduler-config.yaml`` (found as the
+tests find upstream's data, ``KOORD_UPSTREAM_DATA`` overriding) with leader election off;
+plugins not implemented yet are left out with the scheduler's warning. Gang workloads default
+to ``shipped``, the others to ``bench``.
 """
 
 from __future__ import annotations
@@ -12,14 +20,32 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from scheduler.apis.config import load_scheduler_config
-from scheduler.bench.workloads import SCHEDULER_NAME, Workload, node_metric
+import yaml
+
+from pkg.client.informers.handlers import ResourceEventHandler
+from pkg.util.testdata import upstream_data_dir
+from scheduler.apis.config import KubeSchedulerConfiguration, load_scheduler_config
+from scheduler.apis.config.loader import decode_scheduler_config
+from scheduler.bench.workloads import SCHEDULER_NAME, UNFIT_GANG, Objects, Workload, node_metric
 from scheduler.factory import build_scheduler
 from scheduler.framework.binder import InMemoryBinder
+from scheduler.framework.events import POD_GROUP
+from scheduler.framework.runtime import Framework
+from scheduler.plugins.coscheduling import Coscheduling
+from scheduler.plugins.loadaware import LoadAwareScheduling
+
+BENCH, SHIPPED = "bench", "shipped"
+PROFILES = (BENCH, SHIPPED)
+SHIPPED_CONFIG = ("config", "manager", "scheduler-config.yaml")
+SHIPPED_CONFIG_KEY = "koord-scheduler-config"
+# A run that binds nothing for this long is stuck; it ends with what it bound.
+STALL_SECONDS = 60.0
 
 PROFILE = """
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -50,105 +76,200 @@ class Result:
     scheduled: int
     seconds: float
     latencies: list[float]
+    profile: str = BENCH
+    # Gang workloads: seconds from the run's start (every pod is queued by then) to each
+    # fitting gang's last member bound, and how many members of the unfit gang were bound.
+    gang_latencies: list[float] = field(default_factory=list)
+    unfit_bound: int | None = None
 
     @property
     def pods_per_second(self) -> float:
         return self.scheduled / self.seconds if self.seconds else 0.0
 
     def percentile(self, p: float) -> float:
-        if not self.latencies:
-            return 0.0
-        s = sorted(self.latencies)
-        return s[min(len(s) - 1, int(p / 100 * len(s)))]
+        return _percentile(self.latencies, p)
+
+    def gang_percentile(self, p: float) -> float:
+        return _percentile(self.gang_latencies, p)
 
 
-def config_for(workload: Workload) -> Any:
-    load_aware = workload.node_metrics
-    entry = "{name: LoadAwareScheduling}" if load_aware else ""
+def _percentile(values: list[float], p: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    return s[min(len(s) - 1, int(p / 100 * len(s)))]
+
+
+class Progress:
+    """Bindings as the informer reports them: pod and gang latencies, the unfit gang's count.
+
+    ``popped`` records when the scheduler first took a pod from the queue (a pod latency
+    includes its retries); ``bound`` is called once per pod, on the informer thread."""
+
+    def __init__(self, objects: Objects, expected: int) -> None:
+        self.gang_of = objects.gang_of
+        self.left = Counter(g for g in self.gang_of.values() if g != UNFIT_GANG)
+        self.expected = expected
+        self.started: dict[str, float] = {}
+        self.latencies: list[float] = []
+        self.gang_latencies: list[float] = []
+        self.bound_count = 0
+        self.unfit_bound = 0
+        self.t0 = 0.0
+        self.last_bound = 0.0
+        self.done = threading.Event()
+
+    def start(self) -> None:
+        self.t0 = self.last_bound = time.perf_counter()
+
+    def popped(self, key: str) -> None:
+        self.started.setdefault(key, time.perf_counter())
+
+    def bound(self, key: str, name: str) -> None:
+        now = self.last_bound = time.perf_counter()
+        if key in self.started:
+            self.latencies.append(now - self.started[key])
+        gang = self.gang_of.get(name)
+        if gang == UNFIT_GANG:
+            self.unfit_bound += 1
+            return
+        if gang is not None:
+            self.left[gang] -= 1
+            if self.left[gang] == 0:
+                self.gang_latencies.append(now - self.t0)
+        self.bound_count += 1
+        if self.bound_count == self.expected:
+            self.done.set()
+
+    def result(self, workload: Workload, mode: str, profile: str, seconds: float) -> Result:
+        return Result(workload.name, mode, workload.nodes, self.bound_count, seconds,
+                      self.latencies, profile, self.gang_latencies,
+                      self.unfit_bound if workload.gangs is not None else None)
+
+
+def default_profile(workload: Workload) -> str:
+    return SHIPPED if workload.gangs is not None else BENCH
+
+
+def shipped_config() -> KubeSchedulerConfiguration:
+    """Upstream's shipped configuration (the ConfigMap's key), leader election off."""
+    path = upstream_data_dir().joinpath(*SHIPPED_CONFIG)
+    config = yaml.safe_load(yaml.safe_load(path.read_text())["data"][SHIPPED_CONFIG_KEY])
+    config.setdefault("leaderElection", {})["leaderElect"] = False
+    return decode_scheduler_config(config, source=str(path))
+
+
+def config_for(workload: Workload, profile: str | None = None) -> KubeSchedulerConfiguration:
+    if (profile or default_profile(workload)) == SHIPPED:
+        return shipped_config()
+    entry = "{name: LoadAwareScheduling}" if workload.node_metrics else ""
     names = {"filter": entry, "score": entry, "reserve": entry}
     return load_scheduler_config(PROFILE % names, source=f"bench profile {workload.name}")
+
+
+def timed_pop(fwk_queue: Any, on_pop: Callable[[str], None]) -> None:
+    """Have the queue report each pod it hands to the scheduler (its key)."""
+    original_pop = fwk_queue.pop
+
+    def pop(timeout: float | None = None) -> Any:
+        qpi = original_pop(timeout)
+        if qpi is not None:
+            on_pop(qpi.key)
+        return qpi
+
+    fwk_queue.pop = pop
 
 
 def _now_rfc3339() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def run_in_process(workload: Workload, *, seed: int = 1) -> Result:
-    nodes, existing, todo = workload.build(seed)
-    informer_events: queue.Queue[Any] = queue.Queue()
-    started: dict[str, float] = {}
-    latencies: list[float] = []
-    done = threading.Event()
-    bound = [0]
+def _set_node_metrics(plugin: LoadAwareScheduling, objects: Objects) -> None:
+    now = _now_rfc3339()
+    per_node: dict[str, list[dict]] = {}
+    for p in objects.existing:
+        per_node.setdefault(p["spec"]["nodeName"], []).append(p)
+    for i, n in enumerate(objects.nodes):
+        name = n["metadata"]["name"]
+        pods = per_node.get(name, [])
+        plugin.cache.set_node_metric(node_metric(
+            name, cpu_milli=300 + (i * 37) % 1200, memory=(2 + i % 8) * 1024 ** 3,
+            update_time=now, pods=[(p["metadata"]["name"], 80, 400 * 1024 ** 2)
+                                   for p in pods]))
 
-    def on_bind(pod: dict[str, Any]) -> None:
-        informer_events.put(pod)
 
-    built = build_scheduler(config_for(workload), binder=InMemoryBinder(on_bind=on_bind))
+def run_in_process(workload: Workload, *, profile: str | None = None, seed: int = 1
+                   ) -> Result:
+    profile = profile or default_profile(workload)
+    objects = workload.build(seed)
+    informer_events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    progress = Progress(objects, workload.pods)
+
+    built = build_scheduler(config_for(workload, profile),
+                            binder=InMemoryBinder(on_bind=informer_events.put))
     sched, handlers = built.scheduler, built.handlers
-    for n in nodes:
+    fwk: Framework = sched.profiles[SCHEDULER_NAME]
+    load_aware = fwk.plugin("LoadAwareScheduling")
+    gangs = fwk.plugin("Coscheduling")
+    # The plugins' own pod handlers, in the order an informer would call them.
+    pod_listeners: list[ResourceEventHandler] = []
+    if isinstance(load_aware, LoadAwareScheduling):
+        pod_listeners.append(load_aware.cache.pod_handler())
+    if isinstance(gangs, Coscheduling):
+        pod_listeners.append(gangs.cache.pod_handler())
+        pod_group_listeners = [gangs.cache.pod_group_handler(),
+                               handlers.custom_resource_handler(POD_GROUP)]
+        for pg in objects.pod_groups:
+            for pg_listener in pod_group_listeners:
+                pg_listener.on_add(pg, True)
+    for n in objects.nodes:
         handlers.add_node(n)
-    for p in existing:
-        handlers.add_pod_to_cache(p)
-    # Plugins that keep their own informer handlers (LoadAwareScheduling) get the same events.
-    plugin: Any = sched.profiles[SCHEDULER_NAME].plugin("LoadAwareScheduling")
-    pod_listeners = [plugin.cache.pod_handler()] if plugin is not None else []
-    for p in existing:
+    for p in objects.existing:
         for listener in pod_listeners:
             listener.on_add(p, True)
-    if plugin is not None:
-        now = _now_rfc3339()
-        per_node: dict[str, list[dict]] = {}
-        for p in existing:
-            per_node.setdefault(p["spec"]["nodeName"], []).append(p)
-        for i, n in enumerate(nodes):
-            name = n["metadata"]["name"]
-            pods = per_node.get(name, [])
-            plugin.cache.set_node_metric(node_metric(
-                name, cpu_milli=300 + (i * 37) % 1200, memory=(2 + i % 8) * 1024 ** 3,
-                update_time=now, pods=[(p["metadata"]["name"], 80, 400 * 1024 ** 2)
-                                       for p in pods]))
+        handlers.add_pod_to_cache(p)
+    if isinstance(load_aware, LoadAwareScheduling) and workload.node_metrics:
+        _set_node_metrics(load_aware, objects)
+    pending = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p
+               for p in objects.todo}
 
     def informer() -> None:
         while True:
             pod = informer_events.get()
             if pod is None:
                 return
-            key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
-            latencies.append(time.perf_counter() - started[key])
-            handlers.delete_pod_from_queue(pod)
-            handlers.add_pod_to_cache(pod)
+            meta = pod["metadata"]
+            key = f"{meta['namespace']}/{meta['name']}"
+            old = pending[key]
             for listener in pod_listeners:
-                listener.on_add(pod, False)
-            bound[0] += 1
-            if bound[0] == len(todo):
-                done.set()
+                listener.on_update(old, pod)
+            handlers.delete_pod_from_queue(old)
+            handlers.add_pod_to_cache(pod)
+            progress.bound(key, meta["name"])
 
     feeder = threading.Thread(target=informer, name="informer", daemon=True)
     feeder.start()
-    for p in todo:
+    for p in objects.todo:
+        for listener in pod_listeners:
+            listener.on_add(p, True)
         handlers.add_pod_to_queue(p)
     stop = threading.Event()
     queue_threads = sched.queue.run(stop)
-    t0 = time.perf_counter()
-    original_pop = sched.queue.pop
-
-    def timed_pop(timeout: float | None = None) -> Any:
-        qpi = original_pop(timeout)
-        if qpi is not None:
-            started[qpi.key] = time.perf_counter()
-        return qpi
-
-    sched.queue.pop = timed_pop  # type: ignore[method-assign]
-    while not done.is_set():
-        if not sched.schedule_one(timeout=0.2) and time.perf_counter() - t0 > 5 and \
-                sched.queue.pending_pods()["active"] == 0 and sched.wait_for_bindings(0.5):
+    timed_pop(sched.queue, progress.popped)
+    progress.start()
+    while not progress.done.is_set():
+        if sched.schedule_one(timeout=0.2):
+            continue
+        now = time.perf_counter()
+        if now - progress.last_bound > STALL_SECONDS or (
+                now - progress.t0 > 5 and sched.queue.pending_pods()["active"] == 0
+                and workload.gangs is None and sched.wait_for_bindings(0.5)):
             break  # nothing left that can be scheduled
-    elapsed = time.perf_counter() - t0
+    elapsed = time.perf_counter() - progress.t0
     stop.set()
+    sched.stop()
     informer_events.put(None)
     feeder.join()
-    sched.stop()
     for t in queue_threads:
         t.join(timeout=2)
-    return Result(workload.name, "in-process", workload.nodes, bound[0], elapsed, latencies)
+    return progress.result(workload, "in-process", profile, elapsed)

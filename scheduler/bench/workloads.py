@@ -4,6 +4,11 @@ Corresponds to kubernetes ``test/integration/scheduler_perf`` (``config/performa
 and the node/pod templates ``node-default.yaml`` and ``pod-default.yaml``): nodes with 4 cpu,
 32Gi memory and 110 pods; pods asking 100m cpu and 500Mi memory. Each workload names its
 nodes, the pods already bound, and the pods to schedule.
+
+The gang workloads (``GangScheduling_<gangs>x<members>``) follow Volcano's gang benchmarks:
+nodes with 32 cpu, and PodGroups (``scheduling.sigs.k8s.io/v1alpha1``) whose members carry the
+``pod-group.scheduling.sigs.k8s.io`` label. Each also has one gang that cannot fit: its
+members may only go to three nodes, each with room for one of them, and it needs four.
 """
 
 from __future__ import annotations
@@ -13,11 +18,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from api.extension.coscheduling import LABEL_POD_GROUP
+
 SCHEDULER_NAME = "koord-scheduler"
+NAMESPACE = "bench"
 ZONES = 10
+UNFIT_GANG = "unfit"
+# The unfit gang: members of 20 cpu pinned to three 32-cpu nodes (one member fits on each),
+# four needed; a short timeout sends its waiting members back often.
+UNFIT_NODES = 3
+UNFIT_CPU = "20"
+UNFIT_TIMEOUT_SECONDS = 5
 
 
-def node(i: int, *, zones: int = ZONES) -> dict[str, Any]:
+def node(i: int, *, zones: int = ZONES, cpu: str = "4",
+         memory: str = "32Gi") -> dict[str, Any]:
     name = f"node-{i}"
     return {
         "apiVersion": "v1", "kind": "Node",
@@ -26,20 +41,21 @@ def node(i: int, *, zones: int = ZONES) -> dict[str, Any]:
             "topology.kubernetes.io/zone": f"zone-{i % zones}",
             "node-group": "a" if i % 2 == 0 else "b"}},
         "spec": {},
-        "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
-                   "allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"},
+        "status": {"capacity": {"cpu": cpu, "memory": memory, "pods": "110"},
+                   "allocatable": {"cpu": cpu, "memory": memory, "pods": "110"},
                    "conditions": [{"type": "Ready", "status": "True"}]},
     }
 
 
 def pod(name: str, *, node_name: str = "", labels: dict[str, str] | None = None,
         affinity: dict[str, Any] | None = None,
-        spread: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        spread: list[dict[str, Any]] | None = None, cpu: str = "100m",
+        memory: str = "500Mi") -> dict[str, Any]:
+    resources = {"cpu": cpu, "memory": memory}
     spec: dict[str, Any] = {
         "schedulerName": SCHEDULER_NAME, "priority": 0,
         "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                        "resources": {"requests": {"cpu": "100m", "memory": "500Mi"},
-                                      "limits": {"cpu": "100m", "memory": "500Mi"}}}],
+                        "resources": {"requests": resources, "limits": dict(resources)}}],
     }
     if node_name:
         spec["nodeName"] = node_name
@@ -48,7 +64,7 @@ def pod(name: str, *, node_name: str = "", labels: dict[str, str] | None = None,
     if spread:
         spec["topologySpreadConstraints"] = spread
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "bench", "uid": f"uid-{name}",
+            "metadata": {"name": name, "namespace": NAMESPACE, "uid": f"uid-{name}",
                          "resourceVersion": "1", "labels": labels or {"app": "bench"}},
             "spec": spec, "status": {"phase": "Running" if node_name else "Pending"}}
 
@@ -63,9 +79,62 @@ def node_metric(node_name: str, *, cpu_milli: int, memory: int, update_time: str
         "status": {"updateTime": update_time,
                    "nodeMetric": {"nodeUsage": {"resources": {
                        "cpu": f"{cpu_milli}m", "memory": str(memory)}}},
-                   "podsMetric": [{"namespace": "bench", "name": n, "podUsage": {"resources": {
+                   "podsMetric": [{"namespace": NAMESPACE, "name": n, "podUsage": {"resources": {
                        "cpu": f"{c}m", "memory": str(m)}}} for n, c, m in pods]},
     }
+
+
+def pod_group(name: str, min_member: int, *, timeout_seconds: int | None = None
+              ) -> dict[str, Any]:
+    spec: dict[str, Any] = {"minMember": min_member}
+    if timeout_seconds is not None:
+        spec["scheduleTimeoutSeconds"] = timeout_seconds
+    return {"apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": NAMESPACE, "uid": f"uid-pg-{name}",
+                         "resourceVersion": "1"},
+            "spec": spec}
+
+
+@dataclass(frozen=True, slots=True)
+class Gangs:
+    """``count`` PodGroups of ``members`` pods each (minMember = members), and one that cannot
+    fit."""
+
+    count: int
+    members: int
+
+
+@dataclass(slots=True)
+class Objects:
+    """What a workload creates: the pods to schedule are shuffled, gang members included."""
+
+    nodes: list[dict[str, Any]]
+    existing: list[dict[str, Any]]
+    todo: list[dict[str, Any]]
+    pod_groups: list[dict[str, Any]] = field(default_factory=list)
+    gang_of: dict[str, str] = field(default_factory=dict)  # pod name → PodGroup name
+
+    @property
+    def unfit(self) -> frozenset[str]:
+        """Names of the pods of the gang that cannot fit."""
+        return frozenset(p for p, g in self.gang_of.items() if g == UNFIT_GANG)
+
+
+def _gang_pods(gangs: Gangs) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                      dict[str, str]]:
+    groups = [pod_group(f"gang-{g}", gangs.members) for g in range(gangs.count)]
+    pods = [pod(f"gang-{g}-{m}", labels={LABEL_POD_GROUP: f"gang-{g}"}, cpu="1", memory="2Gi")
+            for g in range(gangs.count) for m in range(gangs.members)]
+    need = UNFIT_NODES + 1
+    groups.append(pod_group(UNFIT_GANG, need, timeout_seconds=UNFIT_TIMEOUT_SECONDS))
+    pinned = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{
+            "key": "kubernetes.io/hostname", "operator": "In",
+            "values": [f"node-{i}" for i in range(UNFIT_NODES)]}]}]}}}
+    pods += [pod(f"{UNFIT_GANG}-{m}", labels={LABEL_POD_GROUP: UNFIT_GANG}, affinity=pinned,
+                 cpu=UNFIT_CPU, memory="2Gi") for m in range(need)]
+    gang_of = {p["metadata"]["name"]: p["metadata"]["labels"][LABEL_POD_GROUP] for p in pods}
+    return groups, pods, gang_of
 
 
 @dataclass
@@ -76,9 +145,20 @@ class Workload:
     to_schedule: int
     make_pod: Callable[[str], dict[str, Any]] = pod
     node_metrics: bool = False
+    gangs: Gangs | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def build(self, seed: int = 1) -> tuple[list[dict], list[dict], list[dict]]:
+    @property
+    def pods(self) -> int:
+        """How many pods the run schedules (the unfit gang's pods not counted)."""
+        return self.gangs.count * self.gangs.members if self.gangs else self.to_schedule
+
+    def build(self, seed: int = 1) -> Objects:
+        if self.gangs is not None:
+            nodes = [node(i, cpu="32", memory="128Gi") for i in range(self.nodes)]
+            groups, todo, gang_of = _gang_pods(self.gangs)
+            random.Random(seed).shuffle(todo)
+            return Objects(nodes, [], todo, groups, gang_of)
         nodes = [node(i) for i in range(self.nodes)]
         existing = [dict(self.make_pod(f"init-{j}"), spec=dict(
             self.make_pod(f"init-{j}")["spec"], nodeName=f"node-{j % self.nodes}"))
@@ -87,7 +167,7 @@ class Workload:
             p["status"] = {"phase": "Running"}
         todo = [self.make_pod(f"pod-{j}") for j in range(self.to_schedule)]
         random.Random(seed).shuffle(todo)
-        return nodes, existing, todo
+        return Objects(nodes, existing, todo)
 
 
 def _affinity_pod(name: str) -> dict[str, Any]:
@@ -102,6 +182,10 @@ def _spread_pod(name: str) -> dict[str, Any]:
         "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "spread"}}}])
 
 
+# Gangs × members on nodes: Volcano's two gang benchmarks, and many small gangs on many nodes.
+GANG_WORKLOADS = ((20, 50, 100), (10, 100, 100), (1000, 10, 5000))
+
+
 def workloads(nodes: int = 5000, existing: int = 1000, to_schedule: int = 10000
               ) -> dict[str, Workload]:
     return {
@@ -112,4 +196,7 @@ def workloads(nodes: int = 5000, existing: int = 1000, to_schedule: int = 10000
                                            to_schedule, make_pod=_affinity_pod),
         "TopologySpreading": Workload("TopologySpreading", nodes, existing, to_schedule,
                                       make_pod=_spread_pod),
+        **{f"GangScheduling_{g}x{m}": Workload(f"GangScheduling_{g}x{m}", n, 0, 0,
+                                                gangs=Gangs(g, m))
+           for g, m, n in GANG_WORKLOADS},
     }

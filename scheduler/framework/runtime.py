@@ -18,6 +18,8 @@ because a transformer changes one NodeInfo at a time.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import threading
 import time
@@ -99,7 +101,8 @@ class WaitingPod:
     """A pod parked at Permit until every waiting plugin allows it or one rejects it.
 
     ``wait(cond, timeout)`` is the scheduler clock's, so that a FakeClock's step, not real
-    time, brings a plugin's timeout.
+    time, brings a plugin's timeout. Instead of blocking in ``wait``, a caller may register
+    ``when_decided`` and have ``PermitTimer`` bring the timeout.
     """
 
     def __init__(self, pod: PodInfo, plugin_timeouts: Mapping[str, float],
@@ -115,45 +118,142 @@ class WaitingPod:
         self._monotonic = monotonic
         self._wait = wait or (lambda cond, timeout: cond.wait(timeout))
         self._result: Status | None = None
+        self._callbacks: list[Callable[[], None]] = []
 
     def pending_plugins(self) -> list[str]:
         with self._cond:
             return list(self._pending)
 
-    def deadline(self, plugin: str) -> float | None:
-        """When (clock.monotonic()) the plugin's wait times out; None once it allowed."""
+    @property
+    def decided(self) -> bool:
         with self._cond:
-            pending = self._pending.get(plugin)
-            return pending[0] if pending is not None else None
+            return self._result is not None
+
+    def deadline(self, plugin: str | None = None) -> float | None:
+        """When (clock.monotonic()) the plugin's wait times out, or without a plugin the
+        first pending plugin's; None once decided or once that plugin allowed."""
+        with self._cond:
+            if self._result is not None:
+                return None
+            if plugin is not None:
+                pending = self._pending.get(plugin)
+                return pending[0] if pending is not None else None
+            return min((d for d, _ in self._pending.values()), default=None)
+
+    def _decide(self, status: Status) -> list[Callable[[], None]]:
+        """Set the outcome (the lock is held); the callbacks to call once it is released."""
+        self._result = status
+        self._cond.notify_all()
+        callbacks, self._callbacks = self._callbacks, []
+        return callbacks
+
+    def when_decided(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the pod is allowed or rejected (now, if it is)."""
+        with self._cond:
+            if self._result is None:
+                self._callbacks.append(callback)
+                return
+        callback()
 
     def allow(self, plugin: str) -> None:
+        callbacks: list[Callable[[], None]] = []
         with self._cond:
             self._pending.pop(plugin, None)
             if not self._pending and self._result is None:
-                self._result = Status()
-                self._cond.notify_all()
+                callbacks = self._decide(Status())
+        for callback in callbacks:
+            callback()
 
     def reject(self, plugin: str, message: str) -> None:
+        callbacks: list[Callable[[], None]] = []
         with self._cond:
             if self._result is None:
-                self._result = Status(Code.UNSCHEDULABLE, message, plugin=plugin)
-                self._cond.notify_all()
+                callbacks = self._decide(Status(Code.UNSCHEDULABLE, message, plugin=plugin))
+        for callback in callbacks:
+            callback()
+
+    def _timed_out(self, now: float) -> Status | None:
+        expired = [(p, t) for p, (deadline, t) in self._pending.items() if deadline <= now]
+        if not expired:
+            return None
+        plugin, waited = expired[0]
+        return Status(Code.UNSCHEDULABLE, f"rejected due to timeout after waiting "
+                                          f"{format_duration(waited)} at plugin {plugin}",
+                      plugin=plugin)
+
+    def expire(self) -> None:
+        """Reject the pod if a plugin's wait ran out (what ``wait`` does when it wakes)."""
+        callbacks: list[Callable[[], None]] = []
+        with self._cond:
+            timeout = self._timed_out(self._monotonic()) if self._result is None else None
+            if timeout is not None:
+                callbacks = self._decide(timeout)
+        for callback in callbacks:
+            callback()
 
     def wait(self) -> Status:
+        callbacks: list[Callable[[], None]] = []
         with self._cond:
-            while self._result is None:
+            while (result := self._result) is None:
                 now = self._monotonic()
-                expired = [(p, t) for p, (deadline, t) in self._pending.items()
-                           if deadline <= now]
-                if expired:
-                    plugin, waited = expired[0]
-                    self._result = Status(Code.UNSCHEDULABLE,
-                                          f"rejected due to timeout after waiting "
-                                          f"{format_duration(waited)} at plugin {plugin}",
-                                          plugin=plugin)
+                timeout = self._timed_out(now)
+                if timeout is not None:
+                    callbacks = self._decide(result := timeout)
                     break
                 self._wait(self._cond, min(d for d, _ in self._pending.values()) - now)
-            return self._result
+        for callback in callbacks:
+            callback()
+        return result
+
+
+class PermitTimer:
+    """Brings the timeouts of pods parked at Permit: one thread for all of them, so that a
+    waiting pod needs no thread of its own (upstream arms a timer per pod)."""
+
+    def __init__(self, clock: Clock = REAL_CLOCK) -> None:
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, WaitingPod]] = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._stopped = False
+
+    def add(self, pod: WaitingPod) -> None:
+        deadline = pod.deadline()
+        if deadline is None:
+            return
+        with self._cond:
+            heapq.heappush(self._heap, (deadline, next(self._seq), pod))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="permit-timer",
+                                                daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+
+    def _next_due(self) -> WaitingPod | None:
+        """The next pod whose deadline came (None once stopped); waits for it."""
+        with self._cond:
+            while not self._stopped:
+                while self._heap and self._heap[0][2].decided:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._clock.wait(self._cond, None)
+                    continue
+                left = self._heap[0][0] - self._clock.monotonic()
+                if left <= 0:
+                    return heapq.heappop(self._heap)[2]
+                self._clock.wait(self._cond, left)
+            return None
+
+    def _run(self) -> None:
+        while (pod := self._next_due()) is not None:
+            pod.expire()
+            self.add(pod)  # a plugin whose wait ran out allowed it meanwhile: the next one
 
 
 class Framework:

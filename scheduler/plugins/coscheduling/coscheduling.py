@@ -20,7 +20,8 @@ Beyond upstream: ``explain_pod`` gives a gang pod's why-pending entry its ``gang
 (``core/gang_summary.py``), held at PreEnqueue or not; and where upstream leaves held pods
 silent (koordinator#2480), a pod that PreEnqueue holds
 gets a ``FailedScheduling`` event and a ``PodScheduled=False`` condition saying which gang it
-waits for, how many members exist and how many are needed; each message once per pod.
+waits for, how many members exist and how many are needed; each message once per pod, only
+the latest of those not sent yet, and none once the pod is released.
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         # Held-pod reports go out on their own thread: PreEnqueue runs under the queue's lock.
         self._reporter = ThreadPoolExecutor(1, thread_name_prefix="coscheduling-report")
         self._reported: dict[str, str] = {}  # pod uid → the hold message last reported
+        # Pod uid → the report waiting for the reporter thread (pod, message, with an event).
+        self._unsent: dict[str, tuple[dict[str, Any], str, bool]] = {}
+        self._unsent_lock = threading.Lock()
         self.controller: PodGroupController | None = None
         factory = handle.informer_factory
         if factory is not None:
@@ -196,6 +200,8 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         status = self.basic_check(pod)
         if status is not None:
             self._report_held(pod.uid, pod.pod, status.message(), event=True)
+        else:
+            self._drop_unsent_hold(pod.uid)
         return status
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
@@ -231,11 +237,34 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         return None
 
     def _report_held(self, uid: str, pod: dict[str, Any], message: str, *, event: bool) -> None:
-        """Say on the pod (condition, and an event if asked) why it waits; once a message."""
+        """Say on the pod (condition, and an event if asked) why it waits; once a message.
+
+        A message not sent yet is replaced by a newer one: while a gang's pods arrive each
+        add changes every held member's count, and sending each would cost the API server
+        members² writes."""
         if self._reported.get(uid) == message:
             return
         self._reported[uid] = message
-        self._reporter.submit(self._report, pod, message, event)
+        with self._unsent_lock:
+            earlier = self._unsent.get(uid)
+            self._unsent[uid] = (pod, message, event or (earlier is not None and earlier[2]))
+        if earlier is None:
+            self._reporter.submit(self._send_report, uid)
+
+    def _drop_unsent_hold(self, uid: str) -> None:
+        """The pod is no longer held: a hold report not sent yet would be stale (its gang's
+        pods often all arrive within one informer list)."""
+        with self._unsent_lock:
+            unsent = self._unsent.get(uid)
+            if unsent is not None and unsent[2]:
+                del self._unsent[uid]
+                self._reported.pop(uid, None)
+
+    def _send_report(self, uid: str) -> None:
+        with self._unsent_lock:
+            unsent = self._unsent.pop(uid, None)
+        if unsent is not None:
+            self._report(*unsent)
 
     def _report(self, pod: dict[str, Any], message: str, event: bool) -> None:
         recorder, client = self.handle.recorder, self.handle.client

@@ -33,6 +33,7 @@ from scheduler.plugins.coscheduling.testing import (
     make_pod,
     make_pod_group,
 )
+from test.e2e.cluster import wait_for
 
 
 class GangCluster:
@@ -91,7 +92,7 @@ class GangCluster:
                 self.recorder.events if pod == name]
 
     def stop(self) -> None:
-        # Pods left waiting at Permit hold binding threads until their (fake) timeout.
+        # Pods left waiting at Permit would bind or fail only at their (fake) timeout.
         for wp in self.waiting():
             wp.reject(NAME, "test over")
         self.sched.wait_for_bindings(30)
@@ -480,3 +481,24 @@ def test_an_annotation_gang_not_initialised_says_so(cluster: GangCluster) -> Non
     assert entry["gang"]["hasGangInit"] is False
     assert entry["explain"][0] == ("Gang default/g: not initialised (GangFromPodAnnotation); "
                                    "its pods wait for it.")
+
+
+
+def test_incomplete_gangs_waiting_at_permit_do_not_hold_up_a_complete_one(
+        cluster: GangCluster) -> None:
+    # More gangs wait at Permit (their other member does not fit) than the scheduler has
+    # binding workers (8).
+    for g in range(10):
+        cluster.add_pod_group(make_pod_group(f"partial-{g}", 2, annotations={
+            "gang.scheduling.koordinator.sh/mode": "NonStrict"}))
+        cluster.add_pod(make_pod(f"partial-{g}-fits", cpu="100m", pod_group=f"partial-{g}"))
+        cluster.add_pod(make_pod(f"partial-{g}-too-big", cpu="64", pod_group=f"partial-{g}"))
+    cluster.schedule_ready()
+    assert len(cluster.waiting()) == 10
+    cluster.add_pod_group(make_pod_group("ready", 2))
+    cluster.add_pod(make_pod("ready-0", cpu="100m", pod_group="ready"))
+    cluster.add_pod(make_pod("ready-1", cpu="100m", pod_group="ready"))
+    assert cluster.schedule_ready() == 2
+    wait_for(lambda: len(cluster.binder.bindings) == 2, 60,
+             what="the complete gang bound while ten others wait")
+    assert set(cluster.binder.bindings) == {"default/ready-0", "default/ready-1"}
