@@ -49,6 +49,16 @@ def _terminated(pod: Mapping[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
+def _same_but_node_name(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """Whether two pod specs differ at most in nodeName (which binding sets)."""
+    if a is None or b is None:
+        return a is b
+    if len(a) == len(b) and a == b:
+        return True
+    return ({k: v for k, v in a.items() if k != "nodeName"}
+            == {k: v for k, v in b.items() if k != "nodeName"})
+
+
 def _true_condition_time(pod: Mapping[str, Any], kind: str) -> float | None:
     for c in (pod.get("status") or {}).get("conditions") or ():
         if c.get("type") == kind:
@@ -91,10 +101,19 @@ class PodAssignCache:
 
     def assign(self, node: str, pod: Mapping[str, Any], uid: str | None = None) -> None:
         """Account ``pod`` on ``node`` (added, updated, or reserved there by the scheduler)."""
-        if not node or _terminated(pod):
-            return
-        uid = uid or pod_uid(pod)
-        entry = self._assigned_pod(pod)
+        if node and not _terminated(pod):
+            self._put(node, pod, uid or pod_uid(pod), self._estimate(pod))
+
+    def assign_estimated(self, node: str, pod: Mapping[str, Any], uid: str,
+                         estimated: Vector | None) -> None:
+        """``assign`` with the pod's estimate already known (the scheduler's, at Reserve)."""
+        if node and not _terminated(pod):
+            self._put(node, pod, uid, estimated if estimated is not None and estimated.any()
+                      else None)
+
+    def _put(self, node: str, pod: Mapping[str, Any], uid: str,
+             estimated: Vector | None) -> None:
+        entry = self._assigned_pod(pod, estimated)
         spec, conditions = pod.get("spec"), (pod.get("status") or {}).get("conditions")
         with self.lock:
             old = self._pods.get(uid)
@@ -122,16 +141,19 @@ class PodAssignCache:
                 del self.nodes[node]
             self.dirty.add(node)
 
-    def _assigned_pod(self, pod: Mapping[str, Any]) -> AssignedPod:
-        meta = pod.get("metadata") or {}
-        estimated: Vector | None = None
+    def _estimate(self, pod: Mapping[str, Any]) -> Vector | None:
+        """The pod's estimate, None when every entry is 0 or a quantity is malformed."""
         try:
             vec = self.vectorizer.to_factor_vec(self.estimator.estimate_pod(pod))
-            if vec.any():
-                estimated = vec
         except ValueError as err:
+            meta = pod.get("metadata") or {}
             log.warning("LoadAwareScheduling: cannot estimate pod %s/%s: %s",
                         meta.get("namespace"), meta.get("name"), err)
+            return None
+        return vec if vec.any() else None
+
+    def _assigned_pod(self, pod: Mapping[str, Any], estimated: Vector | None) -> AssignedPod:
+        meta = pod.get("metadata") or {}
         scheduled = _true_condition_time(pod, "PodScheduled")
         # Without a PodScheduled condition, the moment the scheduler assigned it.
         ts = scheduled if scheduled is not None else self.clock.now()
@@ -175,10 +197,19 @@ class PodAssignCache:
             self.assign(node, pod, uid)
         elif _terminated(pod):
             self.unassign(pod, uid)
-        elif (cached[1] != pod.get("spec")
-              or cached[2] != (pod.get("status") or {}).get("conditions")):
-            # A new spec or condition may change the estimate, timestamp or deadline.
-            self.assign(node, pod, uid)
+        else:
+            spec, conditions = pod.get("spec"), (pod.get("status") or {}).get("conditions")
+            if cached[1] == spec and cached[2] == conditions:
+                return
+            # A new condition may change the timestamp or deadline, a new spec the estimate
+            # too; binding only sets nodeName, which leaves the estimate as it was.
+            with self.lock:
+                load = self.nodes.get(node)
+                known = load.pods.get(uid) if load is not None else None
+            if known is not None and _same_but_node_name(cached[1], spec):
+                self._put(node, pod, uid, known.estimated)
+            else:
+                self.assign(node, pod, uid)
 
     def on_pod_delete(self, obj: Any) -> None:
         self.unassign(deleted_object(obj))

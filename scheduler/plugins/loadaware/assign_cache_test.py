@@ -214,3 +214,34 @@ def test_changes_mark_their_node_dirty():
     with cache.lock:
         assert cache.take_dirty() == {"n1", "n2"}
         assert cache.take_dirty() == set()
+
+
+def test_binding_keeps_the_reserved_estimate_and_a_new_spec_estimates_again() -> None:
+    """Reserve hands in the scheduler's estimate; the informer's update after binding (nodeName
+    and PodScheduled set) keeps it and only moves the timestamp; a resized pod is estimated
+    again."""
+    cache, _ = new_cache()
+    calls: list[str] = []
+    estimate = cache.estimator.estimate_pod
+
+    def counting(p: dict[str, Any]) -> dict[str, int]:
+        calls.append(p["metadata"]["name"])
+        return estimate(p)
+
+    cache.estimator.estimate_pod = counting  # type: ignore[method-assign]
+    reserved = make_pod("p", requests=RES)  # as the scheduler reserved it: no nodeName yet
+    vec = cache.vectorizer.to_factor_vec(estimate(reserved))
+    cache.assign_estimated("n1", reserved, "uid-p", vec)
+    bound = pod("p", scheduled_at=NOW - 3600)
+    cache.on_pod_update(reserved, bound)
+    entry = cache.nodes["n1"].pods["uid-p"]
+    assert calls == []
+    assert entry.estimated is not None and entry.estimated.tolist() == [E_CPU, E_MEM]
+    assert entry.timestamp == NOW - 3600  # from the PodScheduled condition now
+    cache.on_pod_update(bound, bound)
+    assert calls == []
+    resized = pod("p", scheduled_at=NOW - 3600, requests={"cpu": "2", "memory": "1Gi"})
+    cache.on_pod_update(bound, resized)
+    entry = cache.nodes["n1"].pods["uid-p"]
+    assert calls == ["p"]
+    assert entry.estimated is not None and entry.estimated.tolist() == [2 * E_CPU, E_MEM]

@@ -357,7 +357,9 @@ class LoadAwareScheduling(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlu
     # Reserve -----------------------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        self.cache.assign(node_name, pod.pod, pod.uid or pod.key)
+        # The estimate Filter and Score used (estimating again costs a quantity parse each).
+        self.cache.assign_estimated(node_name, pod.pod, pod.uid or pod.key,
+                                    self._facts(pod).estimated)
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
