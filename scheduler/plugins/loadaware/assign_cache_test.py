@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -224,7 +225,7 @@ def test_binding_keeps_the_reserved_estimate_and_a_new_spec_estimates_again() ->
     calls: list[str] = []
     estimate = cache.estimator.estimate_pod
 
-    def counting(p: dict[str, Any]) -> dict[str, int]:
+    def counting(p: Mapping[str, Any]) -> dict[str, int]:
         calls.append(p["metadata"]["name"])
         return estimate(p)
 
