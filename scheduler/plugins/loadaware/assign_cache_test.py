@@ -217,7 +217,8 @@ def test_changes_mark_their_node_dirty():
         assert cache.take_dirty() == set()
 
 
-def test_binding_keeps_the_reserved_estimate_and_a_new_spec_estimates_again() -> None:
+def test_binding_keeps_the_reserved_estimate_and_a_new_spec_estimates_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Reserve hands in the scheduler's estimate; the informer's update after binding (nodeName
     and PodScheduled set) keeps it and only moves the timestamp; a resized pod is estimated
     again."""
@@ -229,7 +230,7 @@ def test_binding_keeps_the_reserved_estimate_and_a_new_spec_estimates_again() ->
         calls.append(p["metadata"]["name"])
         return estimate(p)
 
-    cache.estimator.estimate_pod = counting  # type: ignore[method-assign]
+    monkeypatch.setattr(cache.estimator, "estimate_pod", counting)
     reserved = make_pod("p", requests=RES)  # as the scheduler reserved it: no nodeName yet
     vec = cache.vectorizer.to_factor_vec(estimate(reserved))
     cache.assign_estimated("n1", reserved, "uid-p", vec)
