@@ -18,18 +18,20 @@ ranks nodes for network-topology gangs, which this version does not plan (PreSco
 
 Beyond upstream: ``explain_pod`` gives a gang pod's why-pending entry its ``gang`` section
 (``core/gang_summary.py``), held at PreEnqueue or not; and where upstream leaves held pods
-silent (koordinator#2480), a pod that PreEnqueue holds
-gets a ``FailedScheduling`` event and a ``PodScheduled=False`` condition saying which gang it
-waits for, how many members exist and how many are needed; each message once per pod, only
-the latest of those not sent yet, and none once the pod is released.
+silent (koordinator#2480), a pod that PreEnqueue holds for ``HOLD_REPORT_DELAY`` (1 s) gets a
+``FailedScheduling`` event and a ``PodScheduled=False`` condition saying which gang it waits
+for, how many members exist and how many are needed; each message once per pod, only the
+latest of those not sent yet, and none once the pod is released.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -90,7 +92,20 @@ from scheduler.plugins.coscheduling.core.preemption import JobPreemptionEvaluato
 log = logging.getLogger(__name__)
 
 NAME = "Coscheduling"
+# A pod held at PreEnqueue is reported once held this long (seconds): a gang's pods arriving in
+# one informer list or one burst of creates hold each other only for moments, and reporting
+# every such hold would cost two API writes per pod (a scheduler restart with many pending
+# gangs would flood the API server with them).
+HOLD_REPORT_DELAY = 1.0
 REASON_UNSCHEDULABLE = "Unschedulable"
+
+
+@dataclass(slots=True)
+class _UnsentReport:
+    pod: dict[str, Any]
+    message: str
+    event: bool  # a held pod's report: an event too, not only the condition
+    due: float  # time.monotonic() when it may go out
 
 
 def _bind_annotations(group_id: str | None, count: int) -> dict[str, str | None]:
@@ -124,9 +139,10 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         # Held-pod reports go out on their own thread: PreEnqueue runs under the queue's lock.
         self._reporter = ThreadPoolExecutor(1, thread_name_prefix="coscheduling-report")
         self._reported: dict[str, str] = {}  # pod uid → the hold message last reported
-        # Pod uid → the report waiting for the reporter thread (pod, message, with an event).
-        self._unsent: dict[str, tuple[dict[str, Any], str, bool]] = {}
-        self._unsent_lock = threading.Lock()
+        # Pod uid → the report waiting for the reporter thread.
+        self._unsent: dict[str, _UnsentReport] = {}
+        self._unsent_cond = threading.Condition()
+        self._flushing = False
         self.controller: PodGroupController | None = None
         factory = handle.informer_factory
         if factory is not None:
@@ -245,26 +261,40 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         if self._reported.get(uid) == message:
             return
         self._reported[uid] = message
-        with self._unsent_lock:
+        with self._unsent_cond:
             earlier = self._unsent.get(uid)
-            self._unsent[uid] = (pod, message, event or (earlier is not None and earlier[2]))
+            if earlier is None:
+                due = time.monotonic() + (HOLD_REPORT_DELAY if event else 0.0)
+                self._unsent[uid] = _UnsentReport(pod, message, event, due)
+            else:
+                earlier.pod, earlier.message = pod, message
+                earlier.event = earlier.event or event
         if earlier is None:
             self._reporter.submit(self._send_report, uid)
 
     def _drop_unsent_hold(self, uid: str) -> None:
         """The pod is no longer held: a hold report not sent yet would be stale (its gang's
         pods often all arrive within one informer list)."""
-        with self._unsent_lock:
+        with self._unsent_cond:
             unsent = self._unsent.get(uid)
-            if unsent is not None and unsent[2]:
+            if unsent is not None and unsent.event:
                 del self._unsent[uid]
                 self._reported.pop(uid, None)
+                self._unsent_cond.notify_all()
 
     def _send_report(self, uid: str) -> None:
-        with self._unsent_lock:
-            unsent = self._unsent.pop(uid, None)
-        if unsent is not None:
-            self._report(*unsent)
+        """Send the pod's report once due; a hold released meanwhile is never reported."""
+        with self._unsent_cond:
+            while True:
+                unsent = self._unsent.get(uid)
+                if unsent is None:
+                    return
+                left = unsent.due - time.monotonic()
+                if left <= 0 or self._flushing:
+                    break
+                self._unsent_cond.wait(left)
+            del self._unsent[uid]
+        self._report(unsent.pod, unsent.message, unsent.event)
 
     def _report(self, pod: dict[str, Any], message: str, event: bool) -> None:
         recorder, client = self.handle.recorder, self.handle.client
@@ -291,7 +321,14 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
 
     def flush_reports(self) -> None:
         """Return once every held-pod report submitted so far went out."""
-        self._reporter.submit(lambda: None).result()
+        with self._unsent_cond:
+            self._flushing = True
+            self._unsent_cond.notify_all()
+        try:
+            self._reporter.submit(lambda: None).result()
+        finally:
+            with self._unsent_cond:
+                self._flushing = False
 
     # Why pending -------------------------------------------------------------------------
 

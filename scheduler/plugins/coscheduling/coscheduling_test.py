@@ -25,6 +25,7 @@ from scheduler.factory import build_scheduler
 from scheduler.framework.binder import InMemoryBinder
 from scheduler.framework.plugins.defaultpreemption.testing import FakeClient, FakeRecorder
 from scheduler.framework.runtime import WaitingPod
+from scheduler.plugins.coscheduling import coscheduling
 from scheduler.plugins.coscheduling.coscheduling import NAME, Coscheduling
 from scheduler.plugins.coscheduling.testing import (
     coscheduling_config,
@@ -502,3 +503,21 @@ def test_incomplete_gangs_waiting_at_permit_do_not_hold_up_a_complete_one(
     wait_for(lambda: len(cluster.binder.bindings) == 2, 60,
              what="the complete gang bound while ten others wait")
     assert set(cluster.binder.bindings) == {"default/ready-0", "default/ready-1"}
+
+
+def test_a_hold_is_reported_only_once_it_lasts(cluster: GangCluster) -> None:
+    """A gang's pods arriving together (one informer list, one burst of creates) hold each
+    other only for moments: those holds are never reported. A hold that lasts
+    HOLD_REPORT_DELAY is, without anything else happening."""
+    assert coscheduling.HOLD_REPORT_DELAY == 1.0
+    cluster.add_pod_group(make_pod_group("burst", 3))
+    for name in ("a", "b", "c"):
+        cluster.add_pod(make_pod(name, pod_group="burst"))
+    assert cluster.events("a") == cluster.events("b") == []  # events() flushes what is left
+    assert not [call for call in cluster.client.calls if call[3] == "status"]
+
+    cluster.add_pod_group(make_pod_group("slow", 2))
+    cluster.add_pod(make_pod("d", pod_group="slow"))
+    wait_for(lambda: cluster.recorder.events, timeout=30)
+    assert [(pod, reason) for pod, _, _, reason, _, _ in cluster.recorder.events] == [
+        ("d", "FailedScheduling")]
