@@ -23,10 +23,15 @@ from api.extension.elastic_quota import (
     LABEL_QUOTA_PARENT,
 )
 from pkg.client.errors import ApiError
+from pkg.client.resources import ELASTIC_QUOTAS
+from pkg.client.rest import Client
+from pkg.features import default_feature_gate
+from pkg.features.features import ELASTIC_QUOTA_GUARANTEE_USAGE
 from pkg.util.clock import FakeClock
 from scheduler.plugins.elasticquota.controller import ElasticQuotaController
 from scheduler.plugins.elasticquota.core import GroupQuotaManager
-from test.e2e.cluster import wait_for
+from test.apiserver import start
+from test.e2e.cluster import install_crds, wait_for
 
 Obj = dict[str, Any]
 GI = 1024**3
@@ -199,3 +204,52 @@ def test_runs_every_second_until_stopped(tree: GroupQuotaManager) -> None:
         wait_for(lambda: len(client.patches) == 2, timeout=60, what="the next pass")
     finally:
         ctrl.stop()
+
+
+def test_guarantee_usage_writes_guaranteed_and_allocated() -> None:
+    gate = default_feature_gate.copy()
+    gate.set_enabled(ELASTIC_QUOTA_GUARANTEE_USAGE, True)
+    gqm = GroupQuotaManager({}, {}, feature_gate=gate)
+    gqm.on_node_add({"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "10"}}})
+    client, ctrl = setup(gqm, quota("a", "2", "8"))
+    gqm.on_pod_add("a", pod("p1", "3", "0"))
+    ctrl.sync()
+    a = client.objects["a"]
+    assert annotation(a, ANNOTATION_ALLOCATED) == {"cpu": "3", "memory": "0"}
+    # max(min, allocated)
+    assert annotation(a, ANNOTATION_GUARANTEED) == {"cpu": "3", "memory": "0"}
+
+
+class ApiLister:
+    """The ElasticQuotas as the API server holds them (what the informer would cache)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def list(self) -> Sequence[Obj]:
+        items: list[Obj] = self.client.list(ELASTIC_QUOTAS).get("items") or []
+        return items
+
+
+def test_the_patch_lands_on_an_elastic_quota_of_the_api_server(tree: GroupQuotaManager) -> None:
+    """ElasticQuota has no status subresource: status.used goes with the object's patch."""
+    srv = start()
+    client = Client.from_kubeconfig(srv.kubeconfig)
+    try:
+        install_crds(client)
+        q = {"apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "ElasticQuota",
+             **quota("a", "2", "8")}
+        q["metadata"]["namespace"] = "default"
+        q["status"] = {"used": {"cpu": "1", "nvidia.com/gpu": "2"}}
+        client.create(ELASTIC_QUOTAS, q, "default")
+        tree.update_quota(q)
+        tree.on_pod_add("a", pod("p1", "1500m", "1Gi"))
+        ctrl = ElasticQuotaController(tree, client, ApiLister(client), FakeClock())
+        assert ctrl.sync() == 1
+        stored = client.get(ELASTIC_QUOTAS, "a", "default")
+        assert stored["status"] == {"used": {"cpu": "1500m", "memory": "1Gi"}}
+        assert annotation(stored, ANNOTATION_RUNTIME) == {"cpu": "1500m", "memory": "1Gi"}
+        assert ctrl.sync() == 0
+    finally:
+        client.close()
+        srv.stop()
