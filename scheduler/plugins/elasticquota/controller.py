@@ -31,6 +31,7 @@ from api.extension.elastic_quota import (
     parse_quota_resource_list,
 )
 from api.extension.objects import KubeDict, annotations_of, metadata_of
+from api.thirdparty.schedulerplugins.v1alpha1.elastic_quota import ElasticQuota
 from pkg.client.errors import ApiError
 from pkg.client.resources import ELASTIC_QUOTAS
 from pkg.util.clock import Clock
@@ -46,9 +47,9 @@ SYNC_PERIOD_SECONDS = 1.0
 
 
 class QuotaLister(Protocol):
-    """The ElasticQuota informer's lister (parsed JSON objects)."""
+    """The ElasticQuota informer's lister (parsed JSON objects or ``ElasticQuota`` models)."""
 
-    def list(self) -> Sequence[KubeDict]: ...
+    def list(self) -> Sequence[ElasticQuota | KubeDict]: ...
 
 
 def _annotated_figures(summary: QuotaInfo) -> dict[str, ResourceInts]:
@@ -140,7 +141,8 @@ class ElasticQuotaController:
                 written += 1
         return written
 
-    def sync_quota(self, eq: KubeDict) -> bool:
+    def sync_quota(self, quota: ElasticQuota | KubeDict) -> bool:
+        eq = quota.to_dict() if isinstance(quota, ElasticQuota) else quota
         md = metadata_of(eq)
         name, namespace = md.get("name") or "", md.get("namespace") or ""
         summary = self.manager.quota_summary(name)

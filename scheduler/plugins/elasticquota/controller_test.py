@@ -22,6 +22,7 @@ from api.extension.elastic_quota import (
     LABEL_PREEMPTIBLE,
     LABEL_QUOTA_PARENT,
 )
+from api.thirdparty.schedulerplugins.v1alpha1.elastic_quota import ElasticQuota
 from pkg.client.errors import ApiError
 from pkg.client.resources import ELASTIC_QUOTAS
 from pkg.client.rest import Client
@@ -253,3 +254,12 @@ def test_the_patch_lands_on_an_elastic_quota_of_the_api_server(tree: GroupQuotaM
     finally:
         client.close()
         srv.stop()
+
+
+def test_a_typed_informer_hands_models(tree: GroupQuotaManager) -> None:
+    client, ctrl = setup(tree, quota("a", "2", "8"))
+    tree.on_pod_add("a", pod("p1", "1", "0"))
+    model = ElasticQuota.model_validate({"apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
+                                         "kind": "ElasticQuota", **quota("a", "2", "8")})
+    assert ctrl.sync_quota(model)
+    assert client.objects["a"]["status"]["used"] == {"cpu": "1", "memory": "0"}

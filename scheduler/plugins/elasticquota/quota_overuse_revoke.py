@@ -132,11 +132,13 @@ class QuotaOverUsedRevokeController:
             self._thread = None
 
     def _run(self) -> None:
-        while not self.clock.sleep(self.args.revoke_pod_interval, self._stop):
+        while not self._stop.is_set():
             try:
                 self.revoke()
             except Exception:  # noqa: BLE001 - one bad round must not end the controller
                 log.exception("%s: revocation round failed", NAME)
+            if self.clock.sleep(self.args.revoke_pod_interval, self._stop):
+                return
 
     def _sync_monitors(self) -> None:
         names = self.manager.quota_names() - _NOT_MONITORED
