@@ -92,7 +92,7 @@ class _Row:
 def _rows(view: QuotaView | None, name: str, depth: int, asked: bool = False) -> list[_Row]:
     label = "  " * depth + name
     if view is None:
-        return [_Row(label, ("", "", "", "", "", "", "(no ElasticQuota object)"))]
+        return [_Row(label, ("", "", "", "", "", "", "(not among the ElasticQuotas listed)"))]
     if view.namespace:
         label += f" ({view.namespace})"
     if asked:
@@ -172,16 +172,23 @@ def quota_tree_text(objects: Iterable[KubeDict], name: str,
 
 
 def explain_quota(kubeconfig: str | None, name: str, namespace: str | None) -> str:
-    """Read every ElasticQuota the kubeconfig can list and explain ``name``."""
+    """Read every ElasticQuota the kubeconfig can list and explain ``name``; a user allowed
+    only one namespace sees that namespace's part of the tree."""
+    from pkg.client.errors import ApiError, is_forbidden
     from pkg.client.resources import ELASTIC_QUOTAS
     from pkg.client.rest import Client
 
     client = Client.from_kubeconfig(kubeconfig)
     try:
-        items = client.list_all(ELASTIC_QUOTAS).get("items") or []
+        try:
+            listed = client.list_all(ELASTIC_QUOTAS)
+        except ApiError as err:
+            if not (namespace and is_forbidden(err)):
+                raise
+            listed = client.list_all(ELASTIC_QUOTAS, namespace)
     finally:
         client.close()
-    return quota_tree_text(items, name, namespace)
+    return quota_tree_text(listed.get("items") or [], name, namespace)
 
 
 __all__ = ["QuotaNotFound", "QuotaView", "explain_quota", "quota_tree_text"]

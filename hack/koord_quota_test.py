@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,9 +18,9 @@ from api.extension.elastic_quota import (
 )
 from hack import koord_cli
 from hack.koord_quota import QuotaNotFound, quota_tree_text
-from pkg.client.resources import ELASTIC_QUOTAS
+from pkg.client.resources import ELASTIC_QUOTAS, ROLE_BINDINGS, ROLES, SERVICE_ACCOUNTS
 from pkg.client.rest import Client
-from test.apiserver import ServerHandle, start
+from test.apiserver import ServerHandle, kubeconfig, start
 from test.e2e.cluster import install_crds
 
 Obj = dict[str, Any]
@@ -51,7 +52,7 @@ TREE = [
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerHandle]:
-    srv = start()
+    srv = start(random_token=True)  # authentication, hence RBAC, on
     client = Client.from_kubeconfig(srv.kubeconfig)
     try:
         install_crds(client)
@@ -84,7 +85,7 @@ def test_explain_quota_prints_the_tree_around_it_with_its_figures(
     # Ancestors from the root, then the quota among its siblings with its children under it
     # (indented by depth); "other", the parent's sibling, is not around dev.
     assert rows(out) == [
-        ["koordinator-root-quota", "(no", "ElasticQuota", "object)"],
+        ["koordinator-root-quota", "(not", "among", "the", "ElasticQuotas", "listed)"],
         ["research", "(koordinator-system)", "cpu", "10", "20", "12", "15", "11",
          "request", ">", "runtime"],
         ["memory", "-", "8Gi", "-", "-", "-"],
@@ -122,3 +123,38 @@ def test_a_name_in_several_namespaces_needs_the_namespace() -> None:
     with pytest.raises(QuotaNotFound, match=r"several namespaces \(a, b\)"):
         quota_tree_text(twins, "dev")
     assert "request > runtime" in quota_tree_text(twins, "dev", "b")
+
+
+def test_a_user_allowed_one_namespace_sees_that_part_of_the_tree(
+        server: ServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    admin = Client.from_kubeconfig(server.kubeconfig)
+    try:
+        admin.create(SERVICE_ACCOUNTS, {"apiVersion": "v1", "kind": "ServiceAccount",
+                                        "metadata": {"name": "dev-lead"}}, "team-dev")
+        admin.create(ROLES, {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "quota-reader"},
+            "rules": [{"apiGroups": ["scheduling.sigs.k8s.io"], "resources": ["elasticquotas"],
+                       "verbs": ["list"]}]}, "team-dev")
+        admin.create(ROLE_BINDINGS, {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "dev-lead"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                        "name": "quota-reader"},
+            "subjects": [{"kind": "ServiceAccount", "name": "dev-lead",
+                          "namespace": "team-dev"}]}, "team-dev")
+    finally:
+        admin.close()
+    config = kubeconfig.for_service_account(server.kubeconfig, "team-dev", "dev-lead",
+                                            str(tmp_path / "dev-lead.kubeconfig"))
+    assert koord_cli.main(["explain", "quota", "dev", "--kubeconfig", config]) == 1
+    assert "forbidden" in capsys.readouterr().err.lower()
+    assert koord_cli.main(["explain", "quota", "dev", "-n", "team-dev",
+                           "--kubeconfig", config]) == 0
+    # research lives in another namespace: the tree shows where it is, not its figures (nor
+    # its parent).
+    assert [r[:3] for r in rows(capsys.readouterr().out)] == [
+        ["research", "(not", "among"],
+        ["dev", "(team-dev)", "*"], ["memory", "-", "8Gi"],
+        ["dev-ci", "(team-dev)", "cpu"], ["memory", "-", "8Gi"],
+    ]
