@@ -1,4 +1,5 @@
-"""``hack/koord``: small operator commands; ``explain pod NS/NAME`` says why a pod is pending.
+"""``hack/koord``: small operator commands; ``explain pod NS/NAME`` says why a pod is pending,
+``explain quota NAME`` shows an ElasticQuota in its tree (see ``hack.koord_quota``).
 
 There is no upstream counterpart: kube-scheduler only leaves the last ``FailedScheduling``
 message. ``explain`` asks koord-scheduler's ``/debug/pods/<ns>/<name>`` for the structured
@@ -72,6 +73,17 @@ def explain_pod(args: argparse.Namespace) -> int:
     return 0
 
 
+def explain_quota(args: argparse.Namespace) -> int:
+    from hack.koord_quota import explain_quota as explain
+
+    try:
+        print(explain(args.kubeconfig, args.quota, args.namespace))
+    except Exception as err:  # noqa: BLE001 - report, don't trace back
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hack/koord")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -85,6 +97,13 @@ def main(argv: list[str] | None = None) -> int:
     pod.add_argument("--timeout", type=float, default=5.0)
     pod.add_argument("-o", "--output", choices=("text", "json"), default="text")
     pod.set_defaults(func=explain_pod)
+    quota = what.add_parser("quota", help="an ElasticQuota in its tree: min, max, runtime, "
+                            "request and used of it, its ancestors, siblings and children")
+    quota.add_argument("quota", metavar="NAME")
+    quota.add_argument("-n", "--namespace", default=None,
+                       help="the quota's namespace, when several hold that name")
+    quota.add_argument("--kubeconfig", default=None)
+    quota.set_defaults(func=explain_quota)
     args = parser.parse_args(argv)
     return args.func(args)
 

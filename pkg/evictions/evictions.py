@@ -19,7 +19,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
 from pkg.client.errors import ApiError, is_conflict, is_not_found, is_too_many_requests
 from pkg.client.resources import PODS
@@ -59,7 +59,13 @@ def pod_key(pod: Pod) -> str:
     return f"{md.get('namespace', '')}/{md.get('name', '')}"
 
 
-def evict_pod(client: Client, pod: Pod) -> None:
+class EvictionClient(Protocol):
+    """What ``evict_pod`` needs of a client (``Client``, or a scheduler plugin's ClientSet)."""
+
+    def request(self, method: str, path: str, *, body: Any = None) -> Any: ...
+
+
+def evict_pod(client: EvictionClient, pod: Pod) -> None:
     """POST ``pods/<name>/eviction`` (policy/v1 Eviction) with the pod's UID, when it has one,
     as precondition. Raises ``ApiError`` when the server refuses."""
     md = pod["metadata"]
@@ -146,4 +152,5 @@ def _result_of(err: ApiError) -> EvictionResult:
     return EvictionResult.FAILED
 
 
-__all__ = ["EvictionEvents", "EvictionResult", "PodEvictor", "evict_pod", "pod_key"]
+__all__ = ["EvictionClient", "EvictionEvents", "EvictionResult", "PodEvictor", "evict_pod",
+           "pod_key"]

@@ -125,6 +125,17 @@ class GroupQuotaManager:
             summary.runtime = runtime or {}
             return summary
 
+    def assigned_pods(self, name: str) -> dict[str, PodEntry]:
+        """Copies of the entries of the quota's own pods that use it (on a node or reserved),
+        by ``namespace/name``; empty for an unknown quota (what over-use revocation picks
+        from, upstream ``GetPodThatIsAssigned``)."""
+        with self._lock:
+            quota = self._quotas.get(name)
+            if quota is None:
+                return {}
+            return {key: PodEntry(dict(p.request), p.non_preemptible, p.assigned)
+                    for key, p in quota.pods.items() if p.assigned}
+
     def quota_names(self) -> set[str]:
         with self._lock:
             return set(self._quotas)

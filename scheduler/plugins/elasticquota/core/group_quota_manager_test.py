@@ -941,3 +941,19 @@ def test_a_parent_cycle_does_not_hang() -> None:
     m.update_quota(quota("b", "a", is_parent=True))
     request(m, "a", 1)
     assert m.refresh_runtime("a") == rl(0, 0)
+
+
+def test_assigned_pods_lists_the_quotas_own_pods_on_nodes_or_reserved() -> None:
+    gqm = GroupQuotaManager({}, {})
+    gqm.update_quota(quota("team"))
+    gqm.on_pod_add("team", pod("bound", "2", node="n1", phase="Running"))
+    gqm.on_pod_add("team", pod("pending", "1"))
+    reserved = pod("reserved", "3")
+    gqm.on_pod_add("team", reserved)
+    gqm.reserve_pod("team", reserved)
+    pods = gqm.assigned_pods("team")
+    assert sorted(pods) == ["default/bound", "default/reserved"]
+    assert pods["default/bound"].request["cpu"] == 2000
+    pods["default/bound"].request["cpu"] = 0  # a copy: the tree is untouched
+    assert gqm.assigned_pods("team")["default/bound"].request["cpu"] == 2000
+    assert gqm.assigned_pods("nobody") == {}
