@@ -153,7 +153,7 @@ class ElasticQuota(PreFilterPlugin, PostFilterPlugin, ReservePlugin, EnqueueExte
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
                    snapshot: Snapshot) -> tuple[PreFilterResult | None, Status | None]:
-        name = self.feeder.quota_of(pod.pod)
+        name = self.feeder.ensure_pod(pod.pod)
         if not name:
             state.write(STATE_KEY, QuotaCycleState(skip=True))
             return None, Status(Code.SKIP)

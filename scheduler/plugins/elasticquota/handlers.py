@@ -106,6 +106,16 @@ class QuotaTreeFeeder:
             self._pods[namespaced_name(pod)] = (quota, pod)
             self.manager.on_pod_add(quota, pod)
 
+    def ensure_pod(self, pod: KubeDict) -> str:
+        """Charge a pod the scheduler sees before the pod informer delivered it (the queue
+        may hear of it first); the quota it is charged to."""
+        with self._lock:
+            known = self._pods.get(namespaced_name(pod))
+            if known is not None:
+                return known[0]
+        self.on_pod_add(pod)
+        return self.quota_of(pod)
+
     def on_pod_update(self, old: KubeDict, new: KubeDict) -> None:
         with self._lock:
             known = self._pods.get(namespaced_name(old))
