@@ -158,13 +158,14 @@ class ElasticQuota(PreFilterPlugin, PostFilterPlugin, ReservePlugin, EnqueueExte
             state.write(STATE_KEY, QuotaCycleState(skip=True))
             return None, Status(Code.SKIP)
         # A copy taken under the tree's lock, its runtime refreshed along root → quota.
-        quota = self.manager.quota_summary(name)
-        if quota is None:
+        quota = self.manager.quota_summary(name, with_pods=False)
+        live = self.manager.get_quota_info(name)
+        if quota is None or live is None:
             return None, Status(Code.ERROR, "Could not find the specified ElasticQuota")
         request = mask(self.manager.pod_request(pod.pod), quota.max)
-        snap = QuotaCycleState(False, quota, request, dict(quota.used),
-                               dict(quota.non_preemptible_used), self._used_limit(quota.runtime,
-                                                                                  quota.max))
+        snap = QuotaCycleState(False, frozenset(quota.max), live.pods, request, quota.used,
+                               quota.non_preemptible_used,
+                               self._used_limit(quota.runtime, quota.max))
         state.write(STATE_KEY, snap)
         dims = exceeded(add(request, snap.used), snap.used_limit)
         if dims:
@@ -196,7 +197,7 @@ class ElasticQuota(PreFilterPlugin, PostFilterPlugin, ReservePlugin, EnqueueExte
         topo = [name]
         current = name
         while True:
-            quota = self.manager.quota_summary(current)
+            quota = self.manager.quota_summary(current, with_pods=False)
             if quota is None:
                 return Status(Code.ERROR, f"Could not find the elasticQuota {current}, "
                                           f"quotaNameTopo: {print_names(topo)}")

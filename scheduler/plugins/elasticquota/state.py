@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from api.extension.objects import namespaced_name
 from scheduler.framework.types import PodInfo
-from scheduler.plugins.elasticquota.core import QuotaInfo, ResourceInts, to_resource_list
+from scheduler.plugins.elasticquota.core import PodEntry, ResourceInts, to_resource_list
 from scheduler.plugins.elasticquota.core.quota_info import add_non_negative, mask
 
 STATE_KEY = "PostFilterElasticQuota"
@@ -55,8 +55,10 @@ class QuotaCycleState:
     """Upstream ``PostFilterState``: the pod's quota as PreFilter saw it."""
 
     skip: bool = False
-    # A copy of the quota (its pods tell which victims count for it).
-    quota: QuotaInfo | None = None
+    # The quota's max names, which a pod's request is masked to.
+    max_names: frozenset[str] = frozenset()
+    # The live quota's pods (read only): which victims count for it, and for how much.
+    pods: Mapping[str, PodEntry] = field(default_factory=dict)
     # The pod's request, masked to the quota's max names.
     request: ResourceInts = field(default_factory=dict)
     used: ResourceInts = field(default_factory=dict)
@@ -65,15 +67,18 @@ class QuotaCycleState:
     used_limit: ResourceInts = field(default_factory=dict)
 
     def clone(self) -> QuotaCycleState:
-        return QuotaCycleState(self.skip, self.quota, dict(self.request), dict(self.used),
-                               dict(self.non_preemptible_used), dict(self.used_limit))
+        return QuotaCycleState(self.skip, self.max_names, self.pods, dict(self.request),
+                               dict(self.used), dict(self.non_preemptible_used),
+                               dict(self.used_limit))
 
     def charges(self, pod: PodInfo) -> ResourceInts | None:
         """What ``pod`` counts for in the quota; None when it is not one of its pods."""
-        if self.skip or self.quota is None:
+        if self.skip:
             return None
-        entry = self.quota.pods.get(namespaced_name(pod.pod))
-        return mask(entry.request, self.quota.max) if entry is not None else None
+        entry = self.pods.get(namespaced_name(pod.pod))
+        if entry is None:
+            return None
+        return {k: v for k, v in entry.request.items() if k in self.max_names}
 
     def add_pod(self, pod: PodInfo) -> None:
         charge = self.charges(pod)

@@ -113,7 +113,7 @@ class GroupQuotaManager:
         """The live quota (callers must not mutate it)."""
         return self._quotas.get(name)
 
-    def quota_summary(self, name: str) -> QuotaInfo | None:
+    def quota_summary(self, name: str, *, with_pods: bool = True) -> QuotaInfo | None:
         """A copy of the quota with its runtime refreshed (what the status writer and debug
         endpoints read, upstream ``GetQuotaSummary``); None for an unknown quota."""
         with self._lock:
@@ -121,7 +121,7 @@ class GroupQuotaManager:
             if quota is None:
                 return None
             runtime = self.refresh_runtime(name)
-            summary = quota.copy()
+            summary = quota.copy(with_pods=with_pods)
             summary.runtime = runtime or {}
             return summary
 

@@ -169,10 +169,11 @@ class QuotaInfo:
     def assigned_pods(self) -> list[str]:
         return [key for key, pod in self.pods.items() if pod.assigned]
 
-    def copy(self) -> QuotaInfo:
-        """An independent copy: every resource list and pod entry copied."""
+    def copy(self, *, with_pods: bool = True) -> QuotaInfo:
+        """An independent copy: every resource list and pod entry copied (no pods at all
+        without ``with_pods``: the scheduling cycle's copy, cheap whatever the quota holds)."""
         copied = replace(self, pods={k: replace(p, request=dict(p.request))
-                                     for k, p in self.pods.items()})
+                                     for k, p in self.pods.items()} if with_pods else {})
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, dict) and f.name != "pods":
