@@ -3,7 +3,7 @@
 koord-scheduler creates the built-in root, system and default quotas in
 ``koordinator-system``; a quota borrows beyond its min up to its max while its sibling is
 idle, and the pod past the max stays pending with upstream's "Insufficient quotas" message;
-non-preemptible pods stop at the quota's min; a higher-priority pod over its quota evicts a
+non-preemptible pods stop at the quota's min, and bind once it is raised; a higher-priority pod over its quota evicts a
 lower-priority pod of the same quota and binds, while the other quota's pod stays; and a pod
 without any quota (the default quota) schedules as usual.
 """
@@ -104,7 +104,7 @@ def _bound(client: Client, names: list[str]) -> list[str]:
 
 def test_quotas_borrow_up_to_max_and_non_preemptible_pods_stop_at_min(
         srv: ServerHandle, client: Client, scheduler: None) -> None:
-    srv.add_nodes(1, cpu="4", memory="8Gi")
+    srv.add_nodes(1, cpu="6", memory="8Gi")
     wait_for(lambda: all(_exists(client, n) for n in
                          (ROOT_QUOTA_NAME, SYSTEM_QUOTA_NAME, DEFAULT_QUOTA_NAME)),
              DEADLINE, what="the built-in quotas created")
@@ -131,6 +131,10 @@ def test_quotas_borrow_up_to_max_and_non_preemptible_pods_stop_at_min(
                 "pod's request: cpu:1, exceedDimensions: [cpu].")
     wait_for(lambda: _unschedulable(client, left).startswith(expected), DEADLINE,
              what=f"{left} says why: {_unschedulable(client, left)!r}")
+    # Raising the min is a quota event: the pod is tried again and binds.
+    client.patch(ELASTIC_QUOTAS, "team-b", {"spec": {"min": {"cpu": "2"}}}, "default")
+    wait_for(lambda: _node_of(client, left), DEADLINE,
+             what=f"{left} bound once team-b's min is 2")
 
 
 def _exists(client: Client, name: str) -> bool:
