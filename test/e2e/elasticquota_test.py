@@ -3,9 +3,9 @@
 koord-scheduler creates the built-in root, system and default quotas in
 ``koordinator-system``; a quota borrows beyond its min up to its max while its sibling is
 idle, and the pod past the max stays pending with upstream's "Insufficient quotas" message;
-non-preemptible pods stop at the quota's min, and bind once it is raised; a higher-priority pod over its quota evicts a
-lower-priority pod of the same quota and binds, while the other quota's pod stays; and a pod
-without any quota (the default quota) schedules as usual.
+non-preemptible pods stop at the quota's min, and bind once it is raised; a higher-priority
+pod over its quota evicts a lower-priority pod of the same quota and binds, while the other
+quota's pod stays; and a pod without any quota (the default quota) schedules as usual.
 """
 
 from __future__ import annotations

@@ -65,7 +65,8 @@ class QuotaTreeFeeder:
             self._invalid(new, f"{err}; the scheduler keeps the quota's last valid state")
             return
         parent = get_parent_quota_name(name_of(new), labels_of(new))
-        if parent != ROOT_QUOTA_NAME and parent not in self.manager.quota_names():
+        # The root quota's own parent is "".
+        if parent and parent != ROOT_QUOTA_NAME and parent not in self.manager.quota_names():
             # Its children may be listed before it: the quota is kept and waits for it.
             self._invalid(new, f"elastic quota {namespaced_name(new)}: parent quota "
                                f"{parent!r} (label quota.scheduling.koordinator.sh/parent) "
