@@ -15,6 +15,7 @@ from api.extension.elastic_quota import (
     LABEL_QUOTA_NAME,
     LABEL_QUOTA_PARENT,
 )
+from api.extension.objects import KubeDict
 from pkg.util.clock import FakeClock
 from scheduler.apis.config import load_scheduler_config
 from scheduler.factory import build_scheduler
@@ -96,7 +97,7 @@ class QuotaCluster:
         plugin.feeder.node_handler().on_add(node, True)
         self.handlers.add_node(node)
 
-    def add_quota(self, quota: dict[str, Any]) -> None:
+    def add_quota(self, quota: KubeDict) -> None:
         self.plugin.feeder.on_quota_add(quota)
 
     def add_pod(self, pod: dict[str, Any]) -> None:
