@@ -18,7 +18,9 @@ pod and node informers (``handlers.py``). Extension points (§8.5, §8.6):
 With a client, the plugin creates the built-in root, system and default quotas in
 ``quotaGroupNamespace`` when absent, as upstream. The quota status writer and the over-use
 revocation controllers are separate controllers: they use ``manager`` (the tree), ``args``
-and ``handle`` (client and clock) of this plugin.
+and ``handle`` (client and clock) of this plugin. Hook plugins (``hookPlugins``, the CheckPod
+step of PreFilter) and multiple quota trees are not built: configured hooks are logged and
+ignored, and every quota belongs to the one tree.
 """
 
 from __future__ import annotations
@@ -91,6 +93,9 @@ class ElasticQuota(PreFilterPlugin, PostFilterPlugin, ReservePlugin, EnqueueExte
             raise ValueError("; ".join(str(e) for e in errors))
         super().__init__(args, handle)
         self.args = args
+        if args.hook_plugins:
+            log.warning("ElasticQuota hookPlugins %s are not implemented in this version and "
+                        "are ignored", [h.key for h in args.hook_plugins])
         self.manager = GroupQuotaManager.from_args(args, default_feature_gate)
         self.feeder = QuotaTreeFeeder(self.manager, handle.recorder)
         self.preemption = QuotaPreemption(
