@@ -17,8 +17,19 @@ import logging
 import threading
 from typing import Any
 
-from api.extension.elastic_quota import ROOT_QUOTA_NAME, get_parent_quota_name
-from api.extension.objects import KubeDict, labels_of, metadata_of, name_of, namespaced_name
+from api.extension.elastic_quota import (
+    ROOT_QUOTA_NAME,
+    get_parent_quota_name,
+    get_quota_namespaces,
+)
+from api.extension.objects import (
+    KubeDict,
+    annotations_of,
+    labels_of,
+    metadata_of,
+    name_of,
+    namespaced_name,
+)
 from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
 from pkg.events.events import WARNING
 from scheduler.frameworkext.interface import EventRecorder
@@ -59,6 +70,7 @@ class QuotaTreeFeeder:
     def on_quota_update(self, old: KubeDict | None, new: KubeDict) -> None:
         if metadata_of(new).get("deletionTimestamp"):
             return
+        known = name_of(new) in self.manager.quota_names()
         try:
             self.manager.update_quota(new)
         except ValueError as err:
@@ -71,7 +83,10 @@ class QuotaTreeFeeder:
             self._invalid(new, f"elastic quota {namespaced_name(new)}: parent quota "
                                f"{parent!r} (label quota.scheduling.koordinator.sh/parent) "
                                "not found; the quota gets no runtime until it exists")
-        self._migrate()
+        # Status writes update quotas every second: only a change of what maps pods to
+        # quotas walks the pods.
+        if not known or old is None or _pod_mapping(old) != _pod_mapping(new):
+            self._migrate()
 
     def on_quota_delete(self, obj: Any) -> None:
         if self.manager.delete_quota(name_of(deleted_object(obj))):
@@ -132,6 +147,13 @@ class QuotaTreeFeeder:
             known = self._pods.pop(namespaced_name(pod), None)
             quota = known[0] if known is not None else self.manager.quota_name_for_pod(pod)
             self.manager.on_pod_delete(quota, pod)
+
+
+def _pod_mapping(quota: KubeDict) -> tuple[str, str, list[str]]:
+    """What decides which pods a quota takes: its name, namespace and ``namespaces``."""
+    md = metadata_of(quota)
+    return (md.get("name") or "", md.get("namespace") or "",
+            get_quota_namespaces(annotations_of(quota)))
 
 
 __all__ = ["REASON_INVALID_QUOTA", "QuotaTreeFeeder"]
