@@ -17,6 +17,7 @@ from api.extension.elastic_quota import (
     SYSTEM_QUOTA_NAME,
 )
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.plugins.defaultpreemption.testing import make_node, node_infos
 from scheduler.framework.types import PodInfo
 from scheduler.plugins.elasticquota.handlers import REASON_INVALID_QUOTA
 from scheduler.plugins.elasticquota.testing import (
@@ -177,3 +178,29 @@ def test_a_malformed_quota_is_reported_and_its_last_good_state_kept(
     notes = [note for name, _, _, reason, _, note in cluster.recorder.events
              if name == "orphan" and reason == REASON_INVALID_QUOTA]
     assert notes and "parent quota 'missing'" in notes[0]
+
+
+def test_add_pod_and_remove_pod_move_the_snapshot_used_for_pods_of_the_quota_only(
+        cluster: QuotaCluster) -> None:
+    cluster.add_quota(make_quota("a", {"cpu": "2"}))
+    cluster.add_quota(make_quota("b", {"cpu": "2"}))
+    mine = make_quota_pod("mine", "a", node="n1")
+    theirs = make_quota_pod("theirs", "b", node="n1")
+    cluster.add_pod(mine)
+    cluster.add_pod(theirs)
+    plugin, state = cluster.plugin, CycleState()
+    incoming = PodInfo(make_quota_pod("new", "a"))
+    plugin.pre_filter(state, incoming, cluster.sched.profiles["koord-scheduler"].snapshot)
+    [ni] = node_infos([make_node("n1")], [mine, theirs])
+    snap = state.read("PostFilterElasticQuota")
+    assert snap.used == {"cpu": 1000}
+    assert plugin.remove_pod(state, incoming, PodInfo(theirs), ni) is None
+    assert snap.used == {"cpu": 1000}
+    assert plugin.remove_pod(state, incoming, PodInfo(mine), ni) is None
+    assert snap.used == {"cpu": 0}
+    cloned = state.clone()
+    assert plugin.add_pod(cloned, incoming, PodInfo(mine), ni) is None
+    assert cloned.read("PostFilterElasticQuota").used == {"cpu": 1000}
+    assert snap.used == {"cpu": 0}  # a simulation on a clone leaves the cycle's state alone
+    status = plugin.add_pod(CycleState(), incoming, PodInfo(mine), ni)
+    assert status is not None and not status.is_success()
