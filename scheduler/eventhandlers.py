@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 from pkg.client.informers import EventHandlerFuncs, FilteringEventHandler, deleted_object
-from pkg.client.resources import NODE_METRICS, NODES, POD_GROUPS, PODS
+from pkg.client.resources import ELASTIC_QUOTAS, NODE_METRICS, NODES, POD_GROUPS, PODS
 from scheduler.framework import events as ev
 from scheduler.framework.types import pod_key
 from scheduler.frameworkext.interface import InformerFactory
@@ -128,7 +128,8 @@ class EventHandlers:
         registered = {e.event.resource for fwk in self.sched.profiles.values()
                       for events in fwk.events_to_register().values() for e in events}
         for event_resource, resource in ((ev.NODE_METRIC, NODE_METRICS),
-                                         (ev.POD_GROUP, POD_GROUPS)):
+                                         (ev.POD_GROUP, POD_GROUPS),
+                                         (ev.ELASTIC_QUOTA, ELASTIC_QUOTAS)):
             if event_resource in registered:
                 informer = informer_factory.informer_for(resource, typed=False)
                 regs.append(informer.add_event_handler(

@@ -53,8 +53,8 @@ def test_the_shipped_configuration_builds_the_koord_scheduler_profile(shipped: B
     assert fwk.weights["LoadAwareScheduling"] == 1
     assert fwk.weights["TaintToleration"] == 3  # the in-tree default weights stay
     assert names(fwk.pre_enqueue) == ["SchedulingGates", "Coscheduling"]
-    assert names(fwk.post_filter) == ["Coscheduling", "DefaultPreemption"]
-    assert names(fwk.reserve) == ["LoadAwareScheduling", "Coscheduling"]
+    assert names(fwk.post_filter) == ["Coscheduling", "ElasticQuota", "DefaultPreemption"]
+    assert names(fwk.reserve) == ["LoadAwareScheduling", "Coscheduling", "ElasticQuota"]
     assert names(fwk.bind) == ["DefaultBinder"]
     assert names(fwk.permit) == names(fwk.pre_bind) == names(fwk.post_bind) == ["Coscheduling"]
 
@@ -66,7 +66,6 @@ def test_the_plugins_not_implemented_yet_are_reported_with_their_points(shipped:
                         "preBind", "bind"],
         "NodeNUMAResource": ["preFilter", "filter", "score", "reserve", "preBind"],
         "DeviceShare": ["preFilter", "filter", "score", "reserve", "preBind"],
-        "ElasticQuota": ["preFilter", "postFilter", "reserve"],
         "SchedulingHint": ["preFilter"],
         "DefaultPreBind": ["preBind"],
         # In-tree defaults, enabled through multiPoint.

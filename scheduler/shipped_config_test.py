@@ -3,8 +3,8 @@
 The file is upstream's ``config/manager/scheduler-config.yaml`` (a ConfigMap whose
 ``koord-scheduler-config`` key holds the configuration). One test per arg group, each through
 the plugin the built scheduler runs, compared with what the plugin does without that arg.
-ElasticQuota is not implemented yet: its test checks only that ``quotaGroupNamespace`` reaches
-its args model and that the plugin is reported as skipped.
+ElasticQuota runs with its ``quotaGroupNamespace``: a pod without quota passes it (the default
+quota's max is huge) and a quota's max bounds its pods.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from scheduler.framework.runtime import Framework
 from scheduler.framework.status import Status
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins.coscheduling import Coscheduling
+from scheduler.plugins.elasticquota import ElasticQuota
+from scheduler.plugins.elasticquota.testing import make_quota
 from scheduler.plugins.loadaware.load_aware import LoadAwareScheduling
 from scheduler.plugins.loadaware.testing import NOW, make_metric, make_node, make_pod
 
@@ -200,11 +202,20 @@ def test_load_aware_score_is_the_mean_of_cpu_and_memory(fwk: Framework) -> None:
 # ElasticQuota --------------------------------------------------------------------------------
 
 
-def test_elastic_quota_args_load_and_the_plugin_is_reported_skipped(built: Built) -> None:
-    args = shipped_config().profiles[0].plugin_args()["ElasticQuota"]
-    assert args.quota_group_namespace == "koordinator-system"
-    assert "ElasticQuota" in built.skipped_plugins["koord-scheduler"]
-    assert built.scheduler.profiles["koord-scheduler"].plugin("ElasticQuota") is None
+def test_elastic_quota_runs_and_admits_pods_without_quota(fwk: Framework) -> None:
+    plugin = fwk.plugin("ElasticQuota")
+    assert isinstance(plugin, ElasticQuota)
+    assert plugin.args.quota_group_namespace == "koordinator-system"
+    plugin.manager.on_node_add(make_node("n1", cpu="96", memory="512Gi"))
+    plain = PodInfo(make_pod("plain", requests={"cpu": "64", "memory": "256Gi"}))
+    assert plugin.pre_filter(CycleState(), plain, fwk.snapshot)[1] is None
+    plugin.feeder.on_quota_add(make_quota("small", {"cpu": "1"}))
+    small = make_pod("small", requests={"cpu": "2", "memory": "1Gi"})
+    small["metadata"].setdefault("labels", {})["quota.scheduling.koordinator.sh/name"] = "small"
+    status = plugin.pre_filter(CycleState(), PodInfo(small), fwk.snapshot)[1]
+    assert status is not None and status.message().startswith(
+        "Insufficient quotas, quotaName: small, runtime: cpu:1, used: <empty>, "
+        "pod's request: cpu:2, exceedDimensions: [cpu]")
 
 
 # Coscheduling --------------------------------------------------------------------------------

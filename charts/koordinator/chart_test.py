@@ -29,10 +29,14 @@ import yaml
 from hack.helm.render import RenderError, render, render_objects
 from koordlet import main as koordlet_main
 from manager import main as manager_main
+from pkg.util.clock import FakeClock
 from pkg.util.testdata import upstream_data_dir
 from scheduler import main as scheduler_main
 from scheduler.apis.config.koord_args import LoadAwareSchedulingArgs
 from scheduler.apis.config.loader import load_scheduler_config
+from scheduler.factory import build_scheduler
+from scheduler.framework.binder import InMemoryBinder
+from scheduler.plugins.elasticquota import ElasticQuota
 from test.apiserver.builtin_schema import check_builtin, has_model
 from test.apiserver.server import ServerHandle, start
 from test.apiserver.testing import http_request, open_crd
@@ -307,6 +311,21 @@ def test_default_scheduler_config_loads_with_koord_schedulers_loader(
     assert plugin_args(cfg, "DeviceShare")["gpuShareUnsupportedModels"] == [
         {"vendor": "huawei", "model": "Ascend-310P3-300I-DUO"}]
     assert {"name": "DefaultPreemption"} not in cfg["plugins"]["postFilter"]["enabled"]
+
+
+def test_default_scheduler_config_runs_elastic_quota(default_objs: list[Obj]) -> None:
+    text = find(default_objs, "ConfigMap", "koord-scheduler-config")["data"][
+        "koord-scheduler-config"]
+    built = build_scheduler(load_scheduler_config(text), binder=InMemoryBinder(),
+                            clock=FakeClock())
+    try:
+        fwk = built.scheduler.profiles["koord-scheduler"]
+        plugin = fwk.plugin("ElasticQuota")
+        assert isinstance(plugin, ElasticQuota)
+        assert plugin.args.quota_group_namespace == NS
+        assert "ElasticQuota" in [p.name for p in fwk.post_filter]
+    finally:
+        built.scheduler.stop()
 
 
 def test_default_descheduler_config(default_objs: list[Obj]) -> None:

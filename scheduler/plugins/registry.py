@@ -31,6 +31,7 @@ from scheduler.framework.plugins.schedulinggates import SchedulingGates
 from scheduler.framework.plugins.tainttoleration import TaintToleration
 from scheduler.framework.registry import register
 from scheduler.plugins.coscheduling import Coscheduling
+from scheduler.plugins.elasticquota import ElasticQuota
 from scheduler.plugins.loadaware import LoadAwareScheduling
 
 IN_TREE: tuple[type[Plugin], ...] = (
@@ -40,7 +41,7 @@ IN_TREE: tuple[type[Plugin], ...] = (
 )
 
 KOORDINATOR: tuple[type[Plugin], ...] = (
-    LoadAwareScheduling, Coscheduling,
+    LoadAwareScheduling, Coscheduling, ElasticQuota,
 )
 
 _JOB_SCHEDULING = "Koordinator job-scheduling plugin, planned after LoadAwareScheduling"
@@ -50,7 +51,6 @@ NOT_YET_IMPLEMENTED: dict[str, str] = {
     "Reservation": _JOB_SCHEDULING,
     "NodeNUMAResource": _JOB_SCHEDULING,
     "DeviceShare": _JOB_SCHEDULING,
-    "ElasticQuota": _JOB_SCHEDULING,
     "SchedulingHint": _JOB_SCHEDULING,
     "DefaultPreBind": "Koordinator PreBind patch merger, needed once a plugin patches at PreBind",
     "NodeResourcesFitPlus": _JOB_SCHEDULING,

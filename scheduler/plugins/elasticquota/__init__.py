@@ -1,4 +1,7 @@
-"""Koordinator's ElasticQuota plugin (koordinator ``pkg/scheduler/plugins/elasticquota``).
+"""Koordinator's ElasticQuota plugin (koordinator ``pkg/scheduler/plugins/elasticquota``):
+the quota tree (``core``), the plugin (``elasticquota``), its informer handlers and its
+preemption policy."""
 
-Only the quota tree (``core``) exists so far; the plugin is not registered yet.
-"""
+from scheduler.plugins.elasticquota.elasticquota import NAME, ElasticQuota
+
+__all__ = ["NAME", "ElasticQuota"]

@@ -113,7 +113,7 @@ class GroupQuotaManager:
         """The live quota (callers must not mutate it)."""
         return self._quotas.get(name)
 
-    def quota_summary(self, name: str) -> QuotaInfo | None:
+    def quota_summary(self, name: str, *, with_pods: bool = True) -> QuotaInfo | None:
         """A copy of the quota with its runtime refreshed (what the status writer and debug
         endpoints read, upstream ``GetQuotaSummary``); None for an unknown quota."""
         with self._lock:
@@ -121,7 +121,7 @@ class GroupQuotaManager:
             if quota is None:
                 return None
             runtime = self.refresh_runtime(name)
-            summary = quota.copy()
+            summary = quota.copy(with_pods=with_pods)
             summary.runtime = runtime or {}
             return summary
 
@@ -480,12 +480,17 @@ class GroupQuotaManager:
 
     # --- pods ------------------------------------------------------------------------------
 
-    def _pod_entry(self, pod: KubeDict, assigned: bool = False) -> PodEntry:
+    def pod_request(self, pod: KubeDict) -> ResourceInts:
+        """What a pod asks of its quota before masking (upstream ``PodRequests``): its
+        requests, less its overhead under ElasticQuotaIgnorePodOverhead."""
         request = pod_requests(pod)
         if self._features.enabled(ELASTIC_QUOTA_IGNORE_POD_OVERHEAD):
             for k, v in resource_list(spec_of(pod).get("overhead")).items():
                 request[k] = request.get(k, 0) - v
-        return PodEntry(request, is_pod_non_preemptible(pod), assigned)
+        return request
+
+    def _pod_entry(self, pod: KubeDict, assigned: bool = False) -> PodEntry:
+        return PodEntry(self.pod_request(pod), is_pod_non_preemptible(pod), assigned)
 
     def _charge(self, quota: QuotaInfo, entry: PodEntry, sign: int, *, request: bool,
                 used: bool) -> None:

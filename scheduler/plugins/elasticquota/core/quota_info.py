@@ -17,6 +17,7 @@ from typing import Any
 
 from api.core import QuantityFormat, format_quantity
 from api.extension.elastic_quota import (
+    ANNOTATION_SHARED_WEIGHT,
     get_parent_quota_name,
     get_quota_namespaces,
     get_shared_weight,
@@ -118,12 +119,18 @@ class QuotaInfo:
         md, labels, annotations = metadata_of(obj), labels_of(obj), annotations_of(obj)
         name = md.get("name") or ""
         spec = spec_of(obj)
-        try:
-            max_ = resource_list(spec.get("max"))
-            weight = resource_list(get_shared_weight(annotations, spec.get("max") or {}))
-            min_ = resource_list(spec.get("min"))
-        except (ValueError, ArithmeticError) as exc:
-            raise ValueError(f"elastic quota {md.get('namespace', '')}/{name}: {exc}") from exc
+        where = f"elastic quota {md.get('namespace', '')}/{name}"
+
+        def parse(field: str, value: Any) -> ResourceInts:
+            try:
+                return resource_list(value)
+            except (ValueError, ArithmeticError) as exc:
+                raise ValueError(f"{where}: {field}: {exc}") from exc
+
+        max_ = parse("spec.max", spec.get("max"))
+        weight = parse(f"annotation {ANNOTATION_SHARED_WEIGHT}",
+                       get_shared_weight(annotations, spec.get("max") or {}))
+        min_ = parse("spec.min", spec.get("min"))
         return cls(
             name=name,
             parent=get_parent_quota_name(name, labels),
@@ -162,10 +169,11 @@ class QuotaInfo:
     def assigned_pods(self) -> list[str]:
         return [key for key, pod in self.pods.items() if pod.assigned]
 
-    def copy(self) -> QuotaInfo:
-        """An independent copy: every resource list and pod entry copied."""
+    def copy(self, *, with_pods: bool = True) -> QuotaInfo:
+        """An independent copy: every resource list and pod entry copied (no pods at all
+        without ``with_pods``: the scheduling cycle's copy, cheap whatever the quota holds)."""
         copied = replace(self, pods={k: replace(p, request=dict(p.request))
-                                     for k, p in self.pods.items()})
+                                     for k, p in self.pods.items()} if with_pods else {})
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, dict) and f.name != "pods":

@@ -1,0 +1,159 @@
+"""Informer handlers that feed the ElasticQuota plugin's quota tree.
+
+Corresponds to upstream ``pkg/scheduler/plugins/elasticquota/quota_handler.go``,
+``pod_handler.go`` and ``node_handler.go``, with the pod migration of ``plugin_helper.go``
+(``migrateDefaultQuotaGroupsPod``, ``migratePods``). It owns which quota each known pod is
+charged to: a pod whose quota appears later, or whose quota goes away, is moved as soon as the
+quota event arrives (upstream polls the default quota every second for that).
+
+A malformed ElasticQuota (a quantity that does not parse) never reaches the tree: the plugin
+logs it and records a Warning event on the object naming the field, and keeps the quota's last
+good state.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from api.extension.elastic_quota import (
+    ROOT_QUOTA_NAME,
+    get_parent_quota_name,
+    get_quota_namespaces,
+)
+from api.extension.objects import (
+    KubeDict,
+    annotations_of,
+    labels_of,
+    metadata_of,
+    name_of,
+    namespaced_name,
+)
+from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
+from pkg.events.events import WARNING
+from scheduler.frameworkext.interface import EventRecorder
+from scheduler.plugins.elasticquota.core import GroupQuotaManager
+
+log = logging.getLogger(__name__)
+
+REASON_INVALID_QUOTA = "InvalidElasticQuota"
+
+
+class QuotaTreeFeeder:
+    """Passes quota, pod and node events on to a ``GroupQuotaManager``."""
+
+    def __init__(self, manager: GroupQuotaManager, recorder: EventRecorder | None) -> None:
+        self.manager = manager
+        self._recorder = recorder
+        self._lock = threading.Lock()
+        # pod key → (the quota it is charged to, the pod as last seen)
+        self._pods: dict[str, tuple[str, KubeDict]] = {}
+
+    # --- handlers for the informers --------------------------------------------------------
+
+    def quota_handler(self) -> EventHandlerFuncs:
+        return EventHandlerFuncs(self.on_quota_add, self.on_quota_update, self.on_quota_delete)
+
+    def pod_handler(self) -> EventHandlerFuncs:
+        return EventHandlerFuncs(self.on_pod_add, self.on_pod_update, self.on_pod_delete)
+
+    def node_handler(self) -> EventHandlerFuncs:
+        return EventHandlerFuncs(self.manager.on_node_add, self.manager.on_node_update,
+                                 lambda obj: self.manager.on_node_delete(deleted_object(obj)))
+
+    # --- quotas ----------------------------------------------------------------------------
+
+    def on_quota_add(self, quota: KubeDict) -> None:
+        self.on_quota_update(None, quota)
+
+    def on_quota_update(self, old: KubeDict | None, new: KubeDict) -> None:
+        if metadata_of(new).get("deletionTimestamp"):
+            return
+        known = name_of(new) in self.manager.quota_names()
+        try:
+            self.manager.update_quota(new)
+        except ValueError as err:
+            self._invalid(new, f"{err}; the scheduler keeps the quota's last valid state")
+            return
+        parent = get_parent_quota_name(name_of(new), labels_of(new))
+        # The root quota's own parent is "".
+        if parent and parent != ROOT_QUOTA_NAME and parent not in self.manager.quota_names():
+            # Its children may be listed before it: the quota is kept and waits for it.
+            self._invalid(new, f"elastic quota {namespaced_name(new)}: parent quota "
+                               f"{parent!r} (label quota.scheduling.koordinator.sh/parent) "
+                               "not found; the quota gets no runtime until it exists")
+        # Status writes update quotas every second: only a change of what maps pods to
+        # quotas walks the pods.
+        if not known or old is None or _pod_mapping(old) != _pod_mapping(new):
+            self._migrate()
+
+    def on_quota_delete(self, obj: Any) -> None:
+        if self.manager.delete_quota(name_of(deleted_object(obj))):
+            self._migrate()
+
+    def _invalid(self, quota: KubeDict, message: str) -> None:
+        log.error("%s", message)
+        if self._recorder is not None:
+            self._recorder.eventf(quota, None, WARNING, REASON_INVALID_QUOTA, "Scheduling",
+                                  "%s", message)
+
+    def _migrate(self) -> None:
+        """Move every pod whose quota changed by the last quota event (a quota created after
+        its pods, or deleted with pods left)."""
+        with self._lock:
+            for key, (charged, pod) in list(self._pods.items()):
+                now = self.manager.quota_name_for_pod(pod)
+                if now != charged:
+                    self.manager.on_pod_update(charged, now, pod, pod)
+                    self._pods[key] = (now, pod)
+
+    # --- pods ------------------------------------------------------------------------------
+
+    def quota_of(self, pod: KubeDict) -> str:
+        """The quota the pod is charged to, or would be if it is not known yet."""
+        with self._lock:
+            known = self._pods.get(namespaced_name(pod))
+        return known[0] if known is not None else self.manager.quota_name_for_pod(pod)
+
+    def on_pod_add(self, pod: KubeDict) -> None:
+        with self._lock:
+            quota = self.manager.quota_name_for_pod(pod)
+            self._pods[namespaced_name(pod)] = (quota, pod)
+            self.manager.on_pod_add(quota, pod)
+
+    def ensure_pod(self, pod: KubeDict) -> str:
+        """Charge a pod the scheduler sees before the pod informer delivered it (the queue
+        may hear of it first); the quota it is charged to."""
+        with self._lock:
+            known = self._pods.get(namespaced_name(pod))
+            if known is not None:
+                return known[0]
+        self.on_pod_add(pod)
+        return self.quota_of(pod)
+
+    def on_pod_update(self, old: KubeDict, new: KubeDict) -> None:
+        with self._lock:
+            known = self._pods.get(namespaced_name(old))
+            before = known[0] if known is not None else self.manager.quota_name_for_pod(old)
+            after = self.manager.quota_name_for_pod(new)
+            self._pods.pop(namespaced_name(old), None)
+            self._pods[namespaced_name(new)] = (after, new)
+            self.manager.on_pod_update(before, after, old, new)
+
+    def on_pod_delete(self, obj: Any) -> None:
+        pod = deleted_object(obj)
+        with self._lock:
+            known = self._pods.pop(namespaced_name(pod), None)
+            quota = known[0] if known is not None else self.manager.quota_name_for_pod(pod)
+            self.manager.on_pod_delete(quota, pod)
+
+
+def _pod_mapping(quota: KubeDict) -> tuple[str, str, list[str]]:
+    """What decides which pods a quota takes: its name, namespace and ``namespaces``."""
+    md = metadata_of(quota)
+    return (md.get("name") or "", md.get("namespace") or "",
+            get_quota_namespaces(annotations_of(quota)))
+
+
+__all__ = ["REASON_INVALID_QUOTA", "QuotaTreeFeeder"]

@@ -1,0 +1,167 @@
+"""ElasticQuota end to end: koord-scheduler as a process against the embedded API server.
+
+koord-scheduler creates the built-in root, system and default quotas in
+``koordinator-system``; a quota borrows beyond its min up to its max while its sibling is
+idle, and the pod past the max stays pending with upstream's "Insufficient quotas" message;
+non-preemptible pods stop at the quota's min, and bind once it is raised; a higher-priority
+pod over its quota evicts a lower-priority pod of the same quota and binds, while the other
+quota's pod stays; and a pod without any quota (the default quota) schedules as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.extension.elastic_quota import (
+    DEFAULT_QUOTA_NAME,
+    LABEL_PREEMPTIBLE,
+    LABEL_QUOTA_NAME,
+    ROOT_QUOTA_NAME,
+    SYSTEM_QUOTA_NAME,
+)
+from pkg.client.errors import is_not_found
+from pkg.client.resources import ELASTIC_QUOTAS, PODS, PRIORITY_CLASSES
+from pkg.client.rest import Client
+from scheduler.plugins.elasticquota.testing import elasticquota_config, make_quota
+from test.apiserver import ServerHandle
+from test.e2e.cluster import http_ok, start_scheduler, wait_for
+from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
+
+SCHEDULER = "koord-scheduler"
+DEADLINE = 60.0
+
+
+@pytest.fixture
+def chart_skip() -> ChartSkip:
+    return webhook_configurations  # no koord-manager here
+
+
+@pytest.fixture
+def scheduler(kubeconfig_of: KubeconfigOf, client: Client, tmp_path: Path) -> Iterator[None]:
+    client.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1",
+                                     "kind": "PriorityClass",
+                                     "metadata": {"name": "quota-high"}, "value": 1000})
+    proc, url = start_scheduler(kubeconfig_of(SCHEDULER), elasticquota_config(), tmp_path)
+    try:
+        wait_for(lambda: http_ok(url + "/healthz"), DEADLINE,
+                 what=f"koord-scheduler healthy; log:\n{proc.log()}")
+        yield
+    finally:
+        proc.stop()
+
+
+def _pod(client: Client, name: str, quota: str = "", *, preemptible: bool = True,
+         priority_class: str = "") -> None:
+    labels = {LABEL_QUOTA_NAME: quota} if quota else {}
+    if not preemptible:
+        labels[LABEL_PREEMPTIBLE] = "false"
+    requests = {"cpu": "1", "memory": "128Mi"}
+    spec: dict[str, Any] = {"schedulerName": SCHEDULER, "terminationGracePeriodSeconds": 0,
+                            "containers": [{"name": "c", "image": "pause",
+                                            "resources": {"requests": requests,
+                                                          "limits": dict(requests)}}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    client.create(PODS, {"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": name, "namespace": "default", "labels": labels},
+                         "spec": spec})
+
+
+def _node_of(client: Client, name: str) -> str:
+    try:
+        return str((client.get(PODS, name, "default").get("spec") or {}).get("nodeName") or "")
+    except Exception as err:
+        if is_not_found(err):
+            return ""
+        raise
+
+
+def _gone(client: Client, name: str) -> bool:
+    try:
+        client.get(PODS, name, "default")
+    except Exception as err:
+        if is_not_found(err):
+            return True
+        raise
+    return False
+
+
+def _unschedulable(client: Client, name: str) -> str:
+    pod = client.get(PODS, name, "default")
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return str(c.get("message") or "")
+    return ""
+
+
+def _bound(client: Client, names: list[str]) -> list[str]:
+    return [n for n in names if _node_of(client, n)]
+
+
+def test_quotas_borrow_up_to_max_and_non_preemptible_pods_stop_at_min(
+        srv: ServerHandle, client: Client, scheduler: None) -> None:
+    srv.add_nodes(1, cpu="6", memory="8Gi")
+    wait_for(lambda: all(_exists(client, n) for n in
+                         (ROOT_QUOTA_NAME, SYSTEM_QUOTA_NAME, DEFAULT_QUOTA_NAME)),
+             DEADLINE, what="the built-in quotas created")
+    client.create(ELASTIC_QUOTAS, make_quota("team-a", {"cpu": "3"}, {"cpu": "1"}))
+    client.create(ELASTIC_QUOTAS, make_quota("team-b", {"cpu": "3"}, {"cpu": "1"}))
+    names = [f"a-{i}" for i in range(4)]
+    for name in names:
+        _pod(client, name, "team-a")
+    # team-b is idle: team-a borrows past its min of 1 up to its max of 3.
+    wait_for(lambda: len(_bound(client, names)) == 3, DEADLINE, what="3 of team-a's pods bound")
+    [left] = [n for n in names if not _node_of(client, n)]
+    expected = ("0/1 nodes are available: Insufficient quotas, quotaName: team-a, "
+                "runtime: cpu:3, used: cpu:3, pod's request: cpu:1, exceedDimensions: [cpu].")
+    wait_for(lambda: _unschedulable(client, left).startswith(expected), DEADLINE,
+             what=f"{left} says why: {_unschedulable(client, left)!r}")
+
+    np = ["b-np-0", "b-np-1"]
+    for name in np:
+        _pod(client, name, "team-b", preemptible=False)
+    wait_for(lambda: len(_bound(client, np)) == 1, DEADLINE, what="one of team-b's pods bound")
+    [left] = [n for n in np if not _node_of(client, n)]
+    expected = ("0/1 nodes are available: Insufficient non-preemptible quotas, "
+                "quotaName: team-b, min: cpu:1, nonPreemptibleUsed: cpu:1, "
+                "pod's request: cpu:1, exceedDimensions: [cpu].")
+    wait_for(lambda: _unschedulable(client, left).startswith(expected), DEADLINE,
+             what=f"{left} says why: {_unschedulable(client, left)!r}")
+    # Raising the min is a quota event: the pod is tried again and binds.
+    client.patch(ELASTIC_QUOTAS, "team-b", {"spec": {"min": {"cpu": "2"}}}, "default")
+    wait_for(lambda: _node_of(client, left), DEADLINE,
+             what=f"{left} bound once team-b's min is 2")
+
+
+def _exists(client: Client, name: str) -> bool:
+    try:
+        client.get(ELASTIC_QUOTAS, name, "koordinator-system")
+    except Exception as err:
+        if is_not_found(err):
+            return False
+        raise
+    return True
+
+
+def test_a_higher_priority_pod_preempts_within_its_quota(
+        srv: ServerHandle, client: Client, scheduler: None) -> None:
+    srv.add_nodes(1, cpu="4", memory="8Gi")
+    client.create(ELASTIC_QUOTAS, make_quota("team-a", {"cpu": "2"}))
+    client.create(ELASTIC_QUOTAS, make_quota("team-b", {"cpu": "1"}))
+    low = ["low-0", "low-1"]
+    for name in low:
+        _pod(client, name, "team-a")
+    _pod(client, "other", "team-b")
+    _pod(client, "plain")  # no quota: the default quota
+    wait_for(lambda: len(_bound(client, [*low, "other", "plain"])) == 4, DEADLINE,
+             what="the low-priority pods bound")
+
+    _pod(client, "high", "team-a", priority_class="quota-high")
+    wait_for(lambda: _node_of(client, "high"), DEADLINE, what="the high-priority pod bound")
+    # One victim of team-a was enough; team-b's and the default quota's pods stay.
+    assert sum(_gone(client, n) for n in low) == 1
+    assert _node_of(client, "other") and _node_of(client, "plain")
