@@ -3,6 +3,7 @@
 koord-scheduler creates the built-in root, system and default quotas in
 ``koordinator-system``; a quota borrows beyond its min up to its max while its sibling is
 idle, and the pod past the max stays pending with upstream's "Insufficient quotas" message;
+the scheduler writes each quota's runtime, request and used back (kubectl shows them);
 non-preemptible pods stop at the quota's min, and bind once it is raised; a higher-priority
 pod over its quota evicts a lower-priority pod of the same quota and binds, while the other
 quota's pod stays; and a pod without any quota (the default quota) schedules as usual.
@@ -10,6 +11,7 @@ quota's pod stays; and a pod without any quota (the default quota) schedules as 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,8 @@ from typing import Any
 import pytest
 
 from api.extension.elastic_quota import (
+    ANNOTATION_REQUEST,
+    ANNOTATION_RUNTIME,
     DEFAULT_QUOTA_NAME,
     LABEL_PREEMPTIBLE,
     LABEL_QUOTA_NAME,
@@ -28,6 +32,7 @@ from pkg.client.resources import ELASTIC_QUOTAS, PODS, PRIORITY_CLASSES
 from pkg.client.rest import Client
 from scheduler.plugins.elasticquota.testing import elasticquota_config, make_quota
 from test.apiserver import ServerHandle
+from test.apiserver.testing import Kubectl
 from test.e2e.cluster import http_ok, start_scheduler, wait_for
 from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
 
@@ -120,6 +125,20 @@ def test_quotas_borrow_up_to_max_and_non_preemptible_pods_stop_at_min(
                 "runtime: cpu:3, used: cpu:3, pod's request: cpu:1, exceedDimensions: [cpu].")
     wait_for(lambda: _unschedulable(client, left).startswith(expected), DEADLINE,
              what=f"{left} says why: {_unschedulable(client, left)!r}")
+    # The scheduler writes the figures back; kubectl shows them.
+    kubectl = Kubectl(srv)
+    try:
+        def figures() -> tuple[Any, ...]:
+            eq = json.loads(kubectl.run("get", "elasticquota", "team-a", "-n", "default",
+                                        "-o", "json").stdout)
+            ann = eq["metadata"].get("annotations") or {}
+            return (json.loads(ann.get(ANNOTATION_RUNTIME, "{}")),
+                    json.loads(ann.get(ANNOTATION_REQUEST, "{}")),
+                    (eq.get("status") or {}).get("used"))
+        wait_for(lambda: figures() == ({"cpu": "3"}, {"cpu": "4"}, {"cpu": "3"}), DEADLINE,
+                 what=f"team-a's runtime, request and used written back: {figures()}")
+    finally:
+        kubectl.close()
 
     np = ["b-np-0", "b-np-1"]
     for name in np:

@@ -16,17 +16,19 @@ pod and node informers (``handlers.py``). Extension points (§8.5, §8.6):
   is bound.
 
 With a client, the plugin creates the built-in root, system and default quotas in
-``quotaGroupNamespace`` when absent, as upstream. The quota status writer and the over-use
-revocation controllers are separate controllers: they use ``manager`` (the tree), ``args``
-and ``handle`` (client and clock) of this plugin. Hook plugins (``hookPlugins``, the CheckPod
-step of PreFilter) and multiple quota trees are not built: configured hooks are logged and
-ignored, and every quota belongs to the one tree.
+``quotaGroupNamespace`` when absent, as upstream, and runs the quota status writer
+(``controller.py``: runtime, request, used... written back every second) and the over-use
+revocation controller (``quota_overuse_revoke.py``, with ``monitorAllQuotas`` and
+``enableRuntimeQuota``) once the tree has been fed every informer's first list. Hook plugins
+(``hookPlugins``, the CheckPod step of PreFilter) and multiple quota trees are not built:
+configured hooks are logged and ignored, and every quota belongs to the one tree.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 
 from api.extension.elastic_quota import (
     DEFAULT_QUOTA_NAME,
@@ -39,6 +41,7 @@ from api.extension.elastic_quota import (
 )
 from api.extension.objects import KubeDict
 from pkg.client.errors import is_already_exists
+from pkg.client.informers import wait_for_cache_sync
 from pkg.client.resources import ELASTIC_QUOTAS, NODES, PODS
 from pkg.features import default_feature_gate
 from scheduler.apis.config import ElasticQuotaArgs
@@ -65,10 +68,12 @@ from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, state_not_found, unschedulable
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.frameworkext.interface import ExtendedHandle
+from scheduler.plugins.elasticquota.controller import ElasticQuotaController
 from scheduler.plugins.elasticquota.core import GroupQuotaManager, ResourceInts
 from scheduler.plugins.elasticquota.core.quota_info import mask
 from scheduler.plugins.elasticquota.handlers import QuotaTreeFeeder
 from scheduler.plugins.elasticquota.preempt import QuotaPreemption
+from scheduler.plugins.elasticquota.quota_overuse_revoke import QuotaOverUsedRevokeController
 from scheduler.plugins.elasticquota.state import (
     STATE_KEY,
     QuotaCycleState,
@@ -102,18 +107,38 @@ class ElasticQuota(PreFilterPlugin, PostFilterPlugin, ReservePlugin, EnqueueExte
             handle, lambda p: self.feeder.quota_of(p.pod), _state_of,
             disable_default_quota_preemption=args.disable_default_quota_preemption)
         self.evaluator = Evaluator(NAME, handle, self.preemption)
+        self.status_writer: ElasticQuotaController | None = None
+        self.revoker: QuotaOverUsedRevokeController | None = None
         factory = handle.informer_factory
+        client = handle.client
         if factory is not None:
-            factory.informer_for(ELASTIC_QUOTAS, typed=False).add_event_handler(
-                self.feeder.quota_handler())
-            factory.informer_for(NODES, typed=False).add_event_handler(
-                self.feeder.node_handler())
-            factory.informer_for(PODS, typed=False).add_event_handler(
-                self.feeder.pod_handler())
-        if handle.client is not None:
+            quotas = factory.informer_for(ELASTIC_QUOTAS, typed=False)
+            pods = factory.informer_for(PODS, typed=False)
+            fed: list[Any] = [  # handler registrations: synced once the tree saw each list
+                quotas.add_event_handler(self.feeder.quota_handler()),
+                factory.informer_for(NODES, typed=False).add_event_handler(
+                    self.feeder.node_handler()),
+                pods.add_event_handler(self.feeder.pod_handler())]
+            if client is not None:
+                self.status_writer = ElasticQuotaController(self.manager, client,
+                                                            quotas.lister, handle.clock)
+                self.revoker = QuotaOverUsedRevokeController(self.manager, client,
+                                                             pods.indexer, handle.clock, args)
+                # They start once the tree was fed every list, which happens only once the
+                # scheduler runs the informers (after winning leader election).
+                threading.Thread(target=self._start_controllers, args=(fed,),
+                                 name="elasticquota-controllers", daemon=True).start()
+        if client is not None:
             # Off the start-up path: the API server may still be coming up.
             threading.Thread(target=self.create_builtin_quotas, name="elasticquota-builtin",
                              daemon=True).start()
+
+    def _start_controllers(self, fed: list[Any]) -> None:
+        if not wait_for_cache_sync(*fed):
+            return
+        for controller in (self.status_writer, self.revoker):
+            if controller is not None:
+                controller.start()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(POD, ActionType.DELETE)),
