@@ -100,11 +100,12 @@ class Binder(InMemoryBinder):
         self.release = threading.Event()
         self.release.set()
 
-    def bind(self, pod: PodInfo, node_name: str) -> None:
+    def bind(self, pod: PodInfo, node_name: str,
+             annotations: Mapping[str, str] | None = None) -> None:
         self.release.wait(5)
         if pod.name in self.fail:
             raise RuntimeError(f"pods {pod.name!r} is being deleted")
-        super().bind(pod, node_name)
+        super().bind(pod, node_name, annotations)
 
 
 def make_node(name: str, cpu: str = "4") -> dict[str, Any]:

@@ -241,6 +241,10 @@ class PreBindPlugin(Plugin):
 
 
 class BindPlugin(Plugin):
+    # Whether the binding it makes sets the annotations PreBind plugins deferred to it
+    # (``scheduler.framework.binder.BINDING_ANNOTATIONS``).
+    carries_annotations = False
+
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         """Bind, or return Skip to let the next Bind plugin decide."""
         raise NotImplementedError

@@ -31,7 +31,7 @@ import numpy as np
 
 from api.meta import format_duration
 from pkg.util.clock import REAL_CLOCK, Clock
-from scheduler.framework.binder import Binder
+from scheduler.framework.binder import BINDING_ANNOTATIONS, Binder, binding_annotations
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import WILDCARD, ClusterEventWithHint
 from scheduler.framework.interface import (
@@ -723,6 +723,14 @@ class Framework:
                               f"running PreBind plugin {p.name!r}: {status.message()}",
                               plugin=p.name, error=status.error)
         return None
+
+    def defer_to_binding(self, state: CycleState, annotations: Mapping[str, str]) -> bool:
+        """Leave ``annotations`` for the binding to set on the pod; False (nothing deferred:
+        the caller patches) unless every Bind plugin of the profile carries them."""
+        if not all(p.carries_annotations for p in self.bind):
+            return False
+        state.write(BINDING_ANNOTATIONS, {**binding_annotations(state), **annotations})
+        return True
 
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for p in self.bind:

@@ -120,6 +120,10 @@ class ExtendedHandle(Protocol):
 
     def register_forget_pod_handler(self, handler: ForgetPodHandler) -> None: ...
 
+    def defer_to_binding(self, state: CycleState, annotations: Mapping[str, str]) -> bool:
+        """PreBind: have the binding set ``annotations`` on the pod (False: patch them)."""
+        ...
+
     def activate(self, pods: Sequence[dict[str, Any]]) -> None:
         """Move pods held or backing off into activeQ (upstream's PodActivator)."""
 

@@ -498,6 +498,9 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         patch = {k: v for k, v in wanted.items() if current.get(k) != v}
         if not patch:
             return None
+        setting = {k: v for k, v in patch.items() if v is not None}
+        if len(setting) == len(patch) and self.handle.defer_to_binding(state, setting):
+            return None  # the binding sets them (a Binding can set annotations, not delete)
         try:
             client.patch(PODS, pod.name, {"metadata": {"annotations": patch}}, pod.namespace)
         except Exception as err:  # noqa: BLE001 - reported as the PreBind error

@@ -132,8 +132,9 @@ def test_pod_group_members_are_held_until_min_member_exist_then_all_bind(
     assert cluster.held() == {}
     assert cluster.schedule_ready() == 3
     assert wait_bound(cluster, 3) == {"default/a": "n1", "default/b": "n1", "default/c": "n1"}
-    annotations = [call[2]["metadata"]["annotations"] for call in cluster.client.calls
-                   if call[3] is None]
+    # The bind-gang annotations ride on the bindings: no patch of their own.
+    assert not [call for call in cluster.client.calls if call[3] is None]
+    annotations = list(cluster.binder.annotations.values())
     assert len(annotations) == 3
     assert all(a[ANNOTATION_BIND_GANG_GROUP_ID] == "default/job"
                and a[ANNOTATION_BIND_GANG_MEMBER_COUNT] == "3" for a in annotations)
@@ -292,9 +293,8 @@ def test_a_gang_group_binds_only_when_every_gang_has_enough(cluster: GangCluster
     assert cluster.schedule_ready() == 2
     bindings = wait_bound(cluster, 2)
     assert set(bindings) == {"default/a", "default/b"}
-    annotations = [call[2]["metadata"]["annotations"] for call in cluster.client.calls
-                   if call[3] is None]
-    assert {a[ANNOTATION_BIND_GANG_GROUP_ID] for a in annotations} == {"default/g1,default/g2"}
+    assert {a[ANNOTATION_BIND_GANG_GROUP_ID] for a in cluster.binder.annotations.values()} \
+        == {"default/g1,default/g2"}
 
 
 def test_pods_without_a_gang_schedule_as_before(cluster: GangCluster) -> None:

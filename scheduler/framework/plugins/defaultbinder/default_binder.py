@@ -2,13 +2,15 @@
 
 Corresponds to kubernetes ``pkg/scheduler/framework/plugins/defaultbinder``: upstream POSTs a
 ``v1.Binding`` with the clientset; here ``handle.binder`` (``scheduler.framework.binder``) does,
-or records the binding in benchmarks. A failure becomes an Error status (``AsStatus``).
+with the annotations PreBind plugins deferred to it, or records the binding in benchmarks. A
+failure becomes an Error status (``AsStatus``).
 """
 
 from __future__ import annotations
 
 import logging
 
+from scheduler.framework.binder import binding_annotations
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import BindPlugin
 from scheduler.framework.status import Code, Status
@@ -21,6 +23,7 @@ NAME = "DefaultBinder"
 
 class DefaultBinder(BindPlugin):
     name = NAME
+    carries_annotations = True
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         log.debug("Attempting to bind pod to node pod=%s node=%s", pod.key, node_name)
@@ -28,7 +31,7 @@ class DefaultBinder(BindPlugin):
         if binder is None:
             return Status(Code.ERROR, "the scheduler has no binder")
         try:
-            binder.bind(pod, node_name)
+            binder.bind(pod, node_name, binding_annotations(state))
         except Exception as err:  # noqa: BLE001 - any failure fails this binding cycle
             return Status.as_error(err)
         return None
