@@ -48,7 +48,7 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import FilterPlugin, NodeToStatus
 from scheduler.framework.queue import QueuedPodInfo, SchedulingQueue
 from scheduler.framework.runtime import Framework, PermitTimer
-from scheduler.framework.snapshot import Snapshot
+from scheduler.framework.snapshot import NodeInfosAt, Snapshot
 from scheduler.framework.status import Code, Status, is_success
 from scheduler.framework.types import PodInfo
 from scheduler.frameworkext.interface import ClientSet
@@ -115,7 +115,7 @@ class GenericScheduler:
             raise FitError(pod.key, len(snap), diagnosis)
         if len(feasible) == 1:
             return ScheduleResult(snap.node_infos[int(feasible[0])].name, evaluated, 1)
-        status = fwk.run_pre_score(state, pod, [snap.node_infos[i] for i in feasible])
+        status = fwk.run_pre_score(state, pod, NodeInfosAt(snap.node_infos, feasible))
         if not is_success(status):
             raise SchedulingError(status)  # type: ignore[arg-type]
         totals, status = fwk.run_score(state, pod, feasible)

@@ -29,6 +29,7 @@ from pkg.client.errors import ApiError
 from pkg.client.informers import EventHandlerFuncs, SharedInformerFactory, wait_for_cache_sync
 from pkg.client.resources import (
     CUSTOM_RESOURCE_DEFINITIONS,
+    ELASTIC_QUOTAS,
     NAMESPACES,
     NODE_METRICS,
     NODES,
@@ -124,7 +125,7 @@ def _run(server: ApiServerProcess, workload: Workload, profile: str, objects: Ob
     client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
                                "metadata": {"name": NAMESPACE}})
     # Every informer the scheduler's plugins start must be able to list its resource.
-    _install_crds(client, NODE_METRICS, POD_GROUPS)
+    _install_crds(client, NODE_METRICS, POD_GROUPS, ELASTIC_QUOTAS)
     _create_all(client, NODES, [_strip(n) for n in objects.nodes])
     _create_all(client, PODS, [_strip(p) for p in objects.existing])
     if workload.node_metrics:

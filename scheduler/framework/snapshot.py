@@ -24,8 +24,8 @@ NodeInfos, never on the arrays.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, overload
 
 import numpy as np
 
@@ -41,6 +41,39 @@ SATURATION = 2**62
 
 def _saturated(value: int) -> int:
     return max(-SATURATION, min(value, SATURATION))
+
+
+
+
+
+class NodeInfosAt(Sequence[NodeInfo]):
+    """The NodeInfos at some indices of the snapshot, looked up when read: most PreScore
+    plugins never read the feasible nodes, and listing thousands per pod costs more than
+    their scoring."""
+
+    __slots__ = ("_infos", "_idx")
+
+    def __init__(self, infos: Sequence[NodeInfo], idx: np.ndarray) -> None:
+        self._infos = infos
+        self._idx = idx
+
+    def __len__(self) -> int:
+        return len(self._idx)
+
+    @overload
+    def __getitem__(self, i: int) -> NodeInfo: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[NodeInfo]: ...
+
+    def __getitem__(self, i: int | slice) -> NodeInfo | Sequence[NodeInfo]:
+        if isinstance(i, slice):
+            return [self._infos[j] for j in self._idx[i].tolist()]
+        return self._infos[int(self._idx[i])]
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        infos = self._infos
+        return (infos[j] for j in self._idx.tolist())
 
 
 class Snapshot:

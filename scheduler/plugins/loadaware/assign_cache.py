@@ -102,18 +102,19 @@ class PodAssignCache:
     def assign(self, node: str, pod: Mapping[str, Any], uid: str | None = None) -> None:
         """Account ``pod`` on ``node`` (added, updated, or reserved there by the scheduler)."""
         if node and not _terminated(pod):
-            self._put(node, pod, uid or pod_uid(pod), self._estimate(pod))
+            self._put(node, pod, uid or pod_uid(pod), self._estimate(pod), is_prod_pod(pod))
 
     def assign_estimated(self, node: str, pod: Mapping[str, Any], uid: str,
-                         estimated: Vector | None) -> None:
-        """``assign`` with the pod's estimate already known (the scheduler's, at Reserve)."""
+                         estimated: Vector | None, prod: bool) -> None:
+        """``assign`` with the pod's estimate and prod-ness already known (the scheduler's,
+        at Reserve)."""
         if node and not _terminated(pod):
             self._put(node, pod, uid, estimated if estimated is not None and estimated.any()
-                      else None)
+                      else None, prod)
 
     def _put(self, node: str, pod: Mapping[str, Any], uid: str,
-             estimated: Vector | None) -> None:
-        entry = self._assigned_pod(pod, estimated)
+             estimated: Vector | None, prod: bool) -> None:
+        entry = self._assigned_pod(pod, estimated, prod)
         spec, conditions = pod.get("spec"), (pod.get("status") or {}).get("conditions")
         with self.lock:
             old = self._pods.get(uid)
@@ -152,14 +153,15 @@ class PodAssignCache:
             return None
         return vec if vec.any() else None
 
-    def _assigned_pod(self, pod: Mapping[str, Any], estimated: Vector | None) -> AssignedPod:
+    def _assigned_pod(self, pod: Mapping[str, Any], estimated: Vector | None,
+                      prod: bool) -> AssignedPod:
         meta = pod.get("metadata") or {}
         scheduled = _true_condition_time(pod, "PodScheduled")
         # Without a PodScheduled condition, the moment the scheduler assigned it.
         ts = scheduled if scheduled is not None else self.clock.now()
         return AssignedPod(
             key=f"{meta.get('namespace', '')}/{meta.get('name', '')}",
-            prod=is_prod_pod(pod),
+            prod=prod,
             estimated=estimated, timestamp=ts, deadline=self._deadline(pod, ts))
 
     def _deadline(self, pod: Mapping[str, Any], scheduled: float) -> float | None:
@@ -207,7 +209,7 @@ class PodAssignCache:
                 load = self.nodes.get(node)
                 known = load.pods.get(uid) if load is not None else None
             if known is not None and _same_but_node_name(cached[1], spec):
-                self._put(node, pod, uid, known.estimated)
+                self._put(node, pod, uid, known.estimated, known.prod)
             else:
                 self.assign(node, pod, uid)
 

@@ -233,7 +233,7 @@ def test_binding_keeps_the_reserved_estimate_and_a_new_spec_estimates_again(
     monkeypatch.setattr(cache.estimator, "estimate_pod", counting)
     reserved = make_pod("p", requests=RES)  # as the scheduler reserved it: no nodeName yet
     vec = cache.vectorizer.to_factor_vec(estimate(reserved))
-    cache.assign_estimated("n1", reserved, "uid-p", vec)
+    cache.assign_estimated("n1", reserved, "uid-p", vec, False)
     bound = pod("p", scheduled_at=NOW - 3600)
     cache.on_pod_update(reserved, bound)
     entry = cache.nodes["n1"].pods["uid-p"]

@@ -358,8 +358,9 @@ class LoadAwareScheduling(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlu
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         # The estimate Filter and Score used (estimating again costs a quantity parse each).
-        self.cache.assign_estimated(node_name, pod.pod, pod.uid or pod.key,
-                                    self._facts(pod).estimated)
+        facts = self._facts(pod)
+        self.cache.assign_estimated(node_name, pod.pod, pod.uid or pod.key, facts.estimated,
+                                    facts.prod)
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
