@@ -122,8 +122,11 @@ def _run(server: ApiServerProcess, workload: Workload, profile: str, objects: Ob
          ) -> Result:
     client = Client.from_options(ClientOptions(kubeconfig=server.kubeconfig, qps=5000,
                                                burst=5000))
-    client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
-                               "metadata": {"name": NAMESPACE}})
+    # The bench's namespace, and koordinator-system, where ElasticQuota keeps its built-in
+    # quotas (the chart creates it in a cluster).
+    for ns in (NAMESPACE, "koordinator-system"):
+        client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
+                                   "metadata": {"name": ns}})
     # Every informer the scheduler's plugins start must be able to list its resource.
     _install_crds(client, NODE_METRICS, POD_GROUPS, ELASTIC_QUOTAS)
     _create_all(client, NODES, [_strip(n) for n in objects.nodes])
