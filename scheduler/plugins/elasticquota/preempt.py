@@ -24,6 +24,11 @@ from scheduler.framework.plugins.defaultpreemption.default_preemption import (
     NOT_ELIGIBLE_NEVER,
     NOT_ELIGIBLE_TERMINATING,
 )
+from scheduler.framework.plugins.defaultpreemption.evaluator import (
+    SimulationError,
+    simulate_add,
+    simulate_remove,
+)
 from scheduler.framework.plugins.defaultpreemption.ordering import importance_key
 from scheduler.framework.plugins.defaultpreemption.pdb import (
     DisruptionBudget,
@@ -33,12 +38,6 @@ from scheduler.framework.status import Code, Status, is_success, unresolvable
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.frameworkext.interface import ExtendedHandle
 from scheduler.plugins.elasticquota.state import QuotaCycleState
-
-
-class _SimulationError(Exception):
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
 
 
 class QuotaPreemption:
@@ -103,7 +102,7 @@ class QuotaPreemption:
         quota_state = self._state_of(state)
         try:
             for p in potential:
-                self._remove(state, pod, p, node_info)
+                simulate_remove(self.handle, state, pod, p, node_info)
             status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
             if not is_success(status):
                 return [], 0, status
@@ -114,34 +113,20 @@ class QuotaPreemption:
             num_violating = 0
             for group in (violating, non_violating):
                 for p in group:
-                    self._add(state, pod, p, node_info)
+                    simulate_add(self.handle, state, pod, p, node_info)
                     fits = is_success(fwk.run_filter_plugins_with_nominated_pods(
                         state, pod, node_info))
                     if fits and (quota_state is None or quota_state.request_fits()):
                         continue
-                    self._remove(state, pod, p, node_info)
+                    simulate_remove(self.handle, state, pod, p, node_info)
                     victims.append(p)
                     if group is violating and not fits:
                         num_violating += 1
-        except _SimulationError as err:
+        except SimulationError as err:
             return [], 0, Status(Code.ERROR, err.status.message(), error=err)
         return victims, num_violating, None
 
-    def _remove(self, state: CycleState, pod: PodInfo, victim: PodInfo,
-                node_info: NodeInfo) -> None:
-        node_info.remove_pod(victim.key)
-        status = self.handle.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
-        if not is_success(status):
-            assert status is not None
-            raise _SimulationError(status)
 
-    def _add(self, state: CycleState, pod: PodInfo, victim: PodInfo,
-             node_info: NodeInfo) -> None:
-        node_info.add_pod(victim)
-        status = self.handle.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
-        if not is_success(status):
-            assert status is not None
-            raise _SimulationError(status)
 
 
 __all__ = ["QuotaPreemption"]

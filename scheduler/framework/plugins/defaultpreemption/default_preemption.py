@@ -36,6 +36,9 @@ from scheduler.framework.plugins.defaultpreemption.candidate import (
 )
 from scheduler.framework.plugins.defaultpreemption.evaluator import (
     Evaluator,
+    SimulationError,
+    simulate_add,
+    simulate_remove,
     terminating_by_preemption,
 )
 from scheduler.framework.plugins.defaultpreemption.ordering import importance_key
@@ -52,12 +55,6 @@ NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 
 
-class _SimulationError(Exception):
-    """A PreFilter extension failed while victims were removed or added back."""
-
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
 
 
 class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
@@ -146,7 +143,7 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
         now = fwk.clock.now()
         try:
             for p in potential:
-                self._remove(state, pod, p, node_info)
+                simulate_remove(self.handle, state, pod, p, node_info)
             # Affinity of the pod to a victim is not considered, as upstream: affinity to
             # lower-priority pods is not a recommended configuration.
             status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
@@ -158,30 +155,18 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
             num_violating = 0
             for group in (violating, non_violating):
                 for p in group:
-                    self._add(state, pod, p, node_info)
+                    simulate_add(self.handle, state, pod, p, node_info)
                     if is_success(fwk.run_filter_plugins_with_nominated_pods(
                             state, pod, node_info)):
                         continue
-                    self._remove(state, pod, p, node_info)
+                    simulate_remove(self.handle, state, pod, p, node_info)
                     victims.append(p)
                     if group is violating:
                         num_violating += 1
-        except _SimulationError as err:
+        except SimulationError as err:
             return [], 0, Status(Code.ERROR, err.status.message(), error=err)
         if violating and non_violating:
             victims.sort(key=lambda p: importance_key(p, now))
         return victims, num_violating, None
 
-    def _remove(self, state: CycleState, pod: PodInfo, victim: PodInfo,
-                node_info: NodeInfo) -> None:
-        node_info.remove_pod(victim.key)
-        status = self.handle.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
-        if status is not None and not status.is_success():
-            raise _SimulationError(status)
 
-    def _add(self, state: CycleState, pod: PodInfo, victim: PodInfo,
-             node_info: NodeInfo) -> None:
-        node_info.add_pod(victim)
-        status = self.handle.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
-        if status is not None and not status.is_success():
-            raise _SimulationError(status)

@@ -88,6 +88,37 @@ def terminating_by_preemption(pod: dict[str, Any]) -> bool:
     return False
 
 
+class SimulationError(Exception):
+    """A PreFilter extension failed while pods were removed from or added to a NodeInfo copy
+    during a preemption dry run."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+def simulate_remove(handle: ExtendedHandle, state: CycleState, pod: PodInfo,
+                    victim: PodInfo, node_info: NodeInfo) -> None:
+    """Take ``victim`` off the ``node_info`` copy and tell the PreFilter extensions
+    (``RemovePod``); raises SimulationError when one fails."""
+    node_info.remove_pod(victim.key)
+    status = handle.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
+    if not is_success(status):
+        assert status is not None
+        raise SimulationError(status)
+
+
+def simulate_add(handle: ExtendedHandle, state: CycleState, pod: PodInfo, to_add: PodInfo,
+                 node_info: NodeInfo) -> None:
+    """Put ``to_add`` on the ``node_info`` copy (a reprieved victim, or a member placed
+    there) and tell the PreFilter extensions (``AddPod``); raises SimulationError."""
+    node_info.add_pod(to_add)
+    status = handle.run_pre_filter_extension_add_pod(state, pod, to_add, node_info)
+    if not is_success(status):
+        assert status is not None
+        raise SimulationError(status)
+
+
 class Evaluator:
     def __init__(self, plugin_name: str, handle: ExtendedHandle,
                  policy: PreemptionPolicy) -> None:

@@ -68,8 +68,11 @@ from scheduler.diagnosis import Diagnosis, FitError
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import NodeToStatus, PostFilterResult
 from scheduler.framework.plugins.defaultpreemption.evaluator import (
+    SimulationError,
     clear_lower_priority_nominations,
     evict_victim,
+    simulate_add,
+    simulate_remove,
     terminating_by_preemption,
 )
 from scheduler.framework.status import Code, Status, code_of, is_success, unresolvable
@@ -134,12 +137,6 @@ class _Placement:
     pods: list[PodInfo] = field(default_factory=list)
 
 
-class _SimulationError(Exception):
-    """A PreFilter extension failed while victims or members were removed or added."""
-
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
 
 
 def sort_victims(victims: list[PodInfo]) -> None:
@@ -278,7 +275,7 @@ class JobPreemptionEvaluator:
         try:
             placed, victims, node_statuses = self._dry_run(state, pod, pending, all_nodes,
                                                             statuses, ps)
-        except _SimulationError as err:
+        except SimulationError as err:
             ps.reason, ps.message = REASON_SELECT_VICTIMS_ON_NODE_ERROR, err.status.message()
             return None, Status(Code.ERROR, err.status.message(), error=err)
         if placed is None or victims is None:
@@ -327,21 +324,7 @@ class JobPreemptionEvaluator:
 
     # Dry run -----------------------------------------------------------------------------
 
-    def _remove(self, state: CycleState, pod: PodInfo, victim: PodInfo,
-                node_info: NodeInfo) -> None:
-        node_info.remove_pod(victim.key)
-        status = self.handle.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
-        if not is_success(status):
-            assert status is not None
-            raise _SimulationError(status)
 
-    def _add(self, state: CycleState, pod: PodInfo, to_add: PodInfo,
-             node_info: NodeInfo) -> None:
-        node_info.add_pod(to_add)
-        status = self.handle.run_pre_filter_extension_add_pod(state, pod, to_add, node_info)
-        if not is_success(status):
-            assert status is not None
-            raise _SimulationError(status)
 
     def _dry_run(self, state: CycleState, trigger: PodInfo, pending: list[PodInfo],
                  all_nodes: Sequence[NodeInfo], statuses: NodeToStatus,
@@ -367,8 +350,8 @@ class JobPreemptionEvaluator:
                 continue
             try:
                 for v in on_node:
-                    self._remove(states[ni.name], trigger, v, ni)
-            except _SimulationError as err:
+                    simulate_remove(self.handle, states[ni.name], trigger, v, ni)
+            except SimulationError as err:
                 node_statuses.statuses[ni.name] = err.status
             possible[ni.name] = on_node
         ps.possible_victims = {n: sorted(v.key for v in vs) for n, vs in possible.items()}
@@ -416,9 +399,9 @@ class JobPreemptionEvaluator:
                     assumed_nodes[node.name] = node.clone()
                     assumed_states[node.name] = states[node.name].clone()
                 try:
-                    self._add(assumed_states[node.name], pods[i + 1], pod.with_node(node.name),
-                              assumed_nodes[node.name])
-                except _SimulationError as err:
+                    simulate_add(self.handle, assumed_states[node.name], pods[i + 1],
+                                 pod.with_node(node.name), assumed_nodes[node.name])
+                except SimulationError as err:
                     node_statuses.statuses[node.name] = err.status
                     return None
             placements.setdefault(node.name, _Placement(node, states[node.name])).pods.append(pod)
@@ -431,10 +414,10 @@ class JobPreemptionEvaluator:
         victims: list[PodInfo] = []
         ni, state, pods = placement.node_info, placement.state, placement.pods
         for v in possible:
-            self._add(state, pods[0], v, ni)
+            simulate_add(self.handle, state, pods[0], v, ni)
             if self._members_fit(state, ni, pods):
                 continue
-            self._remove(state, pods[0], v, ni)
+            simulate_remove(self.handle, state, pods[0], v, ni)
             victims.append(v)
         return victims
 
@@ -445,7 +428,7 @@ class JobPreemptionEvaluator:
             if not is_success(self.handle.run_filter_plugins_with_nominated_pods(st, pod, ni)):
                 return False
             if i + 1 < len(pods):
-                self._add(st, pods[i + 1], pod.with_node(ni.name), ni)
+                simulate_add(self.handle, st, pods[i + 1], pod.with_node(ni.name), ni)
         return True
 
     # Acting on the decision --------------------------------------------------------------
