@@ -268,16 +268,7 @@ class ElasticQuota(PreFilterPlugin, PostFilterPlugin, ReservePlugin, EnqueueExte
 
     def post_filter(self, state: CycleState, pod: PodInfo,
                     statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
-        try:
-            result, status = self.evaluator.preempt(state, pod, statuses)
-        finally:
-            metrics = self.handle.metrics
-            if metrics is not None:
-                metrics.preemption_attempts.inc()
-        if status is not None and status.message():
-            return result, Status(status.code, "preemption: " + status.message(),
-                                  error=status.error)
-        return result, status
+        return self.evaluator.post_filter(state, pod, statuses)
 
     # Reserve -----------------------------------------------------------------------------
 

@@ -131,6 +131,21 @@ class Evaluator:
     def _now(self) -> float:
         return self.handle.clock.now()
 
+    def post_filter(self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+                    ) -> tuple[PostFilterResult | None, Status | None]:
+        """A preemption PostFilter: ``preempt``, counted in ``preemption_attempts``, its
+        message prefixed ``preemption: `` as upstream's."""
+        try:
+            result, status = self.preempt(state, pod, statuses)
+        finally:
+            metrics = self.handle.metrics
+            if metrics is not None:
+                metrics.preemption_attempts.inc()
+        if status is not None and status.message():
+            return result, Status(status.code, "preemption: " + status.message(),
+                                  error=status.error)
+        return result, status
+
     def preempt(self, state: CycleState, pod: PodInfo,
                 statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
         """(result, status), as upstream:
