@@ -15,7 +15,6 @@ retried on the next tick.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -35,6 +34,7 @@ from api.thirdparty.schedulerplugins.v1alpha1.elastic_quota import ElasticQuota
 from pkg.client.errors import ApiError
 from pkg.client.resources import ELASTIC_QUOTAS
 from pkg.util.clock import Clock
+from pkg.util.periodic import Periodic
 from pkg.util.podresources import resource_list
 from scheduler.frameworkext.interface import ClientSet
 from scheduler.plugins.elasticquota.core import GroupQuotaManager, QuotaInfo, to_resource_list
@@ -110,28 +110,13 @@ class ElasticQuotaController:
         self.clock = clock
         # Quotas whose last write failed: their next failures are not logged again.
         self._failing: set[str] = set()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = Periodic(NAME, self.sync, SYNC_PERIOD_SECONDS, clock)
 
     def start(self) -> None:
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name=NAME, daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.sync()
-            except Exception:  # noqa: BLE001 - one bad tick must not end the writer
-                log.exception("%s: sync failed", NAME)
-            if self.clock.sleep(SYNC_PERIOD_SECONDS, self._stop):
-                return
+        self._loop.stop()
 
     def sync(self) -> int:
         """One pass over the quotas; returns how many were written."""

@@ -105,11 +105,12 @@ def tree() -> GroupQuotaManager:
     return gqm
 
 
-def setup(gqm: GroupQuotaManager, *quotas: Obj) -> tuple[FakeQuotaClient, ElasticQuotaController]:
+def setup(gqm: GroupQuotaManager, *quotas: Obj, clock: FakeClock | None = None
+          ) -> tuple[FakeQuotaClient, ElasticQuotaController]:
     for q in quotas:
         gqm.update_quota(q)
     client = FakeQuotaClient({q["metadata"]["name"]: q for q in quotas})
-    return client, ElasticQuotaController(gqm, client, client, FakeClock())
+    return client, ElasticQuotaController(gqm, client, client, clock or FakeClock())
 
 
 def annotation(obj: Obj, key: str) -> dict[str, str]:
@@ -192,9 +193,8 @@ def test_a_failed_write_is_logged_once_and_retried(tree: GroupQuotaManager,
 
 
 def test_runs_every_second_until_stopped(tree: GroupQuotaManager) -> None:
-    client, ctrl = setup(tree, quota("a", "2", "8"))
     clock = FakeClock()
-    ctrl.clock = clock
+    client, ctrl = setup(tree, quota("a", "2", "8"), clock=clock)
     tree.on_pod_add("a", pod("p1", "1", "0"))
     ctrl.start()
     try:

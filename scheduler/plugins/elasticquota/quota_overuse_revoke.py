@@ -15,7 +15,6 @@ evicted (policy/v1 Eviction, through ``pkg.evictions``). "Fits" is upstream's
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -25,6 +24,7 @@ from api.extension.objects import KubeDict
 from pkg.client.errors import ApiError, is_not_found, is_too_many_requests
 from pkg.evictions import evict_pod
 from pkg.util.clock import Clock
+from pkg.util.periodic import Periodic
 from scheduler.apis.config import ElasticQuotaArgs
 from scheduler.framework.plugins.defaultpreemption.ordering import importance_key
 from scheduler.framework.types import PodInfo
@@ -110,8 +110,7 @@ class QuotaOverUsedRevokeController:
         self.clock = clock
         self.args = args
         self._monitors: dict[str, _Monitor] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = Periodic(NAME, self.revoke, args.revoke_pod_interval, clock)
 
     @property
     def enabled(self) -> bool:
@@ -121,24 +120,10 @@ class QuotaOverUsedRevokeController:
         if not self.enabled:
             log.info("%s: monitorAllQuotas or enableRuntimeQuota is off, not started", NAME)
             return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name=NAME, daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.revoke()
-            except Exception:  # noqa: BLE001 - one bad round must not end the controller
-                log.exception("%s: revocation round failed", NAME)
-            if self.clock.sleep(self.args.revoke_pod_interval, self._stop):
-                return
+        self._loop.stop()
 
     def _sync_monitors(self) -> None:
         names = self.manager.quota_names() - _NOT_MONITORED
