@@ -14,7 +14,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,13 @@ from hack.helm.render import render_objects
 from manager.webhook.configuration import VALIDATING_WEBHOOKS
 from manager.webhook.options import DEFAULT_MUTATING_NAME, DEFAULT_VALIDATING_NAME
 from pkg.client import ApiError
+from pkg.client.errors import is_not_found
 from pkg.client.resources import (
     CUSTOM_RESOURCE_DEFINITIONS,
     ENDPOINTS,
     MUTATING_WEBHOOK_CONFIGURATIONS,
     NAMESPACES,
+    PODS,
     PRIORITY_CLASSES,
     SERVICES,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
@@ -255,3 +258,60 @@ def start_scheduler(kubeconfig: str, config: str, workdir: Path, name: str = "sc
         "--config", str(cfg), "--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1",
         "--port", str(port), *(extra or [])], workdir / f"{name}.log")
     return proc, f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def running_scheduler(kubeconfig: str, config: str, workdir: Path,
+                      deadline: float = 60.0) -> Iterator[str]:
+    """``start_scheduler``, healthy before the block runs and stopped after it; yields the
+    debug/health URL."""
+    proc, url = start_scheduler(kubeconfig, config, workdir)
+    try:
+        wait_for(lambda: http_ok(url + "/healthz"), deadline,
+                 what=f"koord-scheduler healthy; log:\n{proc.log()}")
+        yield url
+    finally:
+        proc.stop()
+
+
+def guaranteed_pod(name: str, *, scheduler: str = "koord-scheduler", cpu: str = "100m",
+                   memory: str = "128Mi", labels: Mapping[str, str] | None = None,
+                   annotations: Mapping[str, str] | None = None,
+                   priority_class: str = "") -> dict[str, Any]:
+    """A one-container pod in ``default`` whose limits equal its requests, gone at once when
+    deleted (terminationGracePeriodSeconds 0)."""
+    requests = {"cpu": cpu, "memory": memory}
+    spec: dict[str, Any] = {"schedulerName": scheduler, "terminationGracePeriodSeconds": 0,
+                            "containers": [{"name": "c", "image": "pause",
+                                            "resources": {"requests": requests,
+                                                          "limits": dict(requests)}}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "labels": dict(labels or {}),
+                         "annotations": dict(annotations or {})},
+            "spec": spec}
+
+
+def node_of(client: Client, name: str) -> str:
+    """The node pod ``default/name`` is bound to; "" when unbound or gone."""
+    try:
+        return str((client.get(PODS, name, "default").get("spec") or {}).get("nodeName") or "")
+    except ApiError as err:
+        if is_not_found(err):
+            return ""
+        raise
+
+
+def unschedulable_message(client: Client, name: str) -> str:
+    """The message of pod ``default/name``'s PodScheduled=False condition, "" if none."""
+    pod = client.get(PODS, name, "default")
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return str(c.get("message") or "")
+    return ""
+
+
+def bound(client: Client, names: Sequence[str]) -> list[str]:
+    """The pods of ``names`` (in ``default``) bound to a node."""
+    return [n for n in names if node_of(client, n)]

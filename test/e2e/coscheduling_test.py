@@ -33,7 +33,13 @@ from pkg.client.resources import EVENTS, POD_GROUPS, PODS, PRIORITY_CLASSES
 from pkg.client.rest import Client
 from scheduler.plugins.coscheduling.testing import coscheduling_config, gang_annotations
 from test.apiserver import ServerHandle
-from test.e2e.cluster import http_ok, start_scheduler, wait_for
+from test.e2e.cluster import (
+    bound,
+    guaranteed_pod,
+    running_scheduler,
+    unschedulable_message,
+    wait_for,
+)
 from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
 
 SCHEDULER = "koord-scheduler"
@@ -49,13 +55,8 @@ def chart_skip() -> ChartSkip:
 def scheduler(kubeconfig_of: KubeconfigOf, client: Client, tmp_path: Path) -> Iterator[str]:
     """koord-scheduler's debug URL."""
     # koord-scheduler runs as the chart's koord-scheduler ServiceAccount.
-    proc, url = start_scheduler(kubeconfig_of(SCHEDULER), coscheduling_config(), tmp_path)
-    try:
-        wait_for(lambda: http_ok(url + "/healthz"), DEADLINE,
-                 what=f"koord-scheduler healthy; log:\n{proc.log()}")
+    with running_scheduler(kubeconfig_of(SCHEDULER), coscheduling_config(), tmp_path) as url:
         yield url
-    finally:
-        proc.stop()
 
 
 def _pod_group(client: Client, name: str, min_member: int, timeout: int,
@@ -68,19 +69,10 @@ def _pod_group(client: Client, name: str, min_member: int, timeout: int,
 
 def _member(client: Client, name: str, group: str = "", cpu: str = "100m",
             annotations: dict[str, str] | None = None, priority_class: str = "") -> None:
-    requests = {"cpu": cpu, "memory": "128Mi"}
     labels = {LABEL_POD_GROUP: group} if group else {}
-    spec: dict[str, Any] = {"schedulerName": SCHEDULER, "terminationGracePeriodSeconds": 0,
-                            "containers": [{"name": "c", "image": "pause",
-                                            "resources": {"requests": requests,
-                                                          "limits": dict(requests)}}]}
-    if priority_class:
-        spec["priorityClassName"] = priority_class
-    client.create(PODS, {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": labels,
-                     "annotations": annotations or {}},
-        "spec": spec})
+    client.create(PODS, guaranteed_pod(name, scheduler=SCHEDULER, cpu=cpu, labels=labels,
+                                       annotations=annotations,
+                                       priority_class=priority_class))
 
 
 def _pod(client: Client, name: str) -> dict[str, Any]:
@@ -88,23 +80,12 @@ def _pod(client: Client, name: str) -> dict[str, Any]:
 
 
 def _says(client: Client, name: str, message: str) -> bool:
-    return _unschedulable_message(client, name) == message
+    return unschedulable_message(client, name) == message
 
 
 def _pod_group_status(client: Client, name: str, phase: str) -> dict[str, Any] | None:
     status = client.get(POD_GROUPS, name, "default").get("status") or {}
     return status if status.get("phase") == phase else None
-
-
-def _bound(client: Client, names: list[str]) -> list[str]:
-    return [n for n in names if (_pod(client, n).get("spec") or {}).get("nodeName")]
-
-
-def _unschedulable_message(client: Client, name: str) -> str:
-    for c in (_pod(client, name).get("status") or {}).get("conditions") or ():
-        if c.get("type") == "PodScheduled" and c.get("status") == "False":
-            return str(c.get("message") or "")
-    return ""
 
 
 def test_a_pod_group_waits_for_min_member_then_binds_together(
@@ -129,7 +110,7 @@ def test_a_pod_group_waits_for_min_member_then_binds_together(
                              "[default/train] child pod not collect enough (default/train has ")
                          for e in client.list(EVENTS, "default")["items"]),
              DEADLINE, what="a FailedScheduling event naming the gang")
-    assert _bound(client, ["train-0", "train-1"]) == []
+    assert bound(client, ["train-0", "train-1"]) == []
     # Held before any attempt, the pod is still explained: by its gang.
     capsys.readouterr()
     assert koord_cli.main(["explain", "pod", "default/train-1", "--scheduler", scheduler]) == 0
@@ -141,7 +122,7 @@ def test_a_pod_group_waits_for_min_member_then_binds_together(
 
     _member(client, "train-2", "train")
     members = ["train-0", "train-1", "train-2"]
-    wait_for(lambda: len(_bound(client, members)) == 3, DEADLINE, what="all three members bound")
+    wait_for(lambda: len(bound(client, members)) == 3, DEADLINE, what="all three members bound")
     for name in members:
         annotations = _pod(client, name)["metadata"]["annotations"]
         assert annotations[ANNOTATION_BIND_GANG_GROUP_ID] == "default/train"
@@ -168,12 +149,12 @@ def test_strict_gang_larger_than_the_cluster_binds_no_member(
     names = _too_big_gang(srv, client, timeout=600)
 
     def rejected_as_a_gang() -> list[str]:
-        return [n for n in names if _unschedulable_message(client, n).startswith(
+        return [n for n in names if unschedulable_message(client, n).startswith(
             'GangGroup "default/big" gets rejected due to member Pod')]
 
     # Long before the 600 s timeout, the members that had a place are sent back.
     wait_for(rejected_as_a_gang, DEADLINE, what="members rejected with the gang's failure")
-    assert _bound(client, names) == []
+    assert bound(client, names) == []
 
 
 def test_non_strict_gang_larger_than_the_cluster_times_out_binding_no_member(
@@ -182,11 +163,11 @@ def test_non_strict_gang_larger_than_the_cluster_times_out_binding_no_member(
 
     def timed_out() -> list[str]:
         return [n for n in names if "rejected due to timeout after waiting 3s at plugin "
-                "Coscheduling" in _unschedulable_message(client, n)]
+                "Coscheduling" in unschedulable_message(client, n)]
 
     assert len(wait_for(lambda: len(timed_out()) == 2 and timed_out(), DEADLINE,
                         what="the two placed members time out")) == 2
-    assert _bound(client, names) == []
+    assert bound(client, names) == []
 
 
 def test_explain_shows_members_waiting_at_permit_and_the_time_left(
@@ -217,7 +198,7 @@ def test_explain_shows_members_waiting_at_permit_and_the_time_left(
     assert "  waiting at Permit (assumed): 2 (" in text
     assert "left before the timeout rejects the group's waiting members" in text
     assert "  this pod: WaitingAtPermit" in text
-    assert _bound(client, names) == []
+    assert bound(client, names) == []
 
 
 def test_annotation_gangs_of_a_group_bind_only_together(
@@ -227,12 +208,12 @@ def test_annotation_gangs_of_a_group_bind_only_together(
     _member(client, "driver", annotations={**gang_annotations("driver", 1), **groups})
     _member(client, "worker-0", annotations={**gang_annotations("workers", 2), **groups})
     wait_for(lambda: "memberGangs [default/driver default/workers] child pod not collect "
-             "enough (default/workers has 1 of 2 pods)" in _unschedulable_message(
+             "enough (default/workers has 1 of 2 pods)" in unschedulable_message(
                  client, "driver"), DEADLINE, what="the driver waits for the workers")
-    assert _bound(client, ["driver", "worker-0"]) == []
+    assert bound(client, ["driver", "worker-0"]) == []
     _member(client, "worker-1", annotations={**gang_annotations("workers", 2), **groups})
     names = ["driver", "worker-0", "worker-1"]
-    wait_for(lambda: len(_bound(client, names)) == 3, DEADLINE, what="the whole group bound")
+    wait_for(lambda: len(bound(client, names)) == 3, DEADLINE, what="the whole group bound")
     for name in names:
         annotations = _pod(client, name)["metadata"]["annotations"]
         assert annotations[ANNOTATION_BIND_GANG_GROUP_ID] == "default/driver,default/workers"
@@ -250,7 +231,7 @@ def test_a_malformed_gang_annotation_is_reported_on_the_pod(
     assert "'three'" in event["message"]
     wait_for(partial(_says, client, "odd", "gang has not init, gangName: default/odd, "
                      "podName: default/odd"), DEADLINE, what="the pod says why it waits")
-    assert _bound(client, ["odd"]) == []
+    assert bound(client, ["odd"]) == []
 
 
 # Job-level preemption ----------------------------------------------------------------------
@@ -264,14 +245,9 @@ def preempting_scheduler(kubeconfig_of: KubeconfigOf, client: Client,
         client.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1",
                                          "kind": "PriorityClass",
                                          "metadata": {"name": name}, "value": value})
-    proc, url = start_scheduler(kubeconfig_of(SCHEDULER),
-                                coscheduling_config(enable_preemption=True), tmp_path)
-    try:
-        wait_for(lambda: http_ok(url + "/healthz"), DEADLINE,
-                 what=f"koord-scheduler healthy; log:\n{proc.log()}")
+    with running_scheduler(kubeconfig_of(SCHEDULER),
+                           coscheduling_config(enable_preemption=True), tmp_path):
         yield
-    finally:
-        proc.stop()
 
 
 def _gang(client: Client, name: str, size: int, priority_class: str) -> list[str]:
@@ -302,7 +278,7 @@ def test_a_higher_priority_gang_evicts_a_lower_one_and_binds_whole(
         srv: ServerHandle, client: Client, preempting_scheduler: None) -> None:
     srv.add_nodes(3, cpu="2", memory="8Gi")
     low = _gang(client, "low", 3, "gang-low")
-    wait_for(lambda: len(_bound(client, low)) == 3, DEADLINE, what="the low gang bound")
+    wait_for(lambda: len(bound(client, low)) == 3, DEADLINE, what="the low gang bound")
 
     high = _gang(client, "high", 3, "gang-high")
 
@@ -310,7 +286,7 @@ def test_a_higher_priority_gang_evicts_a_lower_one_and_binds_whole(
              what="every low-priority member evicted")
     wait_for(lambda: _preempted(client) >= set(low), DEADLINE,
              what="a Preempted event on every low-priority member")
-    wait_for(lambda: len(_bound(client, high)) == 3, DEADLINE,
+    wait_for(lambda: len(bound(client, high)) == 3, DEADLINE,
              what="every high-priority member bound")
 
 
@@ -318,7 +294,7 @@ def test_a_gang_that_would_not_fit_even_after_preemption_evicts_nothing(
         srv: ServerHandle, client: Client, preempting_scheduler: None) -> None:
     srv.add_nodes(2, cpu="2", memory="8Gi")
     low = _gang(client, "low", 2, "gang-low")
-    wait_for(lambda: len(_bound(client, low)) == 2, DEADLINE, what="the low gang bound")
+    wait_for(lambda: len(bound(client, low)) == 2, DEADLINE, what="the low gang bound")
 
     high = _gang(client, "high", 3, "gang-high")
 
@@ -328,6 +304,6 @@ def test_a_gang_that_would_not_fit_even_after_preemption_evicts_nothing(
                          and "preemption already attempted by default/high-" in e["message"]
                          for e in client.list(EVENTS, "default")["items"]),
              DEADLINE, what="the high gang's preemption attempted and given up")
-    assert _bound(client, low) == low
+    assert bound(client, low) == low
     assert _preempted(client) == set()
-    assert _bound(client, high) == []
+    assert bound(client, high) == []

@@ -33,7 +33,14 @@ from pkg.client.rest import Client
 from scheduler.plugins.elasticquota.testing import elasticquota_config, make_quota
 from test.apiserver import ServerHandle
 from test.apiserver.testing import Kubectl
-from test.e2e.cluster import http_ok, start_scheduler, wait_for
+from test.e2e.cluster import (
+    bound,
+    guaranteed_pod,
+    node_of,
+    running_scheduler,
+    unschedulable_message,
+    wait_for,
+)
 from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
 
 SCHEDULER = "koord-scheduler"
@@ -50,13 +57,8 @@ def scheduler(kubeconfig_of: KubeconfigOf, client: Client, tmp_path: Path) -> It
     client.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1",
                                      "kind": "PriorityClass",
                                      "metadata": {"name": "quota-high"}, "value": 1000})
-    proc, url = start_scheduler(kubeconfig_of(SCHEDULER), elasticquota_config(), tmp_path)
-    try:
-        wait_for(lambda: http_ok(url + "/healthz"), DEADLINE,
-                 what=f"koord-scheduler healthy; log:\n{proc.log()}")
+    with running_scheduler(kubeconfig_of(SCHEDULER), elasticquota_config(), tmp_path):
         yield
-    finally:
-        proc.stop()
 
 
 def _pod(client: Client, name: str, quota: str = "", *, preemptible: bool = True,
@@ -64,25 +66,8 @@ def _pod(client: Client, name: str, quota: str = "", *, preemptible: bool = True
     labels = {LABEL_QUOTA_NAME: quota} if quota else {}
     if not preemptible:
         labels[LABEL_PREEMPTIBLE] = "false"
-    requests = {"cpu": "1", "memory": "128Mi"}
-    spec: dict[str, Any] = {"schedulerName": SCHEDULER, "terminationGracePeriodSeconds": 0,
-                            "containers": [{"name": "c", "image": "pause",
-                                            "resources": {"requests": requests,
-                                                          "limits": dict(requests)}}]}
-    if priority_class:
-        spec["priorityClassName"] = priority_class
-    client.create(PODS, {"apiVersion": "v1", "kind": "Pod",
-                         "metadata": {"name": name, "namespace": "default", "labels": labels},
-                         "spec": spec})
-
-
-def _node_of(client: Client, name: str) -> str:
-    try:
-        return str((client.get(PODS, name, "default").get("spec") or {}).get("nodeName") or "")
-    except Exception as err:
-        if is_not_found(err):
-            return ""
-        raise
+    client.create(PODS, guaranteed_pod(name, scheduler=SCHEDULER, cpu="1", labels=labels,
+                                       priority_class=priority_class))
 
 
 def _gone(client: Client, name: str) -> bool:
@@ -93,18 +78,6 @@ def _gone(client: Client, name: str) -> bool:
             return True
         raise
     return False
-
-
-def _unschedulable(client: Client, name: str) -> str:
-    pod = client.get(PODS, name, "default")
-    for c in (pod.get("status") or {}).get("conditions") or ():
-        if c.get("type") == "PodScheduled" and c.get("status") == "False":
-            return str(c.get("message") or "")
-    return ""
-
-
-def _bound(client: Client, names: list[str]) -> list[str]:
-    return [n for n in names if _node_of(client, n)]
 
 
 def test_quotas_borrow_up_to_max_and_non_preemptible_pods_stop_at_min(
@@ -119,12 +92,12 @@ def test_quotas_borrow_up_to_max_and_non_preemptible_pods_stop_at_min(
     for name in names:
         _pod(client, name, "team-a")
     # team-b is idle: team-a borrows past its min of 1 up to its max of 3.
-    wait_for(lambda: len(_bound(client, names)) == 3, DEADLINE, what="3 of team-a's pods bound")
-    [left] = [n for n in names if not _node_of(client, n)]
+    wait_for(lambda: len(bound(client, names)) == 3, DEADLINE, what="3 of team-a's pods bound")
+    [left] = [n for n in names if not node_of(client, n)]
     expected = ("0/1 nodes are available: Insufficient quotas, quotaName: team-a, "
                 "runtime: cpu:3, used: cpu:3, pod's request: cpu:1, exceedDimensions: [cpu].")
-    wait_for(lambda: _unschedulable(client, left).startswith(expected), DEADLINE,
-             what=f"{left} says why: {_unschedulable(client, left)!r}")
+    wait_for(lambda: unschedulable_message(client, left).startswith(expected), DEADLINE,
+             what=f"{left} says why: {unschedulable_message(client, left)!r}")
     # The scheduler writes the figures back; kubectl shows them.
     kubectl = Kubectl(srv)
     try:
@@ -143,16 +116,16 @@ def test_quotas_borrow_up_to_max_and_non_preemptible_pods_stop_at_min(
     np = ["b-np-0", "b-np-1"]
     for name in np:
         _pod(client, name, "team-b", preemptible=False)
-    wait_for(lambda: len(_bound(client, np)) == 1, DEADLINE, what="one of team-b's pods bound")
-    [left] = [n for n in np if not _node_of(client, n)]
+    wait_for(lambda: len(bound(client, np)) == 1, DEADLINE, what="one of team-b's pods bound")
+    [left] = [n for n in np if not node_of(client, n)]
     expected = ("0/1 nodes are available: Insufficient non-preemptible quotas, "
                 "quotaName: team-b, min: cpu:1, nonPreemptibleUsed: cpu:1, "
                 "pod's request: cpu:1, exceedDimensions: [cpu].")
-    wait_for(lambda: _unschedulable(client, left).startswith(expected), DEADLINE,
-             what=f"{left} says why: {_unschedulable(client, left)!r}")
+    wait_for(lambda: unschedulable_message(client, left).startswith(expected), DEADLINE,
+             what=f"{left} says why: {unschedulable_message(client, left)!r}")
     # Raising the min is a quota event: the pod is tried again and binds.
     client.patch(ELASTIC_QUOTAS, "team-b", {"spec": {"min": {"cpu": "2"}}}, "default")
-    wait_for(lambda: _node_of(client, left), DEADLINE,
+    wait_for(lambda: node_of(client, left), DEADLINE,
              what=f"{left} bound once team-b's min is 2")
 
 
@@ -176,11 +149,11 @@ def test_a_higher_priority_pod_preempts_within_its_quota(
         _pod(client, name, "team-a")
     _pod(client, "other", "team-b")
     _pod(client, "plain")  # no quota: the default quota
-    wait_for(lambda: len(_bound(client, [*low, "other", "plain"])) == 4, DEADLINE,
+    wait_for(lambda: len(bound(client, [*low, "other", "plain"])) == 4, DEADLINE,
              what="the low-priority pods bound")
 
     _pod(client, "high", "team-a", priority_class="quota-high")
-    wait_for(lambda: _node_of(client, "high"), DEADLINE, what="the high-priority pod bound")
+    wait_for(lambda: node_of(client, "high"), DEADLINE, what="the high-priority pod bound")
     # One victim of team-a was enough; team-b's and the default quota's pods stay.
     assert sum(_gone(client, n) for n in low) == 1
-    assert _node_of(client, "other") and _node_of(client, "plain")
+    assert node_of(client, "other") and node_of(client, "plain")
