@@ -24,17 +24,11 @@ from scheduler.framework.plugins.defaultpreemption.default_preemption import (
     NOT_ELIGIBLE_NEVER,
     NOT_ELIGIBLE_TERMINATING,
 )
-from scheduler.framework.plugins.defaultpreemption.evaluator import (
-    SimulationError,
-    simulate_add,
-    simulate_remove,
-)
-from scheduler.framework.plugins.defaultpreemption.ordering import importance_key
+from scheduler.framework.plugins.defaultpreemption.evaluator import reprieve_victims
 from scheduler.framework.plugins.defaultpreemption.pdb import (
     DisruptionBudget,
-    filter_pods_with_pdb_violation,
 )
-from scheduler.framework.status import Code, Status, is_success, unresolvable
+from scheduler.framework.status import Code, Status, unresolvable
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.frameworkext.interface import ExtendedHandle
 from scheduler.plugins.elasticquota.state import QuotaCycleState
@@ -98,33 +92,10 @@ class QuotaPreemption:
         if not potential:
             return [], 0, unresolvable(f"No victims found on node {node_info.name} for "
                                        f"preemptor pod {pod.name}")
-        fwk = self.handle
         quota_state = self._state_of(state)
-        try:
-            for p in potential:
-                simulate_remove(self.handle, state, pod, p, node_info)
-            status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-            if not is_success(status):
-                return [], 0, status
-            now = fwk.clock.now()
-            potential.sort(key=lambda p: importance_key(p, now))
-            violating, non_violating = filter_pods_with_pdb_violation(potential, budgets)
-            victims: list[PodInfo] = []
-            num_violating = 0
-            for group in (violating, non_violating):
-                for p in group:
-                    simulate_add(self.handle, state, pod, p, node_info)
-                    fits = is_success(fwk.run_filter_plugins_with_nominated_pods(
-                        state, pod, node_info))
-                    if fits and (quota_state is None or quota_state.request_fits()):
-                        continue
-                    simulate_remove(self.handle, state, pod, p, node_info)
-                    victims.append(p)
-                    if group is violating and not fits:
-                        num_violating += 1
-        except SimulationError as err:
-            return [], 0, Status(Code.ERROR, err.status.message(), error=err)
-        return victims, num_violating, None
+        # A victim also stays one when putting it back would exceed the quota.
+        return reprieve_victims(self.handle, state, pod, node_info, potential, budgets,
+                                None if quota_state is None else quota_state.request_fits)
 
 
 

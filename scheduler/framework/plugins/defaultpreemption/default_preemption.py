@@ -36,17 +36,13 @@ from scheduler.framework.plugins.defaultpreemption.candidate import (
 )
 from scheduler.framework.plugins.defaultpreemption.evaluator import (
     Evaluator,
-    SimulationError,
-    simulate_add,
-    simulate_remove,
+    reprieve_victims,
     terminating_by_preemption,
 )
-from scheduler.framework.plugins.defaultpreemption.ordering import importance_key
 from scheduler.framework.plugins.defaultpreemption.pdb import (
     DisruptionBudget,
-    filter_pods_with_pdb_violation,
 )
-from scheduler.framework.status import Code, Status, code_of, is_success, unresolvable
+from scheduler.framework.status import Code, Status, code_of, unresolvable
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.frameworkext.interface import ExtendedHandle
 
@@ -126,38 +122,10 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
     def select_victims_on_node(self, state: CycleState, pod: PodInfo, node_info: NodeInfo,
                                budgets: list[DisruptionBudget]
                                ) -> tuple[list[PodInfo], int, Status | None]:
-        fwk = self.handle
         potential = [p for p in node_info.pods.values()
                      if self.is_preemption_allowed(node_info, p, pod)]
         if not potential:
             return [], 0, unresolvable(NO_VICTIMS)
-        now = fwk.clock.now()
-        try:
-            for p in potential:
-                simulate_remove(self.handle, state, pod, p, node_info)
-            # Affinity of the pod to a victim is not considered, as upstream: affinity to
-            # lower-priority pods is not a recommended configuration.
-            status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-            if not is_success(status):
-                return [], 0, status
-            potential.sort(key=lambda p: importance_key(p, now))
-            violating, non_violating = filter_pods_with_pdb_violation(potential, budgets)
-            victims: list[PodInfo] = []
-            num_violating = 0
-            for group in (violating, non_violating):
-                for p in group:
-                    simulate_add(self.handle, state, pod, p, node_info)
-                    if is_success(fwk.run_filter_plugins_with_nominated_pods(
-                            state, pod, node_info)):
-                        continue
-                    simulate_remove(self.handle, state, pod, p, node_info)
-                    victims.append(p)
-                    if group is violating:
-                        num_violating += 1
-        except SimulationError as err:
-            return [], 0, Status(Code.ERROR, err.status.message(), error=err)
-        if violating and non_violating:
-            victims.sort(key=lambda p: importance_key(p, now))
-        return victims, num_violating, None
+        return reprieve_victims(self.handle, state, pod, node_info, potential, budgets)
 
 

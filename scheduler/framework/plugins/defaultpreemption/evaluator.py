@@ -18,6 +18,7 @@ event on the victim.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -35,9 +36,11 @@ from scheduler.framework.plugins.defaultpreemption.candidate import (
     default_score_funcs,
     pick_one_node_for_preemption,
 )
+from scheduler.framework.plugins.defaultpreemption.ordering import importance_key
 from scheduler.framework.plugins.defaultpreemption.pdb import (
     DisruptionBudget,
     budgets_of,
+    filter_pods_with_pdb_violation,
     pdb_lister,
 )
 from scheduler.framework.status import Code, Status, is_success, unresolvable
@@ -117,6 +120,47 @@ def simulate_add(handle: ExtendedHandle, state: CycleState, pod: PodInfo, to_add
     if not is_success(status):
         assert status is not None
         raise SimulationError(status)
+
+
+def reprieve_victims(handle: ExtendedHandle, state: CycleState, pod: PodInfo,
+                     node_info: NodeInfo, potential: list[PodInfo],
+                     budgets: list[DisruptionBudget],
+                     also_fits: Callable[[], bool] | None = None
+                     ) -> tuple[list[PodInfo], int, Status | None]:
+    """kube's SelectVictimsOnNode over the ``potential`` victims (already allowed): remove
+    them all, check the pod fits, then put them back from the most important down (PDB
+    violators first), keeping as victims those without which it does not fit, or with which
+    ``also_fits`` (a plugin's own limit, e.g. a quota) says no. Returns the victims, how many
+    of them violate a PDB, and a status when the pod does not fit even without them."""
+    now = handle.clock.now()
+    try:
+        for p in potential:
+            simulate_remove(handle, state, pod, p, node_info)
+        # Affinity of the pod to a victim is not considered, as upstream: affinity to
+        # lower-priority pods is not a recommended configuration.
+        status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        if not is_success(status):
+            return [], 0, status
+        potential.sort(key=lambda p: importance_key(p, now))
+        violating, non_violating = filter_pods_with_pdb_violation(potential, budgets)
+        victims: list[PodInfo] = []
+        num_violating = 0
+        for group in (violating, non_violating):
+            for p in group:
+                simulate_add(handle, state, pod, p, node_info)
+                fits = is_success(handle.run_filter_plugins_with_nominated_pods(
+                    state, pod, node_info))
+                if fits and (also_fits is None or also_fits()):
+                    continue
+                simulate_remove(handle, state, pod, p, node_info)
+                victims.append(p)
+                if group is violating and not fits:
+                    num_violating += 1
+    except SimulationError as err:
+        return [], 0, Status(Code.ERROR, err.status.message(), error=err)
+    if violating and non_violating:
+        victims.sort(key=lambda p: importance_key(p, now))
+    return victims, num_violating, None
 
 
 class Evaluator:
