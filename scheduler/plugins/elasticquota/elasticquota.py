@@ -56,17 +56,17 @@ from scheduler.framework.events import (
 from scheduler.framework.interface import (
     EnqueueExtensions,
     NodeToStatus,
+    PodUpdatingPreFilterExtensions,
     PostFilterPlugin,
     PostFilterResult,
-    PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     ReservePlugin,
 )
 from scheduler.framework.plugins.defaultpreemption.evaluator import Evaluator
 from scheduler.framework.snapshot import Snapshot
-from scheduler.framework.status import Code, Status, state_not_found, unschedulable
-from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.framework.status import Code, Status, unschedulable
+from scheduler.framework.types import PodInfo
 from scheduler.frameworkext.interface import ExtendedHandle
 from scheduler.plugins.elasticquota.controller import ElasticQuotaController
 from scheduler.plugins.elasticquota.core import GroupQuotaManager, ResourceInts
@@ -88,8 +88,10 @@ log = logging.getLogger(__name__)
 NAME = "ElasticQuota"
 
 
-class ElasticQuota(PreFilterPlugin, PostFilterPlugin, ReservePlugin, EnqueueExtensions):
+class ElasticQuota(PodUpdatingPreFilterExtensions, PreFilterPlugin, PostFilterPlugin,
+                   ReservePlugin, EnqueueExtensions):
     name = NAME
+    pre_filter_state_key = STATE_KEY
 
     def __init__(self, args: ElasticQuotaArgs | None, handle: ExtendedHandle) -> None:
         args = args if args is not None else ElasticQuotaArgs()
@@ -244,25 +246,6 @@ class ElasticQuota(PreFilterPlugin, PostFilterPlugin, ReservePlugin, EnqueueExte
                 return None
             current = quota.parent
             topo.insert(0, current)
-
-    def pre_filter_extensions(self) -> PreFilterExtensions | None:
-        return self
-
-    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo,
-                node_info: NodeInfo) -> Status | None:
-        snap = _state_of(state)
-        if snap is None:
-            return state_not_found(STATE_KEY)
-        snap.add_pod(pod_to_add)
-        return None
-
-    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo,
-                   node_info: NodeInfo) -> Status | None:
-        snap = _state_of(state)
-        if snap is None:
-            return state_not_found(STATE_KEY)
-        snap.remove_pod(pod_to_remove)
-        return None
 
     # PostFilter --------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from api.extension.objects import namespaced_name
-from scheduler.framework.types import PodInfo
+from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins.elasticquota.core import PodEntry, ResourceInts, to_resource_list
 from scheduler.plugins.elasticquota.core.quota_info import add_non_negative, mask
 
@@ -89,6 +89,15 @@ class QuotaCycleState:
         charge = self.charges(pod)
         if charge is not None:
             add_non_negative(self.used, {k: -v for k, v in charge.items()})
+
+    def update_with_pod(self, other: PodInfo, pod: PodInfo, node_info: NodeInfo,
+                        delta: int) -> None:
+        """AddPod (+1) / RemovePod (-1) during preemption's simulation
+        (``PodUpdatingPreFilterExtensions``)."""
+        if delta > 0:
+            self.add_pod(other)
+        else:
+            self.remove_pod(other)
 
     def request_fits(self) -> bool:
         """used + request ≤ limit in the request's names (the reprieve check)."""
