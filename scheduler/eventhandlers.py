@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from api.extension.objects import is_pod_terminated
 from pkg.client.informers import EventHandlerFuncs, FilteringEventHandler, deleted_object
 from pkg.client.resources import ELASTIC_QUOTAS, NODE_METRICS, NODES, POD_GROUPS, PODS
 from scheduler.framework import events as ev
@@ -23,10 +24,6 @@ log = logging.getLogger(__name__)
 
 def _assigned(pod: Any) -> bool:
     return bool(((pod or {}).get("spec") or {}).get("nodeName"))
-
-
-def _terminated(pod: dict[str, Any]) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
 class EventHandlers:
@@ -67,7 +64,7 @@ class EventHandlers:
         self.sched.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_ADD, None, pod)
 
     def update_pod_in_cache(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        if _terminated(new):
+        if is_pod_terminated(new):
             self.delete_pod_from_cache(new)
             return
         self.sched.cache.update_pod(old, new)
@@ -115,11 +112,11 @@ class EventHandlers:
         nodes = informer_factory.informer_for(NODES, typed=False)
         regs = [
             pods.add_event_handler(FilteringEventHandler(
-                lambda p: _assigned(p) and not _terminated(p),
+                lambda p: _assigned(p) and not is_pod_terminated(p),
                 EventHandlerFuncs(self.add_pod_to_cache, self.update_pod_in_cache,
                                   self.delete_pod_from_cache))),
             pods.add_event_handler(FilteringEventHandler(
-                lambda p: not _assigned(p) and not _terminated(p) and self.responsible_for(p),
+                lambda p: not _assigned(p) and not is_pod_terminated(p) and self.responsible_for(p),
                 EventHandlerFuncs(self.add_pod_to_queue, self.update_pod_in_queue,
                                   self.delete_pod_from_queue))),
             nodes.add_event_handler(EventHandlerFuncs(self.add_node, self.update_node,

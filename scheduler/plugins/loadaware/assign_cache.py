@@ -18,6 +18,7 @@ from api.extension.load_aware import (
     get_estimated_seconds_after_initialized,
     get_estimated_seconds_after_pod_scheduled,
 )
+from api.extension.objects import is_pod_terminated
 from pkg.client.informers import EventHandlerFuncs, deleted_object
 from pkg.events.recorder import WARNING
 from pkg.util.clock import Clock
@@ -43,10 +44,6 @@ ANNOTATION_RESERVE_POD = "scheduling.koordinator.sh/reserve-pod"
 def pod_uid(pod: Mapping[str, Any]) -> str:
     meta = pod.get("metadata") or {}
     return meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-
-
-def _terminated(pod: Mapping[str, Any]) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
 def _same_but_node_name(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
@@ -101,14 +98,14 @@ class PodAssignCache:
 
     def assign(self, node: str, pod: Mapping[str, Any], uid: str | None = None) -> None:
         """Account ``pod`` on ``node`` (added, updated, or reserved there by the scheduler)."""
-        if node and not _terminated(pod):
+        if node and not is_pod_terminated(pod):
             self._put(node, pod, uid or pod_uid(pod), self._estimate(pod), is_prod_pod(pod))
 
     def assign_estimated(self, node: str, pod: Mapping[str, Any], uid: str,
                          estimated: Vector | None, prod: bool) -> None:
         """``assign`` with the pod's estimate and prod-ness already known (the scheduler's,
         at Reserve)."""
-        if node and not _terminated(pod):
+        if node and not is_pod_terminated(pod):
             self._put(node, pod, uid, estimated if estimated is not None and estimated.any()
                       else None, prod)
 
@@ -197,7 +194,7 @@ class PodAssignCache:
             cached = self._pods.get(uid)
         if cached is None or cached[0] != node:
             self.assign(node, pod, uid)
-        elif _terminated(pod):
+        elif is_pod_terminated(pod):
             self.unassign(pod, uid)
         else:
             spec, conditions = pod.get("spec"), (pod.get("status") or {}).get("conditions")

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from api.extension.coscheduling import get_gang_id
+from api.extension.objects import is_pod_terminated, namespaced_name
 from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
 from pkg.events.events import WARNING
 from scheduler.apis.config import CoschedulingArgs
@@ -43,17 +44,8 @@ def _uid(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("uid") or "")
 
 
-def _key(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
-    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
-
-
 def _node_name(pod: Mapping[str, Any]) -> str:
     return str((pod.get("spec") or {}).get("nodeName") or "")
-
-
-def _finished(pod: Mapping[str, Any]) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
 class GangCache:
@@ -90,7 +82,7 @@ class GangCache:
             gang = self.gangs.get(gang_id)
             if gang is None:
                 return [], 0
-            return [_key(p) for p in gang.children.values()], len(gang.bound)
+            return [namespaced_name(p) for p in gang.children.values()], len(gang.bound)
 
     def first_pending(self, gang_ids: Sequence[str], skip: set[str]) -> str | None:
         """The key of the first pending pod of the gangs (no node, not waiting at Permit,
@@ -102,9 +94,9 @@ class GangCache:
                     continue
                 for uid, p in gang.children.items():
                     if uid in gang.waiting or uid in gang.bound or _node_name(p) or \
-                            _finished(p):
+                            is_pod_terminated(p):
                         continue
-                    key = _key(p)
+                    key = namespaced_name(p)
                     if key not in skip:
                         return key
         return None
@@ -115,7 +107,7 @@ class GangCache:
         with self.lock:
             for gang in self.gangs.values():
                 for uid, pod in gang.children.items():
-                    if _key(pod) == key:
+                    if namespaced_name(pod) == key:
                         return gang, uid, pod
         return None
 
@@ -127,7 +119,7 @@ class GangCache:
 
     def _warn(self, obj: Mapping[str, Any], kind: str, bad: Sequence[BadValue]) -> None:
         for b in bad:
-            message = b.message(f"{kind} {_key(obj)}")
+            message = b.message(f"{kind} {namespaced_name(obj)}")
             log.warning("%s", message)
             if self.recorder is not None:
                 self.recorder.eventf(obj, None, WARNING, REASON_INVALID_GANG_ANNOTATION,
@@ -195,7 +187,7 @@ class GangCache:
                 del self.gangs[gang_id]
 
     def on_pod_group_add(self, pg: PodDict) -> None:
-        gang_id = _key(pg)
+        gang_id = namespaced_name(pg)
         params, bad = params_from_pod_group(pg, gang_id, self.args.default_timeout,
                                             self.args.default_match_policy)
         ready: list[PodDict] = []
@@ -216,7 +208,7 @@ class GangCache:
             self.on_pod_group_add(new)
 
     def on_pod_group_delete(self, obj: Any) -> None:
-        gang_id = _key(deleted_object(obj))
+        gang_id = namespaced_name(deleted_object(obj))
         with self.lock:
             gang = self.gangs.get(gang_id)
             if gang is None:
@@ -257,4 +249,4 @@ class GangCache:
         gangs = {g.id: g for g in (self.gangs.get(i) for i in (*gang.groups, gang.id))
                  if g is not None}
         return [p for g in gangs.values() for p in g.children.values()
-                if not _node_name(p) and not _finished(p)]
+                if not _node_name(p) and not is_pod_terminated(p)]

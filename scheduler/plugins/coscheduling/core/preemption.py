@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from api.extension.elastic_quota import is_pod_non_preemptible
+from api.extension.objects import is_pod_terminated
 from api.extension.preemption import is_pod_preemptible
 from api.extension.schedule_explanation import get_explanation_key
 from pkg.client.resources import PODS
@@ -164,7 +165,7 @@ def estimate_preemption_cost(possible_victims: dict[str, list[PodInfo]]) -> dict
 
 def _is_finished_or_deleting(pod: dict[str, Any]) -> bool:
     return bool((pod.get("metadata") or {}).get("deletionTimestamp")) or \
-        (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+        is_pod_terminated(pod)
 
 
 class JobPreemptionEvaluator:
