@@ -381,24 +381,32 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         preempted: Status | None = None
         if self.preemption is not None:
             result, preempted, _ = self.preemption.preempt(state, pod, statuses, gang)
-        reason = FitError(pod.key, len(self.handle.snapshot.node_infos),
-                          Diagnosis(node_to_status=statuses)).message()
+        ctx = self.context.of_group(gang.group_id)
+        if ctx is not None and ctx.failed_message:
+            # The group already failed this round (this member was turned away at PreFilter
+            # with that failure): its members keep the first message, not one quoting it.
+            message = ctx.failed_message
+        else:
+            reason = FitError(pod.key, len(self.handle.snapshot.node_infos),
+                              Diagnosis(node_to_status=statuses)).message()
+            with self.cache.lock:
+                waiting = sum(len(g.waiting) for g in self.cache.group_gangs(gang)
+                              if g is not None)
+            message = (f'GangGroup "{gang.group_id}" gets rejected due to member Pod '
+                       f'"{pod.key}" is unschedulable with reason "{reason}", '
+                       f'alreadyWaitForBound: {waiting}')
+            if ctx is not None and gang.params.mode == GangMode.STRICT:
+                ctx.failed_message = message
         with self.cache.lock:
             gangs = [g for g in self.cache.group_gangs(gang) if g is not None]
-            waiting = sum(len(g.waiting) for g in gangs)
             # Members not tried yet learn why their group cannot go on
             # (GangPendingPodsConditionPatch, on by default).
             pending = [(uid, p) for g in gangs for uid, p in g.children.items()
                        if uid != pod.uid and uid not in g.waiting
                        and not (p.get("spec") or {}).get("nodeName")]
-        message = (f'GangGroup "{gang.group_id}" gets rejected due to member Pod "{pod.key}" '
-                   f'is unschedulable with reason "{reason}", alreadyWaitForBound: {waiting}')
         for uid, p in pending:
             self._report_held(uid, p, message, event=False)
         if gang.params.mode == GangMode.STRICT:
-            ctx = self.context.of_group(gang.group_id)
-            if ctx is not None and not ctx.failed_message:
-                ctx.failed_message = message
             self._reject_group(gang, message, except_uid=pod.uid)
         if preempted is not None:
             return result, preempted

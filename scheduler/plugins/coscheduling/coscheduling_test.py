@@ -383,6 +383,11 @@ def test_a_failed_strict_group_fails_its_remaining_members_at_pre_filter(
         'with reason "0/1 nodes are available: 1 Insufficient cpu.", alreadyWaitForBound: 2')
     assert d["diagnosis"]["pluginRejections"] == {}
     assert cluster.plugin.context.current is None  # every pending member was tried
+    # d's own PostFilter keeps the group's first message rather than one quoting it.
+    cluster.plugin.flush_reports()
+    told = [call[2]["status"]["conditions"][0]["message"] for call in cluster.client.calls
+            if call[3] == "status"]
+    assert told and all(m.count("GangGroup") <= 1 for m in told), told
 
 
 def test_aware_network_topology_is_loaded_and_said_to_be_not_implemented(
