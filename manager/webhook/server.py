@@ -35,6 +35,7 @@ from pkg.client import ApiError, Client
 from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
 from pkg.client.resources import (
     CLUSTER_COLOCATION_PROFILES,
+    ELASTIC_QUOTA_PROFILES,
     ELASTIC_QUOTAS,
     NAMESPACES,
     PODS,
@@ -42,6 +43,7 @@ from pkg.client.resources import (
 )
 from pkg.events import EventBroadcaster
 from pkg.features import FeatureGate, default_feature_gate
+from pkg.features.features import MULTI_QUOTA_TREE
 
 from . import certs
 from .admission import AdmissionRequest, Handler, errored
@@ -159,8 +161,10 @@ class WebhookServer:
                                       exists=_quota_exists(client))
         # What upstream's cached client serves the profile webhooks from; its ElasticQuota
         # informer is the only thing that changes the quota tree.
-        self.reader = CachedReader(
-            client, (CLUSTER_COLOCATION_PROFILES, NAMESPACES, PRIORITY_CLASSES, ELASTIC_QUOTAS))
+        cached = [CLUSTER_COLOCATION_PROFILES, NAMESPACES, PRIORITY_CLASSES, ELASTIC_QUOTAS]
+        if gate.enabled(MULTI_QUOTA_TREE):  # the pod webhook reads the trees' node pools
+            cached.append(ELASTIC_QUOTA_PROFILES)
+        self.reader = CachedReader(client, cached)
         self._quota_feed = self.reader.informer(ELASTIC_QUOTAS).add_event_handler(
             EventHandlerFuncs(add=self.topology.on_add_or_update,
                               update=lambda _old, new: self.topology.on_add_or_update(new),
