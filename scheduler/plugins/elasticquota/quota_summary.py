@@ -175,7 +175,7 @@ def _hints(path: Sequence[QuotaInfo], checks: QuotaChecks,
         min_sum: ResourceInts = {}
         for c in children:
             min_sum = add(min_sum, c.min)
-        mins = f"the mins of {parent.name}'s {len(children)} children sum to "
+        mins = f"the mins of {parent.name}'s {len(children)} child(ren) sum to "
         if over := exceeded(min_sum, parent.runtime):
             then = ("each scalable child's min is scaled down in proportion "
                     "(enableMinQuotaScale)" if checks.min_scale else

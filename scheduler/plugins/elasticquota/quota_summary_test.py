@@ -104,7 +104,7 @@ def test_hints_name_a_sibling_that_does_not_lend_and_mins_scaled_down() -> None:
     # Σ min 12 over the cluster's 8 cpu: both mins scaled to 4; team-b keeps its 4 idle.
     assert state.blocks == ()
     assert state.hints == (
-        f"the mins of {ROOT_QUOTA_NAME}'s 2 children sum to cpu:12, more than its runtime "
+        f"the mins of {ROOT_QUOTA_NAME}'s 2 child(ren) sum to cpu:12, more than its runtime "
         "cpu:8: each scalable child's min is scaled down in proportion (enableMinQuotaScale)",
         "team-a's min cpu:6 is scaled down to autoScaleMin cpu:4 while "
         f"{ROOT_QUOTA_NAME} is short: its runtime may stay below its min",
