@@ -4,7 +4,9 @@
 There is no upstream counterpart: kube-scheduler only leaves the last ``FailedScheduling``
 message. ``explain`` asks koord-scheduler's ``/debug/pods/<ns>/<name>`` for the structured
 diagnosis (per Filter plugin: nodes rejected and reasons; the nearest miss and by how much;
-for a gang pod its gang: members, waiting at Permit, bound, time left before the timeout).
+for a gang pod its gang: members, waiting at Permit, bound, time left before the timeout; for
+a pod of an ElasticQuota its quota path with min, max, runtime, used and request at each level
+and which dimension blocks it where).
 When the scheduler cannot be reached it falls back to the pod's ``PodScheduled`` condition
 read from the API server with ``--kubeconfig``.
 """

@@ -6,7 +6,10 @@ debug API). This reads the ElasticQuotas a kubeconfig can list and prints the qu
 spec and ``runtime``, ``request`` (the ``quota.scheduling.koordinator.sh/`` annotations) and
 ``used`` (``status.used``) that koord-scheduler's quota controller writes back, per resource.
 A dimension whose used or request exceeds the runtime is marked: used over runtime is what
-over-use revocation evicts for, request over runtime means pods wait for quota.
+over-use revocation evicts for, request over runtime means pods wait for quota. Hints below the
+table name what users found confusing (koordinator#2104, #2342, #2393): a quota that does not
+lend, a runtime below min while the quota asks for more, children's mins summing over their
+parent's min. ``hack/koord explain pod`` shows the same figures from the scheduler's own tree.
 """
 
 from __future__ import annotations
@@ -20,10 +23,13 @@ from api.extension.elastic_quota import (
     ANNOTATION_RUNTIME,
     ROOT_QUOTA_NAME,
     get_parent_quota_name,
+    is_allow_lent_resource,
     parse_quota_resource_list,
 )
 from api.extension.objects import KubeDict, annotations_of, labels_of, metadata_of, spec_of
 from pkg.util.podresources import quantity_int
+from scheduler.plugins.elasticquota.core.quota_info import mask
+from scheduler.plugins.elasticquota.state import add, print_resource_list
 
 COLUMNS = ("min", "max", "runtime", "request", "used")
 HEADER = ("QUOTA", "RESOURCE", "MIN", "MAX", "RUNTIME", "REQUEST", "USED", "")
@@ -40,6 +46,7 @@ class QuotaView:
     name: str
     namespace: str
     parent: str
+    allow_lent: bool = True
     figures: dict[str, dict[str, str]] = field(default_factory=dict)
     # Annotations that did not parse: shown instead of silently read as empty.
     problems: list[str] = field(default_factory=list)
@@ -48,7 +55,9 @@ class QuotaView:
     def of(cls, eq: KubeDict) -> QuotaView:
         md = metadata_of(eq)
         name = md.get("name") or ""
-        view = cls(name, md.get("namespace") or "", get_parent_quota_name(name, labels_of(eq)))
+        labels = labels_of(eq)
+        view = cls(name, md.get("namespace") or "", get_parent_quota_name(name, labels),
+                   is_allow_lent_resource(labels))
         spec, annotations = spec_of(eq), annotations_of(eq)
         view.figures["min"] = dict(spec.get("min") or {})
         view.figures["max"] = dict(spec.get("max") or {})
@@ -74,6 +83,12 @@ class QuotaView:
         return [column for column in ("used", "request")
                 if (q := self.figures[column].get(resource)) is not None
                 and limit is not None and (v := _value(resource, q)) is not None and v > limit]
+
+
+    def amounts(self, column: str) -> dict[str, int]:
+        """A column as integers (cpu in milli), leaving out what does not parse."""
+        return {r: v for r, q in self.figures[column].items()
+                if (v := _value(r, q)) is not None}
 
 
 def _value(resource: str, q: str) -> int | None:
@@ -115,6 +130,40 @@ def _table(rows: Sequence[_Row]) -> str:
                      .rstrip() for line in all_lines)
 
 
+def _hints(shown: Iterable[QuotaView],
+           families: Iterable[tuple[QuotaView, Sequence[QuotaView]]]) -> list[str]:
+    """What explains the figures of the quotas shown; ``families`` are parents with their
+    children."""
+    hints = []
+    for v in shown:
+        min_, runtime, request = v.amounts("min"), v.amounts("runtime"), v.amounts("request")
+        used = v.amounts("used")
+        idle = {r: m for r, m in min_.items() if used.get(r, 0) < m}
+        if not v.allow_lent and v.name != ROOT_QUOTA_NAME and idle:
+            hints.append(f"{v.name} does not lend (allow-lent-resource: false): it keeps its "
+                         f"min {print_resource_list(idle)} while using "
+                         f"{print_resource_list({r: used.get(r, 0) for r in idle})}")
+        short = {r: m for r, m in min_.items()
+                 if r in runtime and runtime[r] < m and request.get(r, 0) > runtime[r]}
+        if short:
+            hints.append(f"{v.name}'s runtime {print_resource_list(mask(runtime, short))} is "
+                         f"below its min {print_resource_list(short)} while it asks for more: "
+                         "its parent's runtime is less than its children's mins, which are "
+                         "scaled down")
+    for parent, children in families:
+        total: dict[str, int] = {}
+        for child in children:
+            total = add(total, child.amounts("min"))
+        parent_min = parent.amounts("min")
+        over = {r: t for r, t in total.items() if r in parent_min and t > parent_min[r]}
+        if over:
+            hints.append(f"the mins of {parent.name}'s {len(children)} child(ren) sum to "
+                         f"{print_resource_list(over)}, more than its min "
+                         f"{print_resource_list(mask(parent_min, over))}: they are guaranteed "
+                         f"only while {parent.name} borrows")
+    return hints
+
+
 def _pick(quotas: Iterable[QuotaView], name: str, namespace: str | None) -> QuotaView:
     found = [q for q in quotas if q.name == name and namespace in (None, q.namespace)]
     if not found:
@@ -153,11 +202,16 @@ def quota_tree_text(objects: Iterable[KubeDict], name: str,
         rows += _rows(by_name.get(a), a, depth)
     depth = len(ancestors)
     siblings = sorted(children.get(target.parent, [target]), key=lambda v: v.name)
+    own = sorted(children.get(target.name, []), key=lambda c: c.name)
     for v in siblings:
         rows += _rows(v, v.name, depth, v is target)
         if v is target:
-            for child in sorted(children.get(target.name, []), key=lambda c: c.name):
+            for child in own:
                 rows += _rows(child, child.name, depth + 1)
+    parent_view = by_name.get(target.parent)
+    families = [(target, own)] + ([(parent_view, siblings)] if parent_view is not None else [])
+    hints = _hints([*(by_name[a] for a in ancestors if a in by_name), *siblings, *own],
+                   families)
     kids = len(children.get(target.name, []))
     where = f"{target.namespace}/" if target.namespace else ""
     head = (f"ElasticQuota {where}{target.name}: parent {target.parent or '(none)'}, "
@@ -168,7 +222,8 @@ def quota_tree_text(objects: Iterable[KubeDict], name: str,
               "\"request > runtime\" keeps pods waiting for quota.")
     if target.name == ROOT_QUOTA_NAME:
         legend += "\nThe root quota's runtime is the cluster total less system and default use."
-    return f"{head}\n\n{_table(rows)}\n\n{legend}"
+    notes = "".join(f"hint: {h}\n" for h in hints) + ("\n" if hints else "")
+    return f"{head}\n\n{_table(rows)}\n\n{notes}{legend}"
 
 
 def explain_quota(kubeconfig: str | None, name: str, namespace: str | None) -> str:

@@ -13,6 +13,7 @@ import pytest
 from api.extension.elastic_quota import (
     ANNOTATION_REQUEST,
     ANNOTATION_RUNTIME,
+    LABEL_ALLOW_LENT_RESOURCE,
     LABEL_QUOTA_IS_PARENT,
     LABEL_QUOTA_PARENT,
 )
@@ -158,3 +159,25 @@ def test_a_user_allowed_one_namespace_sees_that_part_of_the_tree(
         ["dev", "(team-dev)", "*"], ["memory", "-", "8Gi"],
         ["dev-ci", "(team-dev)", "cpu"], ["memory", "-", "8Gi"],
     ]
+
+
+def test_hints_explain_a_runtime_below_min_a_quota_that_does_not_lend_and_mins_over_min() -> None:
+    tree = [
+        eq("research", "koordinator-system", "", ("10", "20", "12", "15", "11"), is_parent=True),
+        # dev asks for 6 and gets 3, below its min of 4; its child's min is over dev's.
+        eq("dev", "team-dev", "research", ("4", "8", "3", "6", "5"), is_parent=True),
+        eq("dev-ci", "team-dev", "dev", ("5", "8", "2", "2", "1")),
+        eq("ops", "team-ops", "research", ("6", "12", "6", "4", "4")),
+    ]
+    tree[3]["metadata"]["labels"][LABEL_ALLOW_LENT_RESOURCE] = "false"
+    out = quota_tree_text(tree, "dev")
+    assert [line for line in out.splitlines() if line.startswith("hint: ")] == [
+        "hint: dev's runtime cpu:3 is below its min cpu:4 while it asks for more: its parent's "
+        "runtime is less than its children's mins, which are scaled down",
+        "hint: ops does not lend (allow-lent-resource: false): it keeps its min cpu:6 while "
+        "using cpu:4",
+        "hint: the mins of dev's 1 child(ren) sum to cpu:5, more than its min cpu:4: they are "
+        "guaranteed only while dev borrows",
+    ]
+    # Lending as usual and mins that fit: no hints.
+    assert "hint: " not in quota_tree_text(TREE, "other")

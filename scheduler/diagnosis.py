@@ -8,8 +8,8 @@ plugin's reasons and, where the plugin can say, by how much it missed. The sched
 latest diagnosis per pending pod; it is served at ``/debug/pods/<ns>/<name>``
 (``debug_pods_handler``) and printed by ``hack/koord explain pod NS/NAME``. Plugins that hold a
 pod for reasons of their own (``frameworkext.interface.PodStateExplainer``; Coscheduling: the
-pod's gang) add a section to its entry, and make one for a pod they hold before any attempt
-(at PreEnqueue).
+pod's gang; ElasticQuota: the pod's quota path) add a section to its entry, and make one for a
+pod they hold before any attempt (at PreEnqueue).
 """
 
 from __future__ import annotations

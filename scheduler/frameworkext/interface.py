@@ -23,8 +23,8 @@ NodeInfo it was given):
 A transformer's failure is the point's status, with the transformer as the failed plugin.
 
 A plugin that holds pods for reasons of its own can say where a pending pod stands with it
-(``PodStateExplainer``: Coscheduling, the pod's gang); the why-pending entry
-(``scheduler/diagnosis.py``) carries what it says.
+(``PodStateExplainer``: Coscheduling, the pod's gang; ElasticQuota, its quota path); the
+why-pending entry (``scheduler/diagnosis.py``) carries what it says.
 
 The Protocols at the end are what the scheduler uses of ``pkg``'s client, informer factory and
 event recorder, so that tests and benchmarks can hand in their own.

@@ -22,6 +22,10 @@ revocation controller (``quota_overuse_revoke.py``, with ``monitorAllQuotas`` an
 ``enableRuntimeQuota``) once the tree has been fed every informer's first list. Hook plugins
 (``hookPlugins``, the CheckPod step of PreFilter) and multiple quota trees are not built:
 configured hooks are logged and ignored, and every quota belongs to the one tree.
+
+Beyond upstream: ``explain_pod`` gives a pending pod's why-pending entry its ``quota`` section
+(``quota_summary.py``): the path root → quota with each level's figures, the checks that block
+the pod and hints about lending and min scaling.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from api.extension.elastic_quota import (
     SYSTEM_QUOTA_NAME,
     is_pod_non_preemptible,
 )
-from api.extension.objects import KubeDict
+from api.extension.objects import KubeDict, spec_of
 from pkg.client.errors import is_already_exists
 from pkg.client.informers import wait_for_cache_sync
 from pkg.client.resources import ELASTIC_QUOTAS, NODES, PODS
@@ -67,13 +71,14 @@ from scheduler.framework.plugins.defaultpreemption.evaluator import Evaluator
 from scheduler.framework.snapshot import Snapshot
 from scheduler.framework.status import Code, Status, unschedulable
 from scheduler.framework.types import PodInfo
-from scheduler.frameworkext.interface import ExtendedHandle
+from scheduler.frameworkext.interface import ExtendedHandle, PodState
 from scheduler.plugins.elasticquota.controller import ElasticQuotaController
 from scheduler.plugins.elasticquota.core import GroupQuotaManager, ResourceInts
 from scheduler.plugins.elasticquota.core.quota_info import mask
 from scheduler.plugins.elasticquota.handlers import QuotaTreeFeeder
 from scheduler.plugins.elasticquota.preempt import QuotaPreemption
 from scheduler.plugins.elasticquota.quota_overuse_revoke import QuotaOverUsedRevokeController
+from scheduler.plugins.elasticquota.quota_summary import QuotaChecks, explain
 from scheduler.plugins.elasticquota.state import (
     STATE_KEY,
     QuotaCycleState,
@@ -104,6 +109,8 @@ class ElasticQuota(PodUpdatingPreFilterExtensions, PreFilterPlugin, PostFilterPl
             log.warning("ElasticQuota hookPlugins %s are not implemented in this version and "
                         "are ignored", [h.key for h in args.hook_plugins])
         self.manager = GroupQuotaManager.from_args(args, default_feature_gate)
+        self.checks = QuotaChecks(args.enable_runtime_quota, args.enable_check_parent_quota,
+                                  args.enable_min_quota_scale)
         self.feeder = QuotaTreeFeeder(self.manager, handle.recorder)
         self.preemption = QuotaPreemption(
             handle, lambda p: self.feeder.quota_of(p.pod), _state_of,
@@ -246,6 +253,27 @@ class ElasticQuota(PodUpdatingPreFilterExtensions, PreFilterPlugin, PostFilterPl
                 return None
             current = quota.parent
             topo.insert(0, current)
+
+    # Why pending -------------------------------------------------------------------------
+
+    def explain_pod(self, key: str) -> PodState | None:
+        """The ``quota`` section of a pending pod's why-pending entry (PodStateExplainer);
+        None for a pod of no quota, one on a node or reserved, or one that fits the built-in
+        default or system quota (nothing a user configured holds it)."""
+        known = self.feeder.known_pod(key)
+        if known is None or not known[0] or spec_of(known[1]).get("nodeName"):
+            return None
+        name = known[0]
+        live = self.manager.get_quota_info(name)
+        entry = live.pods.get(key) if live is not None else None
+        path = self.manager.path_summary(name)
+        if entry is None or entry.assigned or not path:
+            return None
+        state = explain(key, path, entry.request, entry.non_preemptible, self.checks,
+                        self.manager.children_summary)
+        if not state.blocks and name in (DEFAULT_QUOTA_NAME, SYSTEM_QUOTA_NAME):
+            return None
+        return PodState("quota", state.message(), state.to_dict(), tuple(state.lines()))
 
     # PostFilter --------------------------------------------------------------------------
 

@@ -116,6 +116,11 @@ class QuotaTreeFeeder:
             known = self._pods.get(namespaced_name(pod))
         return known[0] if known is not None else self.manager.quota_name_for_pod(pod)
 
+    def known_pod(self, key: str) -> tuple[str, KubeDict] | None:
+        """(its quota, the pod as last seen) of a pod known by ``namespace/name``."""
+        with self._lock:
+            return self._pods.get(key)
+
     def on_pod_add(self, pod: KubeDict) -> None:
         with self._lock:
             quota = self.manager.quota_name_for_pod(pod)

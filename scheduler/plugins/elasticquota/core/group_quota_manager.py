@@ -125,6 +125,20 @@ class GroupQuotaManager:
             summary.runtime = runtime or {}
             return summary
 
+    def path_summary(self, name: str) -> list[QuotaInfo]:
+        """``quota_summary`` of the quota and each ancestor, root first, taken under one hold
+        of the lock so that the levels agree (the why-pending explanation); empty for an
+        unknown quota."""
+        with self._lock:
+            return [s for q in reversed(self._path(name))
+                    if (s := self.quota_summary(q.name, with_pods=False)) is not None]
+
+    def children_summary(self, name: str) -> list[QuotaInfo]:
+        """Copies (no pods, runtime as last computed) of the quota's children, by name."""
+        with self._lock:
+            return [self._quotas[c].copy(with_pods=False)
+                    for c in sorted(self._children.get(name, ())) if c in self._quotas]
+
     def assigned_pods(self, name: str) -> dict[str, PodEntry]:
         """Copies of the entries of the quota's own pods that use it (on a node or reserved),
         by ``namespace/name``; empty for an unknown quota (what over-use revocation picks
