@@ -72,9 +72,11 @@ def test_nothing_is_evicted_when_used_fits_or_a_dimension_is_not_limited() -> No
 
 @dataclass
 class EvictingClient:
-    """Records evictions; names in ``blocked`` answer 429 (a disruption budget)."""
+    """Records evictions; names in ``blocked`` answer 429 (a disruption budget), every name
+    403 while ``forbidden`` (no RBAC grant)."""
 
     blocked: set[str] = field(default_factory=set)
+    forbidden: bool = False
     evicted: list[str] = field(default_factory=list)
 
     def request(self, method: str, path: str, *, body: Any = None) -> Any:
@@ -82,6 +84,9 @@ class EvictingClient:
         assert body["apiVersion"] == "policy/v1" and body["kind"] == "Eviction"
         name = body["metadata"]["name"]
         assert body["deleteOptions"]["preconditions"]["uid"] == f"uid-{name}"
+        if self.forbidden:
+            raise ApiError(403, "Forbidden", f'pods "{name}" is forbidden: cannot create '
+                           'resource "pods/eviction"')
         if name in self.blocked:
             raise ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate "
                            "the pod's disruption budget.")
@@ -245,3 +250,15 @@ def test_every_quota_over_its_runtime_is_watched_and_a_deleted_one_is_forgotten(
     tree.delete_quota("q1")
     ctrl.revoke()
     assert set(ctrl._monitors) == {"q2", "q3", DEFAULT_QUOTA_NAME}
+
+
+def test_a_forbidden_eviction_says_which_grant_is_missing(
+        cluster: Cluster, caplog: pytest.LogCaptureFixture) -> None:
+    ctrl = cluster.controller(delay_evict_time=0)
+    cluster.client.forbidden = True
+    cluster.add("b", pod("claim", 0, "6", node=""))
+    ctrl.revoke()
+    cluster.clock.step(1)
+    assert ctrl.revoke() == []
+    assert "team/high of quota a: koord-scheduler's ServiceAccount needs create on " \
+        "pods/eviction" in caplog.text
