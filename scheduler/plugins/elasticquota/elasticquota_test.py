@@ -9,6 +9,7 @@ preempt_test.go cases."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -213,8 +214,8 @@ def test_add_pod_and_remove_pod_move_the_snapshot_used_for_pods_of_the_quota_onl
 # gang-wide quota check); a Strict gang that cannot be completed sends its waiting members
 # back, and their Unreserve gives the quota back.
 
-def _gang(c: QuotaCluster, name: str, quota: str, n: int) -> list[str]:
-    c.add_pod_group(make_pod_group(name, n))
+def _gang(c: QuotaCluster, name: str, quota: str, n: int, **pod_group: Any) -> list[str]:
+    c.add_pod_group(make_pod_group(name, n, **pod_group))
     names = [f"{name}-{i}" for i in range(n)]
     for member in names:
         pod = make_quota_pod(member, quota)
@@ -253,3 +254,22 @@ def test_a_gang_one_member_over_its_quota_binds_no_member_and_leaks_no_used(
     for name in names:
         diagnosis = c.sched.diagnosis_of(f"default/{name}")
         assert diagnosis is not None and quota_says in diagnosis["message"], diagnosis
+
+
+def test_a_non_strict_gangs_waiting_members_hold_their_quota_until_the_timeout(
+        gang_cluster: QuotaCluster) -> None:
+    c = gang_cluster
+    c.add_quota(make_quota("team", {"cpu": "2"}))
+    _gang(c, "job", "team", 3, timeout=5,
+          annotations={"gang.scheduling.koordinator.sh/mode": "NonStrict"})
+    while c.sched.schedule_one(timeout=0):
+        pass
+    manager = c.plugin.manager
+    # Two members wait at Permit with the quota's two cores reserved.
+    assert len(c.sched.profiles["koord-scheduler"].waiting_pods()) == 2
+    assert manager.get_quota_info("team").used == {"cpu": 2000}  # type: ignore[union-attr]
+    assert c.clock.wait_for_waiters(1)
+    c.clock.step(5)
+    assert c.sched.wait_for_bindings(30)
+    assert c.binder.bindings == {}
+    assert manager.get_quota_info("team").used == {"cpu": 0}  # type: ignore[union-attr]

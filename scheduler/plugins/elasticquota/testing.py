@@ -94,8 +94,9 @@ class QuotaCluster:
         self.binder = InMemoryBinder()
         self.recorder = FakeRecorder()
         self.client = FakeClient()
+        self.clock = FakeClock()
         built = build_scheduler(load_scheduler_config(elasticquota_config(gangs=gangs, **args)),
-                                binder=self.binder, clock=FakeClock(), client=self.client,
+                                binder=self.binder, clock=self.clock, client=self.client,
                                 recorder_factory=lambda _name: self.recorder, bind_workers=2)
         self.sched = built.scheduler
         self.handlers = built.handlers
