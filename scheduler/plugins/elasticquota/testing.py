@@ -115,7 +115,7 @@ class QuotaCluster:
     def add_quota(self, quota: KubeDict) -> None:
         self.plugin.feeder.on_quota_add(quota)
 
-    def add_pod_group(self, pod_group: KubeDict) -> None:
+    def add_pod_group(self, pod_group: dict[str, Any]) -> None:
         assert self.gangs is not None
         self.gangs.cache.on_pod_group_add(pod_group)
 
