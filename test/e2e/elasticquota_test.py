@@ -194,6 +194,9 @@ def revoking_scheduler(kubeconfig_of: KubeconfigOf, client: Client,
     Upstream's chart, like ours, gives koord-scheduler no ``pods/eviction``: a user who turns
     ``monitorAllQuotas`` on grants it, as here."""
     _high_priority_class(client)
+    client.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1",
+                                     "kind": "PriorityClass",
+                                     "metadata": {"name": "quota-mid"}, "value": 100})
     client.create(CLUSTER_ROLES, {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": "koord-scheduler-quota-revoke"},
@@ -216,25 +219,26 @@ def test_a_quota_over_its_runtime_too_long_gives_back_its_least_important_pods(
     srv.add_nodes(1, cpu="4", memory="8Gi")
     client.create(ELASTIC_QUOTAS, make_quota("team-a", {"cpu": "4"}, {"cpu": "1"}))
     client.create(ELASTIC_QUOTAS, make_quota("team-b", {"cpu": "4"}, {"cpu": "2"}))
-    # team-b is idle: team-a borrows the whole node.
+    # team-b is idle: team-a borrows the whole node. Its least important pod (priority 0)
+    # is non-preemptible.
     _pod(client, "fixed", "team-a", preemptible=False)
-    _pod(client, "mid", "team-a", priority_class="quota-high")
+    _pod(client, "high", "team-a", priority_class="quota-high")
     low = ["low-0", "low-1"]
     for name in low:
-        _pod(client, name, "team-a")
-    team_a = ["fixed", "mid", *low]
+        _pod(client, name, "team-a", priority_class="quota-mid")
+    team_a = ["fixed", "high", *low]
     wait_for(lambda: len(bound(client, team_a)) == 4, DEADLINE, what="team-a's pods bound")
 
     # team-b claims its min: team-a's runtime drops to 2 while it uses 4. Two seconds on,
-    # its two lowest-priority pods are evicted; the non-preemptible one never is.
+    # its two least important preemptible pods are evicted; the non-preemptible one never is.
     _pod(client, "claim", "team-b", cpu="2")
     wait_for(lambda: all(_gone(client, n) for n in low), DEADLINE,
              what="team-a's low-priority pods evicted")
     wait_for(lambda: node_of(client, "claim"), DEADLINE, what="team-b's pod bound")
-    assert bound(client, ["fixed", "mid"]) == ["fixed", "mid"]
+    assert bound(client, ["fixed", "high"]) == ["fixed", "high"]
     wait_for(lambda: _quota_used(client, "team-a") == {"cpu": "2"}, DEADLINE,
              what=f"team-a's used back within its runtime: {_quota_used(client, 'team-a')}")
-    assert not _gone(client, "fixed") and not _gone(client, "mid")
+    assert not _gone(client, "fixed") and not _gone(client, "high")
 
 
 # Gangs ---------------------------------------------------------------------------------------
