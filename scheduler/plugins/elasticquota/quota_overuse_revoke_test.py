@@ -262,3 +262,14 @@ def test_a_forbidden_eviction_says_which_grant_is_missing(
     assert ctrl.revoke() == []
     assert "team/high of quota a: koord-scheduler's ServiceAccount needs create on " \
         "pods/eviction" in caplog.text
+
+
+def test_a_lowered_max_is_revoked_down_to(cluster: Cluster) -> None:
+    ctrl = cluster.controller(delay_evict_time=0)
+    ctrl.revoke()
+    # kubectl patch: a's max drops from 10 to 7 cores while it uses 10.
+    cluster.tree.update_quota({**quota("a", "0"), "spec": {"min": {"cpu": "0"},
+                                                           "max": {"cpu": "7"}}})
+    cluster.clock.step(1)
+    # Taking low (3) makes it fit at 7.
+    assert ctrl.revoke() == ["team/low"]
