@@ -134,6 +134,11 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
                         "implemented; gangs are placed without ClusterNetworkTopology")
         self.cache = GangCache(args, handle.recorder, handle.activate)
         self.context = GangSchedulingContextHolder()
+        # One group rejection at a time: a rejected member's Unreserve (on a binding thread,
+        # or this one) rejects the group again, and must find every member already decided
+        # with the first rejection's message (the root cause, such as a quota), as upstream's
+        # asynchronous Reject leaves it. Re-entrant for the binding cycle run in place.
+        self._rejecting = threading.RLock()
         self.preemption = (JobPreemptionEvaluator(NAME, handle, self.cache)
                            if args.enable_preemption else None)
         # Held-pod reports go out on their own thread: PreEnqueue runs under the queue's lock.
@@ -428,10 +433,11 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         with self.cache.lock:
             uids = [uid for g in self.cache.group_gangs(gang) if g is not None
                     for uid in g.waiting if uid != except_uid]
-        for uid in uids:
-            wp = self.handle.get_waiting_pod(uid)
-            if wp is not None:
-                wp.reject(NAME, message)
+        with self._rejecting:
+            for uid in uids:
+                wp = self.handle.get_waiting_pod(uid)
+                if wp is not None:
+                    wp.reject(NAME, message)
 
     # PreScore / Score --------------------------------------------------------------------
 

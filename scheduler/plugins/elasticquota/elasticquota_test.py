@@ -1,16 +1,19 @@
 """ElasticQuota through the scheduling loop: admission against the runtime with upstream's
 messages, borrowing up to max while a sibling is idle, non-preemptible pods bounded by min,
 the parent check, preemption within the quota, pods without quota in the default quota, pods
-moving when their quota appears or goes, the built-in quotas, and malformed quotas.
+moving when their quota appears or goes, the built-in quotas, malformed quotas, and gangs
+(Coscheduling) admitted or refused whole by their quota.
 Mirrors upstream's plugin_test.go (PreFilter, Reserve/Unreserve, checkQuotaRecursive) and
 preempt_test.go cases."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from api.extension.coscheduling import LABEL_POD_GROUP
 from api.extension.elastic_quota import (
     DEFAULT_QUOTA_NAME,
     ROOT_QUOTA_NAME,
@@ -19,6 +22,7 @@ from api.extension.elastic_quota import (
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.plugins.defaultpreemption.testing import make_node, node_infos
 from scheduler.framework.types import PodInfo
+from scheduler.plugins.coscheduling.testing import make_pod_group
 from scheduler.plugins.elasticquota.handlers import REASON_INVALID_QUOTA
 from scheduler.plugins.elasticquota.testing import (
     QuotaCluster,
@@ -204,3 +208,68 @@ def test_add_pod_and_remove_pod_move_the_snapshot_used_for_pods_of_the_quota_onl
     assert snap.used == {"cpu": 0}  # a simulation on a clone leaves the cycle's state alone
     status = plugin.add_pod(CycleState(), incoming, PodInfo(mine), ni)
     assert status is not None and not status.is_success()
+
+
+# Gangs with quotas: members reserve their quota one by one (as upstream, which has no
+# gang-wide quota check); a Strict gang that cannot be completed sends its waiting members
+# back, and their Unreserve gives the quota back.
+
+def _gang(c: QuotaCluster, name: str, quota: str, n: int, **pod_group: Any) -> list[str]:
+    c.add_pod_group(make_pod_group(name, n, **pod_group))
+    names = [f"{name}-{i}" for i in range(n)]
+    for member in names:
+        pod = make_quota_pod(member, quota)
+        pod["metadata"]["labels"][LABEL_POD_GROUP] = name
+        c.add_pod(pod)
+    return names
+
+
+@pytest.fixture
+def gang_cluster() -> Iterator[QuotaCluster]:
+    c = QuotaCluster(gangs=True)
+    yield c
+    c.stop()
+
+
+def test_a_gang_within_its_quota_binds_whole(gang_cluster: QuotaCluster) -> None:
+    gang_cluster.add_quota(make_quota("team", {"cpu": "3"}))
+    names = _gang(gang_cluster, "job", "team", 3)
+    assert sorted(gang_cluster.schedule()) == [f"default/{n}" for n in names]
+    assert gang_cluster.plugin.manager.get_quota_info("team").used == {"cpu": 3000}  # type: ignore[union-attr]
+
+
+def test_a_gang_one_member_over_its_quota_binds_no_member_and_leaks_no_used(
+        gang_cluster: QuotaCluster) -> None:
+    c = gang_cluster
+    c.add_quota(make_quota("team", {"cpu": "3"}))
+    c.add_pod(make_quota_pod("base", "team", node="n1"))
+    names = _gang(c, "job", "team", 3)  # room in the quota for two of them
+    assert c.schedule() == {}
+    manager = c.plugin.manager
+    assert manager.get_quota_info("team").used == {"cpu": 1000}  # type: ignore[union-attr]
+    assert not c.sched.profiles["koord-scheduler"].waiting_pods()
+    # Every member says which quota stopped the gang.
+    quota_says = ("Insufficient quotas, quotaName: team, runtime: cpu:3, used: cpu:3, "
+                  "pod's request: cpu:1, exceedDimensions: [cpu]")
+    for name in names:
+        diagnosis = c.sched.diagnosis_of(f"default/{name}")
+        assert diagnosis is not None and quota_says in diagnosis["message"], diagnosis
+
+
+def test_a_non_strict_gangs_waiting_members_hold_their_quota_until_the_timeout(
+        gang_cluster: QuotaCluster) -> None:
+    c = gang_cluster
+    c.add_quota(make_quota("team", {"cpu": "2"}))
+    _gang(c, "job", "team", 3, timeout=5,
+          annotations={"gang.scheduling.koordinator.sh/mode": "NonStrict"})
+    while c.sched.schedule_one(timeout=0):
+        pass
+    manager = c.plugin.manager
+    # Two members wait at Permit with the quota's two cores reserved.
+    assert len(c.sched.profiles["koord-scheduler"].waiting_pods()) == 2
+    assert manager.get_quota_info("team").used == {"cpu": 2000}  # type: ignore[union-attr]
+    assert c.clock.wait_for_waiters(1)
+    c.clock.step(5)
+    assert c.sched.wait_for_bindings(30)
+    assert c.binder.bindings == {}
+    assert manager.get_quota_info("team").used == {"cpu": 0}  # type: ignore[union-attr]

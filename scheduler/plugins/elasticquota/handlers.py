@@ -3,8 +3,9 @@
 Corresponds to upstream ``pkg/scheduler/plugins/elasticquota/quota_handler.go``,
 ``pod_handler.go`` and ``node_handler.go``, with the pod migration of ``plugin_helper.go``
 (``migrateDefaultQuotaGroupsPod``, ``migratePods``). It owns which quota each known pod is
-charged to: a pod whose quota appears later, or whose quota goes away, is moved as soon as the
-quota event arrives (upstream polls the default quota every second for that).
+charged to: a pod whose quota appears later, or whose quota goes away (to the default quota),
+is moved with its request and use as soon as the quota event arrives (upstream polls the
+default quota every second for that); a pod reserved but not bound yet keeps its use too.
 
 A malformed ElasticQuota (a quantity that does not parse) never reaches the tree: the plugin
 logs it and records a Warning event on the object naming the field, and keeps the quota's last
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Collection
 from typing import Any
 
 from api.extension.elastic_quota import (
@@ -25,6 +27,7 @@ from api.extension.elastic_quota import (
 from api.extension.objects import (
     KubeDict,
     annotations_of,
+    is_pod_terminated,
     labels_of,
     metadata_of,
     name_of,
@@ -89,8 +92,11 @@ class QuotaTreeFeeder:
             self._migrate()
 
     def on_quota_delete(self, obj: Any) -> None:
-        if self.manager.delete_quota(name_of(deleted_object(obj))):
-            self._migrate()
+        name = name_of(deleted_object(obj))
+        # Its pods reserved but not bound yet go on using whichever quota takes them.
+        reserved = self.manager.assigned_pods(name).keys()
+        if self.manager.delete_quota(name):
+            self._migrate(reserved)
 
     def _invalid(self, quota: KubeDict, message: str) -> None:
         log.error("%s", message)
@@ -98,14 +104,17 @@ class QuotaTreeFeeder:
             self._recorder.eventf(quota, None, WARNING, REASON_INVALID_QUOTA, "Scheduling",
                                   "%s", message)
 
-    def _migrate(self) -> None:
+    def _migrate(self, reserved: Collection[str] = ()) -> None:
         """Move every pod whose quota changed by the last quota event (a quota created after
-        its pods, or deleted with pods left)."""
+        its pods, or deleted with pods left: ``reserved`` are the keys of its pods that used
+        it)."""
         with self._lock:
             for key, (charged, pod) in list(self._pods.items()):
                 now = self.manager.quota_name_for_pod(pod)
                 if now != charged:
                     self.manager.on_pod_update(charged, now, pod, pod)
+                    if key in reserved and not is_pod_terminated(pod):
+                        self.manager.reserve_pod(now, pod)
                     self._pods[key] = (now, pod)
 
     # --- pods ------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ takes them back (§8.7). Active only with ``monitorAllQuotas`` and ``enableRunti
 fitted its runtime for longer than ``delayEvictTime``, its assigned preemptible pods are taken
 from the least important up until used fits; if even all of them do not make it fit they are all
 evicted, else they are put back from the most important down and only those that do not fit are
-evicted (policy/v1 Eviction, through ``pkg.evictions``). "Fits" is upstream's
+evicted (policy/v1 Eviction, through ``pkg.evictions``; the ServiceAccount needs create on
+``pods/eviction``, which upstream's chart does not grant). "Fits" is upstream's
 ``quotav1.LessThanOrEqual(used, runtime)``: every runtime dimension the used list names.
 """
 
@@ -21,7 +22,7 @@ from typing import Any, Protocol
 
 from api.extension.elastic_quota import ROOT_QUOTA_NAME, SYSTEM_QUOTA_NAME
 from api.extension.objects import KubeDict
-from pkg.client.errors import ApiError, is_not_found, is_too_many_requests
+from pkg.client.errors import ApiError, is_forbidden, is_not_found, is_too_many_requests
 from pkg.evictions import evict_pod
 from pkg.util.clock import Clock
 from pkg.util.periodic import Periodic
@@ -193,6 +194,11 @@ class QuotaOverUsedRevokeController:
                     elif is_too_many_requests(err):
                         log.warning("%s: evicting pod %s blocked by its disruption budget: %s",
                                     NAME, key, err)
+                    elif is_forbidden(err):
+                        # Upstream's chart grants koord-scheduler no pods/eviction.
+                        log.error("%s: may not revoke pod %s of quota %s: koord-scheduler's "
+                                  "ServiceAccount needs create on pods/eviction: %s", NAME, key,
+                                  name, err)
                     else:
                         log.error("%s: failed to revoke pod %s of quota %s: %s", NAME, key,
                                   name, err)

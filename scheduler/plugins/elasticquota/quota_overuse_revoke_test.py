@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from api.extension.elastic_quota import LABEL_PREEMPTIBLE, SYSTEM_QUOTA_NAME
+from api.extension.elastic_quota import DEFAULT_QUOTA_NAME, LABEL_PREEMPTIBLE, SYSTEM_QUOTA_NAME
 from api.extension.objects import KubeDict
 from pkg.client.errors import ApiError
 from pkg.util.clock import FakeClock
@@ -72,9 +72,11 @@ def test_nothing_is_evicted_when_used_fits_or_a_dimension_is_not_limited() -> No
 
 @dataclass
 class EvictingClient:
-    """Records evictions; names in ``blocked`` answer 429 (a disruption budget)."""
+    """Records evictions; names in ``blocked`` answer 429 (a disruption budget), every name
+    403 while ``forbidden`` (no RBAC grant)."""
 
     blocked: set[str] = field(default_factory=set)
+    forbidden: bool = False
     evicted: list[str] = field(default_factory=list)
 
     def request(self, method: str, path: str, *, body: Any = None) -> Any:
@@ -82,6 +84,9 @@ class EvictingClient:
         assert body["apiVersion"] == "policy/v1" and body["kind"] == "Eviction"
         name = body["metadata"]["name"]
         assert body["deleteOptions"]["preconditions"]["uid"] == f"uid-{name}"
+        if self.forbidden:
+            raise ApiError(403, "Forbidden", f'pods "{name}" is forbidden: cannot create '
+                           'resource "pods/eviction"')
         if name in self.blocked:
             raise ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate "
                            "the pod's disruption budget.")
@@ -212,3 +217,59 @@ def test_runs_every_revoke_interval_only_when_enabled(cluster: Cluster) -> None:
     finally:
         ctrl.stop()
     assert sorted(cluster.client.evicted) == ["team/high", "team/low"]
+
+
+def test_pods_not_on_a_node_are_never_revoked(cluster: Cluster) -> None:
+    # Upstream's GetToRevokePodList case: pod 4 no longer assigned leaves three candidates.
+    ctrl = cluster.controller(delay_evict_time=0)
+    cluster.add("a", pod("waiting", 0, "5", node=""))  # a's lowest, but not running
+    cluster.add("b", pod("claim", 0, "6", node=""))
+    ctrl.revoke()
+    cluster.clock.step(1)
+    assert ctrl.revoke() == ["team/high", "team/low"]
+
+
+def test_every_quota_over_its_runtime_is_watched_and_a_deleted_one_is_forgotten() -> None:
+    # Upstream's GetToMonitorQuotas: three quotas over their runtime are all revoked; the
+    # default quota is watched too, the system and root quotas are not.
+    tree = GroupQuotaManager({}, {})
+    tree.on_node_add({"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "9"}}})
+    c = Cluster(tree, {}, EvictingClient(), FakeClock())
+    for name in ("q1", "q2", "q3"):
+        tree.update_quota(quota(name, "0"))
+        c.add(name, pod(f"{name}-low", 0, "2"))
+        c.add(name, pod(f"{name}-high", 10, "1"))
+    ctrl = c.controller(delay_evict_time=0)
+    ctrl.revoke()
+    assert set(ctrl._monitors) == {"q1", "q2", "q3", DEFAULT_QUOTA_NAME}
+    # The cluster shrinks to 6 cores: each quota's runtime drops to 2 while it uses 3.
+    tree.on_node_update(None, {"metadata": {"name": "n1"},
+                               "status": {"allocatable": {"cpu": "6"}}})
+    c.clock.step(1)
+    assert sorted(ctrl.revoke()) == ["team/q1-low", "team/q2-low", "team/q3-low"]
+    tree.delete_quota("q1")
+    ctrl.revoke()
+    assert set(ctrl._monitors) == {"q2", "q3", DEFAULT_QUOTA_NAME}
+
+
+def test_a_forbidden_eviction_says_which_grant_is_missing(
+        cluster: Cluster, caplog: pytest.LogCaptureFixture) -> None:
+    ctrl = cluster.controller(delay_evict_time=0)
+    cluster.client.forbidden = True
+    cluster.add("b", pod("claim", 0, "6", node=""))
+    ctrl.revoke()
+    cluster.clock.step(1)
+    assert ctrl.revoke() == []
+    assert "team/high of quota a: koord-scheduler's ServiceAccount needs create on " \
+        "pods/eviction" in caplog.text
+
+
+def test_a_lowered_max_is_revoked_down_to(cluster: Cluster) -> None:
+    ctrl = cluster.controller(delay_evict_time=0)
+    ctrl.revoke()
+    # kubectl patch: a's max drops from 10 to 7 cores while it uses 10.
+    cluster.tree.update_quota({**quota("a", "0"), "spec": {"min": {"cpu": "0"},
+                                                           "max": {"cpu": "7"}}})
+    cluster.clock.step(1)
+    # Taking low (3) makes it fit at 7.
+    assert ctrl.revoke() == ["team/low"]

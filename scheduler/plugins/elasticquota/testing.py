@@ -26,6 +26,8 @@ from scheduler.framework.plugins.defaultpreemption.testing import (
     make_node,
     make_pod,
 )
+from scheduler.plugins.coscheduling.coscheduling import NAME as COSCHEDULING
+from scheduler.plugins.coscheduling.coscheduling import Coscheduling
 from scheduler.plugins.elasticquota.elasticquota import NAME, ElasticQuota
 
 
@@ -60,39 +62,52 @@ def make_quota_pod(name: str, quota: str = "", *, cpu: str = "1", memory: str = 
                     schedulerName="koord-scheduler")
 
 
-def elasticquota_config(**args: Any) -> str:
+def elasticquota_config(*, gangs: bool = False, **args: Any) -> str:
     """A KubeSchedulerConfiguration (no leader election) whose one profile, koord-scheduler,
     runs ElasticQuota at PreFilter, PostFilter (instead of DefaultPreemption) and Reserve, with
-    ``args`` (JSON names) as its ElasticQuotaArgs."""
+    ``args`` (JSON names) as its ElasticQuotaArgs. With ``gangs``, Coscheduling runs too, in
+    upstream's shipped order (before ElasticQuota at PreFilter, PostFilter and Reserve)."""
     plugin_args = json.dumps(args) if args else "{}"
+    cosched = "{name: Coscheduling}, " if gangs else ""
+    gang_points = ("".join(f"    {p}: {{enabled: [{{name: Coscheduling}}]}}\n"
+                           for p in ("preEnqueue", "permit", "preBind", "postBind"))
+                   if gangs else "")
     return ("apiVersion: kubescheduler.config.k8s.io/v1\n"
             "kind: KubeSchedulerConfiguration\n"
             "leaderElection: {leaderElect: false}\n"
             "profiles:\n- schedulerName: koord-scheduler\n  plugins:\n"
-            "    preFilter: {enabled: [{name: ElasticQuota}]}\n"
+            f"    preFilter: {{enabled: [{cosched}{{name: ElasticQuota}}]}}\n"
             "    postFilter: {disabled: [{name: DefaultPreemption}], "
-            "enabled: [{name: ElasticQuota}]}\n"
-            "    reserve: {enabled: [{name: ElasticQuota}]}\n"
+            f"enabled: [{cosched}{{name: ElasticQuota}}]}}\n"
+            f"    reserve: {{enabled: [{cosched}{{name: ElasticQuota}}]}}\n"
+            f"{gang_points}"
             "  pluginConfig:\n  - name: ElasticQuota\n"
             f"    args: {plugin_args}\n")
 
 
 class QuotaCluster:
-    """A scheduler running ElasticQuota with in-memory bindings; quotas, pods and nodes reach
-    the plugin and the scheduler as their informers would deliver them."""
+    """A scheduler running ElasticQuota (and with ``gangs`` Coscheduling) with in-memory
+    bindings; quotas, PodGroups, pods and nodes reach the plugins and the scheduler as their
+    informers would deliver them."""
 
-    def __init__(self, cpu: str = "8", **args: Any) -> None:
+    def __init__(self, cpu: str = "8", *, gangs: bool = False, **args: Any) -> None:
         self.binder = InMemoryBinder()
         self.recorder = FakeRecorder()
         self.client = FakeClient()
-        built = build_scheduler(load_scheduler_config(elasticquota_config(**args)),
-                                binder=self.binder, clock=FakeClock(), client=self.client,
+        self.clock = FakeClock()
+        built = build_scheduler(load_scheduler_config(elasticquota_config(gangs=gangs, **args)),
+                                binder=self.binder, clock=self.clock, client=self.client,
                                 recorder_factory=lambda _name: self.recorder, bind_workers=2)
         self.sched = built.scheduler
         self.handlers = built.handlers
         plugin = self.sched.profiles["koord-scheduler"].plugin(NAME)
         assert isinstance(plugin, ElasticQuota)
         self.plugin = plugin
+        self.gangs: Coscheduling | None = None
+        if gangs:
+            gang_plugin = self.sched.profiles["koord-scheduler"].plugin(COSCHEDULING)
+            assert isinstance(gang_plugin, Coscheduling)
+            self.gangs = gang_plugin
         node = make_node("n1", cpu=cpu, memory="64Gi")
         plugin.feeder.node_handler().on_add(node, True)
         self.handlers.add_node(node)
@@ -100,9 +115,15 @@ class QuotaCluster:
     def add_quota(self, quota: KubeDict) -> None:
         self.plugin.feeder.on_quota_add(quota)
 
+    def add_pod_group(self, pod_group: dict[str, Any]) -> None:
+        assert self.gangs is not None
+        self.gangs.cache.on_pod_group_add(pod_group)
+
     def add_pod(self, pod: dict[str, Any]) -> None:
-        # The plugin's informer handler is registered before the scheduler's own.
+        # The plugins' informer handlers are registered before the scheduler's own.
         self.plugin.feeder.on_pod_add(pod)
+        if self.gangs is not None:
+            self.gangs.cache.on_pod_add(pod)
         if pod["spec"]["nodeName"]:
             self.handlers.add_pod_to_cache(pod)
         else:
@@ -122,6 +143,11 @@ class QuotaCluster:
         return notes[-1]
 
     def stop(self) -> None:
+        if self.gangs is not None:
+            # Members left waiting at Permit would go only at their (fake) timeout.
+            for wp in self.sched.profiles["koord-scheduler"].waiting_pods():
+                wp.reject(COSCHEDULING, "test over")
+            self.sched.wait_for_bindings(30)
         self.sched.stop()
 
 

@@ -560,9 +560,14 @@ class GroupQuotaManager:
             old_key, new_key = namespaced_name(old_pod), namespaced_name(new_pod)
             old_quota = self._quotas.get(old_quota_name)
             if old_quota_name != new_quota_name or old_key != new_key:
+                reserved = False
                 if old_quota is not None and old_key in old_quota.pods:
+                    reserved = old_quota.pods[old_key].assigned
                     self._remove_pod(old_quota, old_key)
                 self.on_pod_add(new_quota_name, new_pod)
+                if reserved and not is_pod_terminated(new_pod):
+                    # Reserved, not bound yet: it keeps using whichever quota it is in.
+                    self._set_assigned(new_quota_name, new_pod, True)
                 return
             if old_quota is None:
                 return
