@@ -37,8 +37,9 @@ from pkg.util.clock import Clock
 from pkg.util.periodic import Periodic
 from pkg.util.podresources import resource_list
 from scheduler.frameworkext.interface import ClientSet
-from scheduler.plugins.elasticquota.core import GroupQuotaManager, QuotaInfo, to_resource_list
+from scheduler.plugins.elasticquota.core import QuotaInfo, to_resource_list
 from scheduler.plugins.elasticquota.core.runtime_quota_calculator import ResourceInts
+from scheduler.plugins.elasticquota.managers import QuotaSource
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ def status_patch(eq: KubeDict, summary: QuotaInfo) -> dict[str, Any] | None:
 class ElasticQuotaController:
     """Writes every known quota's figures back to its ElasticQuota once a second."""
 
-    def __init__(self, manager: GroupQuotaManager, client: ClientSet, quotas: QuotaLister,
+    def __init__(self, manager: QuotaSource, client: ClientSet, quotas: QuotaLister,
                  clock: Clock) -> None:
         self.manager = manager
         self.client = client

@@ -20,8 +20,14 @@ With a client, the plugin creates the built-in root, system and default quotas i
 (``controller.py``: runtime, request, used... written back every second) and the over-use
 revocation controller (``quota_overuse_revoke.py``, with ``monitorAllQuotas`` and
 ``enableRuntimeQuota``) once the tree has been fed every informer's first list. Hook plugins
-(``hookPlugins``, the CheckPod step of PreFilter) and multiple quota trees are not built:
-configured hooks are logged and ignored, and every quota belongs to the one tree.
+(``hookPlugins``, the CheckPod step of PreFilter) are not built: configured hooks are logged
+and ignored.
+
+Under the ``MultiQuotaTree`` gate each quota tree (label
+``quota.scheduling.koordinator.sh/tree-id``, as koord-manager's ElasticQuotaProfiles create
+them) is a ``GroupQuotaManager`` of its own (``managers.QuotaManagers``): its total is its root
+quota's ``total-resource`` annotation, taken from the default tree's nodes, and a pod is
+checked, reserved and preempted for within its quota's tree only. Gate off: one tree.
 
 Beyond upstream: ``explain_pod`` gives a pending pod's why-pending entry its ``quota`` section
 (``quota_summary.py``): the path root → quota with each level's figures, the checks that block
@@ -76,6 +82,7 @@ from scheduler.plugins.elasticquota.controller import ElasticQuotaController
 from scheduler.plugins.elasticquota.core import GroupQuotaManager, ResourceInts
 from scheduler.plugins.elasticquota.core.quota_info import mask
 from scheduler.plugins.elasticquota.handlers import QuotaTreeFeeder
+from scheduler.plugins.elasticquota.managers import QuotaManagers
 from scheduler.plugins.elasticquota.preempt import QuotaPreemption
 from scheduler.plugins.elasticquota.quota_overuse_revoke import QuotaOverUsedRevokeController
 from scheduler.plugins.elasticquota.quota_summary import QuotaChecks, explain
@@ -108,10 +115,12 @@ class ElasticQuota(PodUpdatingPreFilterExtensions, PreFilterPlugin, PostFilterPl
         if args.hook_plugins:
             log.warning("ElasticQuota hookPlugins %s are not implemented in this version and "
                         "are ignored", [h.key for h in args.hook_plugins])
-        self.manager = GroupQuotaManager.from_args(args, default_feature_gate)
+        self.managers = QuotaManagers.from_args(args, default_feature_gate)
+        # The default tree (every quota's when MultiQuotaTree is off).
+        self.manager = self.managers.default
         self.checks = QuotaChecks(args.enable_runtime_quota, args.enable_check_parent_quota,
                                   args.enable_min_quota_scale)
-        self.feeder = QuotaTreeFeeder(self.manager, handle.recorder)
+        self.feeder = QuotaTreeFeeder(self.managers, handle.recorder)
         self.preemption = QuotaPreemption(
             handle, lambda p: self.feeder.quota_of(p.pod), _state_of,
             disable_default_quota_preemption=args.disable_default_quota_preemption)
@@ -129,9 +138,9 @@ class ElasticQuota(PodUpdatingPreFilterExtensions, PreFilterPlugin, PostFilterPl
                     self.feeder.node_handler()),
                 pods.add_event_handler(self.feeder.pod_handler())]
             if client is not None:
-                self.status_writer = ElasticQuotaController(self.manager, client,
+                self.status_writer = ElasticQuotaController(self.managers, client,
                                                             quotas.lister, handle.clock)
-                self.revoker = QuotaOverUsedRevokeController(self.manager, client,
+                self.revoker = QuotaOverUsedRevokeController(self.managers, client,
                                                              pods.indexer, handle.clock, args)
                 # They start once the tree was fed every list, which happens only once the
                 # scheduler runs the informers (after winning leader election).
@@ -196,12 +205,13 @@ class ElasticQuota(PodUpdatingPreFilterExtensions, PreFilterPlugin, PostFilterPl
         if not name:
             state.write(STATE_KEY, QuotaCycleState(skip=True))
             return None, Status(Code.SKIP)
+        manager = self.managers.for_quota(name)
         # A copy taken under the tree's lock, its runtime refreshed along root → quota.
-        quota = self.manager.quota_summary(name, with_pods=False)
-        live = self.manager.get_quota_info(name)
+        quota = manager.quota_summary(name, with_pods=False)
+        live = manager.get_quota_info(name)
         if quota is None or live is None:
             return None, Status(Code.ERROR, "Could not find the specified ElasticQuota")
-        request = mask(self.manager.pod_request(pod.pod), quota.max)
+        request = mask(manager.pod_request(pod.pod), quota.max)
         snap = QuotaCycleState(False, frozenset(quota.max), live.pods, request, quota.used,
                                quota.non_preemptible_used,
                                self._used_limit(quota.runtime, quota.max))
@@ -224,19 +234,20 @@ class ElasticQuota(PodUpdatingPreFilterExtensions, PreFilterPlugin, PostFilterPl
                     f"pod's request: {print_resource_list(request)}, "
                     f"exceedDimensions: {print_names(dims)}")
         if self.args.enable_check_parent_quota:
-            return None, self._check_ancestors(name, request)
+            return None, self._check_ancestors(manager, name, request)
         return None, None
 
     def _used_limit(self, runtime: ResourceInts, max_: ResourceInts) -> ResourceInts:
         return dict(runtime) if self.args.enable_runtime_quota else dict(max_)
 
-    def _check_ancestors(self, name: str, request: ResourceInts) -> Status | None:
+    def _check_ancestors(self, manager: GroupQuotaManager, name: str,
+                         request: ResourceInts) -> Status | None:
         """used + request ≤ limit for the quota and each ancestor below the root
         (upstream ``checkQuotaRecursive``)."""
         topo = [name]
         current = name
         while True:
-            quota = self.manager.quota_summary(current, with_pods=False)
+            quota = manager.quota_summary(current, with_pods=False)
             if quota is None:
                 return Status(Code.ERROR, f"Could not find the elasticQuota {current}, "
                                           f"quotaNameTopo: {print_names(topo)}")
@@ -264,13 +275,14 @@ class ElasticQuota(PodUpdatingPreFilterExtensions, PreFilterPlugin, PostFilterPl
         if known is None or not known[0] or spec_of(known[1]).get("nodeName"):
             return None
         name = known[0]
-        live = self.manager.get_quota_info(name)
+        manager = self.managers.for_quota(name)
+        live = manager.get_quota_info(name)
         entry = live.pods.get(key) if live is not None else None
-        path = self.manager.path_summary(name)
+        path = manager.path_summary(name)
         if entry is None or entry.assigned or not path:
             return None
         state = explain(key, path, entry.request, entry.non_preemptible, self.checks,
-                        self.manager.children_summary)
+                        manager.children_summary)
         if not state.blocks and name in (DEFAULT_QUOTA_NAME, SYSTEM_QUOTA_NAME):
             return None
         return PodState("quota", state.message(), state.to_dict(), tuple(state.lines()))
@@ -286,13 +298,13 @@ class ElasticQuota(PodUpdatingPreFilterExtensions, PreFilterPlugin, PostFilterPl
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         name = self.feeder.quota_of(pod.pod)
         if name:
-            self.manager.reserve_pod(name, pod.pod)
+            self.managers.for_quota(name).reserve_pod(name, pod.pod)
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         name = self.feeder.quota_of(pod.pod)
         if name:
-            self.manager.unreserve_pod(name, pod.pod)
+            self.managers.for_quota(name).unreserve_pod(name, pod.pod)
 
 
 def _state_of(state: CycleState) -> QuotaCycleState | None:

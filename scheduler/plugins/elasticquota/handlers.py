@@ -2,8 +2,9 @@
 
 Corresponds to upstream ``pkg/scheduler/plugins/elasticquota/quota_handler.go``,
 ``pod_handler.go`` and ``node_handler.go``, with the pod migration of ``plugin_helper.go``
-(``migrateDefaultQuotaGroupsPod``, ``migratePods``). It owns which quota each known pod is
-charged to: a pod whose quota appears later, or whose quota goes away (to the default quota),
+(``migrateDefaultQuotaGroupsPod``, ``migratePods``). Quota and pod events go to the quota's tree
+(``managers.QuotaManagers``), node events to the default tree. It owns which quota each known
+pod is charged to: a pod whose quota appears later, or whose quota goes away (to the default quota),
 is moved with its request and use as soon as the quota event arrives (upstream polls the
 default quota every second for that); a pod reserved but not bound yet keeps its use too.
 
@@ -37,6 +38,7 @@ from pkg.client.informers.handlers import EventHandlerFuncs, deleted_object
 from pkg.events.events import WARNING
 from scheduler.frameworkext.interface import EventRecorder
 from scheduler.plugins.elasticquota.core import GroupQuotaManager
+from scheduler.plugins.elasticquota.managers import QuotaManagers
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +46,14 @@ REASON_INVALID_QUOTA = "InvalidElasticQuota"
 
 
 class QuotaTreeFeeder:
-    """Passes quota, pod and node events on to a ``GroupQuotaManager``."""
+    """Passes quota, pod and node events on to the quota trees."""
 
-    def __init__(self, manager: GroupQuotaManager, recorder: EventRecorder | None) -> None:
-        self.manager = manager
+    def __init__(self, managers: QuotaManagers | GroupQuotaManager,
+                 recorder: EventRecorder | None) -> None:
+        self.managers = managers if isinstance(managers, QuotaManagers) \
+            else QuotaManagers(managers)
+        # The default tree: every quota's when MultiQuotaTree is off, the nodes' always.
+        self.manager = self.managers.default
         self._recorder = recorder
         self._lock = threading.Lock()
         # pod key → (the quota it is charged to, the pod as last seen)
@@ -73,15 +79,15 @@ class QuotaTreeFeeder:
     def on_quota_update(self, old: KubeDict | None, new: KubeDict) -> None:
         if metadata_of(new).get("deletionTimestamp"):
             return
-        known = name_of(new) in self.manager.quota_names()
+        known = self.managers.has_quota(name_of(new))
         try:
-            self.manager.update_quota(new)
+            manager = self.managers.update_quota(new)
         except ValueError as err:
             self._invalid(new, f"{err}; the scheduler keeps the quota's last valid state")
             return
         parent = get_parent_quota_name(name_of(new), labels_of(new))
         # The root quota's own parent is "".
-        if parent and parent != ROOT_QUOTA_NAME and parent not in self.manager.quota_names():
+        if parent and parent != ROOT_QUOTA_NAME and parent not in manager.quota_names():
             # Its children may be listed before it: the quota is kept and waits for it.
             self._invalid(new, f"elastic quota {namespaced_name(new)}: parent quota "
                                f"{parent!r} (label quota.scheduling.koordinator.sh/parent) "
@@ -92,10 +98,10 @@ class QuotaTreeFeeder:
             self._migrate()
 
     def on_quota_delete(self, obj: Any) -> None:
-        name = name_of(deleted_object(obj))
+        quota = deleted_object(obj)
         # Its pods reserved but not bound yet go on using whichever quota takes them.
-        reserved = self.manager.assigned_pods(name).keys()
-        if self.manager.delete_quota(name):
+        reserved = self.managers.assigned_pods(name_of(quota)).keys()
+        if self.managers.delete_quota(quota):
             self._migrate(reserved)
 
     def _invalid(self, quota: KubeDict, message: str) -> None:
@@ -110,11 +116,11 @@ class QuotaTreeFeeder:
         it)."""
         with self._lock:
             for key, (charged, pod) in list(self._pods.items()):
-                now = self.manager.quota_name_for_pod(pod)
+                now = self.managers.quota_name_for_pod(pod)
                 if now != charged:
-                    self.manager.on_pod_update(charged, now, pod, pod)
+                    self.managers.move_pod(charged, now, pod, pod)
                     if key in reserved and not is_pod_terminated(pod):
-                        self.manager.reserve_pod(now, pod)
+                        self.managers.for_quota(now).reserve_pod(now, pod)
                     self._pods[key] = (now, pod)
 
     # --- pods ------------------------------------------------------------------------------
@@ -123,7 +129,7 @@ class QuotaTreeFeeder:
         """The quota the pod is charged to, or would be if it is not known yet."""
         with self._lock:
             known = self._pods.get(namespaced_name(pod))
-        return known[0] if known is not None else self.manager.quota_name_for_pod(pod)
+        return known[0] if known is not None else self.managers.quota_name_for_pod(pod)
 
     def known_pod(self, key: str) -> tuple[str, KubeDict] | None:
         """(its quota, the pod as last seen) of a pod known by ``namespace/name``."""
@@ -132,9 +138,9 @@ class QuotaTreeFeeder:
 
     def on_pod_add(self, pod: KubeDict) -> None:
         with self._lock:
-            quota = self.manager.quota_name_for_pod(pod)
+            quota = self.managers.quota_name_for_pod(pod)
             self._pods[namespaced_name(pod)] = (quota, pod)
-            self.manager.on_pod_add(quota, pod)
+            self.managers.for_quota(quota).on_pod_add(quota, pod)
 
     def ensure_pod(self, pod: KubeDict) -> str:
         """Charge a pod the scheduler sees before the pod informer delivered it (the queue
@@ -149,18 +155,18 @@ class QuotaTreeFeeder:
     def on_pod_update(self, old: KubeDict, new: KubeDict) -> None:
         with self._lock:
             known = self._pods.get(namespaced_name(old))
-            before = known[0] if known is not None else self.manager.quota_name_for_pod(old)
-            after = self.manager.quota_name_for_pod(new)
+            before = known[0] if known is not None else self.managers.quota_name_for_pod(old)
+            after = self.managers.quota_name_for_pod(new)
             self._pods.pop(namespaced_name(old), None)
             self._pods[namespaced_name(new)] = (after, new)
-            self.manager.on_pod_update(before, after, old, new)
+            self.managers.move_pod(before, after, old, new)
 
     def on_pod_delete(self, obj: Any) -> None:
         pod = deleted_object(obj)
         with self._lock:
             known = self._pods.pop(namespaced_name(pod), None)
-            quota = known[0] if known is not None else self.manager.quota_name_for_pod(pod)
-            self.manager.on_pod_delete(quota, pod)
+            quota = known[0] if known is not None else self.managers.quota_name_for_pod(pod)
+            self.managers.for_quota(quota).on_pod_delete(quota, pod)
 
 
 def _pod_mapping(quota: KubeDict) -> tuple[str, str, list[str]]:

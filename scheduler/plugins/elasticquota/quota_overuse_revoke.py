@@ -30,8 +30,8 @@ from scheduler.apis.config import ElasticQuotaArgs
 from scheduler.framework.plugins.defaultpreemption.ordering import importance_key
 from scheduler.framework.types import PodInfo
 from scheduler.frameworkext.interface import ClientSet
-from scheduler.plugins.elasticquota.core import GroupQuotaManager
 from scheduler.plugins.elasticquota.core.runtime_quota_calculator import ResourceInts
+from scheduler.plugins.elasticquota.managers import QuotaSource
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class _Monitor:
 class QuotaOverUsedRevokeController:
     """Evicts pods of quotas that stay over their runtime (see the module docstring)."""
 
-    def __init__(self, manager: GroupQuotaManager, client: ClientSet, pods: PodStore,
+    def __init__(self, manager: QuotaSource, client: ClientSet, pods: PodStore,
                  clock: Clock, args: ElasticQuotaArgs) -> None:
         self.manager = manager
         self.client = client

@@ -9,11 +9,15 @@ from typing import Any
 
 from api.extension.elastic_quota import (
     ANNOTATION_SHARED_WEIGHT,
+    ANNOTATION_TOTAL_RESOURCE,
     LABEL_ALLOW_LENT_RESOURCE,
     LABEL_PREEMPTIBLE,
+    LABEL_QUOTA_IGNORE_DEFAULT_TREE,
     LABEL_QUOTA_IS_PARENT,
+    LABEL_QUOTA_IS_ROOT,
     LABEL_QUOTA_NAME,
     LABEL_QUOTA_PARENT,
+    LABEL_QUOTA_TREE_ID,
 )
 from api.extension.objects import KubeDict
 from pkg.util.clock import FakeClock
@@ -48,6 +52,22 @@ def make_quota(name: str, max_: Mapping[str, str], min_: Mapping[str, str] | Non
             "metadata": {"name": name, "namespace": namespace, "labels": labels,
                          "annotations": annotations},
             "spec": {"max": dict(max_), "min": dict(min_ or {})}}
+
+
+def make_tree_quota(name: str, tree: str, max_: Mapping[str, str], *,
+                    total: Mapping[str, str] | None = None, ignore_default_tree: bool = False,
+                    **kw: Any) -> dict[str, Any]:
+    """``make_quota`` in quota tree ``tree``; with ``total`` the tree's root quota (labels
+    is-root, annotation total-resource) as koord-manager's ElasticQuotaProfile writes it."""
+    quota = make_quota(name, max_, **kw)
+    md = quota["metadata"]
+    md["labels"][LABEL_QUOTA_TREE_ID] = tree
+    if total is not None:
+        md["labels"][LABEL_QUOTA_IS_ROOT] = "true"
+        md["annotations"][ANNOTATION_TOTAL_RESOURCE] = json.dumps(dict(total))
+    if ignore_default_tree:
+        md["labels"][LABEL_QUOTA_IGNORE_DEFAULT_TREE] = "true"
+    return quota
 
 
 def make_quota_pod(name: str, quota: str = "", *, cpu: str = "1", memory: str = "1Gi",

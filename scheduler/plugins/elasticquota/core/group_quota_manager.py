@@ -476,9 +476,27 @@ class GroupQuotaManager:
         delta = subtract(allocatable or {}, old)
         if is_zero(delta):
             return
+        self._add_total(delta)
+
+    def _add_total(self, delta: Mapping[str, int]) -> None:
         for k, v in delta.items():
             self._total[k] = self._total.get(k, 0) + v
         self._update_total_except()
+
+    def add_cluster_total(self, delta: Mapping[str, int]) -> None:
+        """Add to the cluster total beyond the nodes' allocatable (MultiQuotaTree: the default
+        tree gives up what a tree's root quota takes, upstream ``UpdateClusterTotalResource``)."""
+        with self._lock:
+            if not is_zero(delta):
+                self._add_total(delta)
+
+    def set_tree_total(self, total: Mapping[str, int]) -> ResourceInts:
+        """Set a quota tree's total (its root quota's ``total-resource``); returns the change
+        (upstream ``SetTotalResourceForTree``)."""
+        with self._lock:
+            delta = subtract(total, self._total)
+            self.add_cluster_total(delta)
+            return delta
 
     def on_node_add(self, node: KubeDict) -> None:
         self.on_node_update(None, node)

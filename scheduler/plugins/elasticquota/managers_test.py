@@ -1,0 +1,153 @@
+"""MultiQuotaTree: each quota tree has its own manager and total, taken from the default tree
+(upstream ``quota_handler_test.go``, the MultiQuotaTree cases)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from api.extension.elastic_quota import (
+    ANNOTATION_TOTAL_RESOURCE,
+    DEFAULT_QUOTA_NAME,
+    SYSTEM_QUOTA_NAME,
+)
+from pkg.features import FeatureGate
+from pkg.features.features import MULTI_QUOTA_TREE
+from pkg.features.scheduler_features import SCHEDULER_FEATURE_GATES
+from scheduler.apis.config import ElasticQuotaArgs
+from scheduler.plugins.elasticquota.handlers import QuotaTreeFeeder
+from scheduler.plugins.elasticquota.managers import QuotaManagers
+from scheduler.plugins.elasticquota.testing import make_quota, make_quota_pod, make_tree_quota
+
+NODE = {"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "10", "memory": "40Gi"}}}
+GI = 1 << 30
+
+
+def feeder_with(multi_tree: bool) -> QuotaTreeFeeder:
+    gate = FeatureGate(SCHEDULER_FEATURE_GATES)
+    gate.set_enabled(MULTI_QUOTA_TREE, multi_tree)
+    f = QuotaTreeFeeder(QuotaManagers.from_args(ElasticQuotaArgs(), gate), None)
+    f.node_handler().on_add(NODE, True)
+    return f
+
+
+@pytest.fixture
+def feeder() -> QuotaTreeFeeder:
+    return feeder_with(True)
+
+
+def root(tree: str, cpu: str, **kw: Any) -> dict[str, Any]:
+    return make_tree_quota(f"{tree}-root", tree, {"cpu": "1000", "memory": "1000Gi"},
+                           total={"cpu": cpu, "memory": "8Gi"}, is_parent=True, **kw)
+
+
+def test_gate_off_keeps_one_tree() -> None:
+    f = feeder_with(False)
+    f.on_quota_add(root("t1", "4"))
+    f.on_quota_add(make_tree_quota("a", "t1", {"cpu": "4"}, parent="t1-root"))
+    assert f.managers.trees().keys() == {""}
+    assert f.manager.get_quota_info("a") is not None
+    # total-resource means nothing without the gate.
+    assert f.manager.cluster_total() == {"cpu": 10_000, "memory": 40 * GI}
+
+
+def test_quota_with_tree_id_gets_its_own_tree(feeder: QuotaTreeFeeder) -> None:
+    feeder.on_quota_add(make_tree_quota("a", "t1", {"cpu": "4"}))
+    feeder.on_quota_add(make_quota("plain", {"cpu": "4"}))
+    tree = feeder.managers.trees()["t1"]
+    assert feeder.managers.for_quota("a") is tree
+    assert tree.get_quota_info("a") is not None
+    assert feeder.manager.get_quota_info("a") is None
+    assert feeder.managers.for_quota("plain") is feeder.manager
+    # Built-in quotas and unknown names stay in the default tree.
+    for name in (DEFAULT_QUOTA_NAME, SYSTEM_QUOTA_NAME, "nope"):
+        assert feeder.managers.for_quota(name) is feeder.manager
+    assert {"a", "plain", DEFAULT_QUOTA_NAME}.issubset(feeder.managers.quota_names())
+
+
+def test_root_total_is_taken_from_the_default_tree(feeder: QuotaTreeFeeder) -> None:
+    feeder.on_quota_add(root("t1", "4"))
+    tree = feeder.managers.trees()["t1"]
+    assert tree.cluster_total() == {"cpu": 4000, "memory": 8 * GI}
+    assert feeder.manager.cluster_total() == {"cpu": 6000, "memory": 32 * GI}
+    # A new total (the profile's nodes changed) moves only the difference.
+    feeder.on_quota_update(root("t1", "4"), root("t1", "6"))
+    assert tree.cluster_total()["cpu"] == 6000
+    assert feeder.manager.cluster_total()["cpu"] == 4000
+    # Nodes keep feeding the default tree.
+    feeder.node_handler().on_add({**NODE, "metadata": {"name": "n2"}}, False)
+    assert feeder.manager.cluster_total()["cpu"] == 14_000
+    assert tree.cluster_total()["cpu"] == 6000
+
+
+def test_ignore_default_tree_leaves_the_default_total(feeder: QuotaTreeFeeder) -> None:
+    feeder.on_quota_add(root("t1", "4", ignore_default_tree=True))
+    assert feeder.managers.trees()["t1"].cluster_total()["cpu"] == 4000
+    assert feeder.manager.cluster_total()["cpu"] == 10_000
+
+
+def test_deleting_the_root_gives_the_total_back(feeder: QuotaTreeFeeder) -> None:
+    feeder.on_quota_add(root("t1", "4"))
+    feeder.on_quota_add(root("t2", "3"))
+    assert feeder.manager.cluster_total()["cpu"] == 3000
+    feeder.on_quota_delete(root("t1", "4"))
+    assert feeder.manager.cluster_total()["cpu"] == 7000
+    assert "t1" not in feeder.managers.trees()
+    assert feeder.managers.trees()["t2"].cluster_total()["cpu"] == 3000
+    # Back again: a fresh tree takes its total once more.
+    feeder.on_quota_add(root("t1", "4"))
+    assert feeder.manager.cluster_total()["cpu"] == 3000
+
+
+def test_runtime_of_a_tree_is_bounded_by_its_total(feeder: QuotaTreeFeeder) -> None:
+    feeder.on_quota_add(root("t1", "4"))
+    feeder.on_quota_add(make_tree_quota("a", "t1", {"cpu": "100", "memory": "100Gi"},
+                                        parent="t1-root"))
+    feeder.on_quota_add(make_quota("plain", {"cpu": "100", "memory": "100Gi"}))
+    for i in range(8):
+        feeder.on_pod_add(make_quota_pod(f"a{i}", "a", cpu="1", memory="1Gi"))
+        feeder.on_pod_add(make_quota_pod(f"p{i}", "plain", cpu="1", memory="1Gi"))
+    a = feeder.managers.quota_summary("a")
+    plain = feeder.managers.quota_summary("plain")
+    assert a is not None and plain is not None
+    assert a.runtime["cpu"] == 4000
+    assert plain.runtime["cpu"] == 6000
+    assert a.request["cpu"] == plain.request["cpu"] == 8000
+
+
+def test_pod_moves_between_trees_with_its_use(feeder: QuotaTreeFeeder) -> None:
+    feeder.on_quota_add(make_tree_quota("a", "t1", {"cpu": "4"}))
+    feeder.on_quota_add(make_tree_quota("b", "t2", {"cpu": "4"}))
+    pod = make_quota_pod("p", "a", cpu="1")
+    feeder.on_pod_add(pod)
+    feeder.managers.for_quota("a").reserve_pod("a", pod)
+    moved = make_quota_pod("p", "b", cpu="1")
+    feeder.on_pod_update(pod, moved)
+    a, b = feeder.managers.quota_summary("a"), feeder.managers.quota_summary("b")
+    assert a is not None and b is not None
+    assert (a.request.get("cpu", 0), a.used.get("cpu", 0)) == (0, 0)
+    # Reserved, not bound yet: it keeps using whichever quota it is in.
+    assert (b.request["cpu"], b.used["cpu"]) == (1000, 1000)
+    assert feeder.quota_of(moved) == "b"
+
+
+def test_pod_of_a_deleted_tree_quota_falls_back_to_the_default(feeder: QuotaTreeFeeder) -> None:
+    quota = make_tree_quota("a", "t1", {"cpu": "4"})
+    feeder.on_quota_add(quota)
+    pod = make_quota_pod("p", "a", cpu="1", node="n1")
+    feeder.on_pod_add(pod)
+    feeder.on_quota_delete(quota)
+    assert feeder.quota_of(pod) == DEFAULT_QUOTA_NAME
+    default = feeder.manager.get_quota_info(DEFAULT_QUOTA_NAME)
+    assert default is not None and default.used["cpu"] == 1000
+    assert "t1" not in feeder.managers.trees()
+
+
+def test_malformed_total_resource_changes_nothing(feeder: QuotaTreeFeeder) -> None:
+    bad = root("t1", "4")
+    bad["metadata"]["annotations"][ANNOTATION_TOTAL_RESOURCE] = "{not json"
+    with pytest.raises(ValueError, match="total-resource"):
+        feeder.managers.update_quota(bad)
+    assert feeder.managers.trees().keys() == {""}
+    assert feeder.manager.cluster_total()["cpu"] == 10_000
