@@ -1,8 +1,10 @@
 """MultiQuotaTree: each quota tree has its own manager and total, taken from the default tree
-(upstream ``quota_handler_test.go``, the MultiQuotaTree cases)."""
+(upstream ``quota_handler_test.go``, the MultiQuotaTree cases), and the scheduler admits each
+tree's pods within that tree's total."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,13 +14,19 @@ from api.extension.elastic_quota import (
     DEFAULT_QUOTA_NAME,
     SYSTEM_QUOTA_NAME,
 )
-from pkg.features import FeatureGate
+from pkg.features import FeatureGate, default_feature_gate
 from pkg.features.features import MULTI_QUOTA_TREE
 from pkg.features.scheduler_features import SCHEDULER_FEATURE_GATES
 from scheduler.apis.config import ElasticQuotaArgs
 from scheduler.plugins.elasticquota.handlers import QuotaTreeFeeder
 from scheduler.plugins.elasticquota.managers import QuotaManagers
-from scheduler.plugins.elasticquota.testing import make_quota, make_quota_pod, make_tree_quota
+from scheduler.plugins.elasticquota.testing import (
+    QuotaCluster,
+    cpu_pods,
+    make_quota,
+    make_quota_pod,
+    make_tree_quota,
+)
 
 NODE = {"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "10", "memory": "40Gi"}}}
 GI = 1 << 30
@@ -151,3 +159,33 @@ def test_malformed_total_resource_changes_nothing(feeder: QuotaTreeFeeder) -> No
         feeder.managers.update_quota(bad)
     assert feeder.managers.trees().keys() == {""}
     assert feeder.manager.cluster_total()["cpu"] == 10_000
+
+
+@pytest.fixture
+def multi_tree_cluster() -> Iterator[QuotaCluster]:
+    was = default_feature_gate.enabled(MULTI_QUOTA_TREE)
+    default_feature_gate.set_enabled(MULTI_QUOTA_TREE, True)
+    try:
+        c = QuotaCluster("8")
+    finally:
+        # The plugin read the gate when it was built.
+        default_feature_gate.set_enabled(MULTI_QUOTA_TREE, was)
+    yield c
+    c.stop()
+
+
+def test_trees_admit_pods_within_their_own_totals(multi_tree_cluster: QuotaCluster) -> None:
+    c = multi_tree_cluster
+    for tree, cpu in (("t1", "3"), ("t2", "2")):
+        c.add_quota(make_tree_quota(f"{tree}-root", tree, {"cpu": "1000"},
+                                    total={"cpu": cpu}, is_parent=True))
+    c.add_quota(make_tree_quota("a", "t1", {"cpu": "10"}, parent="t1-root"))
+    c.add_quota(make_tree_quota("b", "t2", {"cpu": "10"}, parent="t2-root"))
+    c.add_quota(make_quota("plain", {"cpu": "10"}))
+    pods = {q: cpu_pods(c, q, q, 4) for q in ("a", "b", "plain")}
+    bound = c.schedule()
+    # 8 cpus: 3 for tree t1, 2 for tree t2, the 3 left for the default tree.
+    left = {q: [p for p in pods[q] if f"default/{p}" not in bound] for q in pods}
+    assert [len(left[q]) for q in ("a", "b", "plain")] == [1, 2, 1]
+    for q in pods:
+        assert f"Insufficient quotas, quotaName: {q}," in c.failure(left[q][0])
