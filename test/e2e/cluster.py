@@ -262,10 +262,10 @@ def start_scheduler(kubeconfig: str, config: str, workdir: Path, name: str = "sc
 
 @contextmanager
 def running_scheduler(kubeconfig: str, config: str, workdir: Path,
-                      deadline: float = 60.0) -> Iterator[str]:
-    """``start_scheduler``, healthy before the block runs and stopped after it; yields the
-    debug/health URL."""
-    proc, url = start_scheduler(kubeconfig, config, workdir)
+                      deadline: float = 60.0, extra: list[str] | None = None) -> Iterator[str]:
+    """``start_scheduler`` (``extra``: more flags), healthy before the block runs and stopped
+    after it; yields the debug/health URL."""
+    proc, url = start_scheduler(kubeconfig, config, workdir, extra=extra)
     try:
         wait_for(lambda: http_ok(url + "/healthz"), deadline,
                  what=f"koord-scheduler healthy; log:\n{proc.log()}")
