@@ -10,6 +10,9 @@ over-use revocation evicts for, request over runtime means pods wait for quota. 
 table name what users found confusing (koordinator#2104, #2342, #2393): a quota that does not
 lend, a runtime below min while the quota asks for more, children's mins summing over their
 parent's min. ``hack/koord explain pod`` shows the same figures from the scheduler's own tree.
+A quota of a quota tree (label ``quota.scheduling.koordinator.sh/tree-id``, a separate tree
+under koord-scheduler's MultiQuotaTree gate) is shown with its own tree only: the header names
+the tree and the total its root quota's ``total-resource`` annotation gives it.
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ from api.errors import MalformedValueError
 from api.extension.elastic_quota import (
     ANNOTATION_REQUEST,
     ANNOTATION_RUNTIME,
+    ANNOTATION_TOTAL_RESOURCE,
     ROOT_QUOTA_NAME,
     get_parent_quota_name,
+    get_quota_tree_id,
     is_allow_lent_resource,
+    is_tree_root_quota,
     parse_quota_resource_list,
 )
 from api.extension.objects import KubeDict, annotations_of, labels_of, metadata_of, spec_of
@@ -47,6 +53,8 @@ class QuotaView:
     namespace: str
     parent: str
     allow_lent: bool = True
+    tree: str = ""  # the quota tree id; "" for the default tree
+    tree_total: str = ""  # a tree root's total-resource annotation, as written
     figures: dict[str, dict[str, str]] = field(default_factory=dict)
     # Annotations that did not parse: shown instead of silently read as empty.
     problems: list[str] = field(default_factory=list)
@@ -57,8 +65,10 @@ class QuotaView:
         name = md.get("name") or ""
         labels = labels_of(eq)
         view = cls(name, md.get("namespace") or "", get_parent_quota_name(name, labels),
-                   is_allow_lent_resource(labels))
+                   is_allow_lent_resource(labels), get_quota_tree_id(labels))
         spec, annotations = spec_of(eq), annotations_of(eq)
+        if is_tree_root_quota(labels):
+            view.tree_total = annotations.get(ANNOTATION_TOTAL_RESOURCE, "")
         view.figures["min"] = dict(spec.get("min") or {})
         view.figures["max"] = dict(spec.get("max") or {})
         for column, key in (("runtime", ANNOTATION_RUNTIME), ("request", ANNOTATION_REQUEST)):
@@ -192,6 +202,9 @@ def quota_tree_text(objects: Iterable[KubeDict], name: str,
     ancestors: list[str] = []
     parent, seen = target.parent, {target.name}
     while parent and parent not in seen:  # a parent cycle ends the walk
+        if target.tree and (parent == ROOT_QUOTA_NAME or
+                            (parent in by_name and by_name[parent].tree != target.tree)):
+            break  # a tree's root quota is the top of its tree
         ancestors.append(parent)
         seen.add(parent)
         parent = by_name[parent].parent if parent in by_name else ""
@@ -201,7 +214,8 @@ def quota_tree_text(objects: Iterable[KubeDict], name: str,
     for depth, a in enumerate(ancestors):
         rows += _rows(by_name.get(a), a, depth)
     depth = len(ancestors)
-    siblings = sorted(children.get(target.parent, [target]), key=lambda v: v.name)
+    siblings = sorted((v for v in children.get(target.parent, [target]) if v.tree == target.tree),
+                      key=lambda v: v.name)
     own = sorted(children.get(target.name, []), key=lambda c: c.name)
     for v in siblings:
         rows += _rows(v, v.name, depth, v is target)
@@ -216,6 +230,11 @@ def quota_tree_text(objects: Iterable[KubeDict], name: str,
     where = f"{target.namespace}/" if target.namespace else ""
     head = (f"ElasticQuota {where}{target.name}: parent {target.parent or '(none)'}, "
             f"{len(siblings) - 1} sibling(s), {kids} child(ren).")
+    if target.tree:
+        roots = [v for v in views if v.tree == target.tree and v.tree_total]
+        total = f", total {roots[0].tree_total} (total-resource of {roots[0].name})" \
+            if roots else ", no root quota with total-resource listed"
+        head += f"\nQuota tree {target.tree} (a tree of its own under MultiQuotaTree){total}."
     legend = ("* the quota asked about. runtime and request are the scheduler's "
               "quota.scheduling.koordinator.sh/ annotations, used is status.used;\n"
               "\"used > runtime\" is what over-use revocation evicts for, "

@@ -13,9 +13,12 @@ import pytest
 from api.extension.elastic_quota import (
     ANNOTATION_REQUEST,
     ANNOTATION_RUNTIME,
+    ANNOTATION_TOTAL_RESOURCE,
     LABEL_ALLOW_LENT_RESOURCE,
     LABEL_QUOTA_IS_PARENT,
+    LABEL_QUOTA_IS_ROOT,
     LABEL_QUOTA_PARENT,
+    LABEL_QUOTA_TREE_ID,
 )
 from hack import koord_cli
 from hack.koord_quota import QuotaNotFound, quota_tree_text
@@ -181,3 +184,18 @@ def test_hints_explain_a_runtime_below_min_a_quota_that_does_not_lend_and_mins_o
     ]
     # Lending as usual and mins that fit: no hints.
     assert "hint: " not in quota_tree_text(TREE, "other")
+
+
+def test_a_quota_of_a_quota_tree_is_shown_within_its_tree() -> None:
+    root = eq("pool-root", "default", "", ("4", "1000", "4", "6", "4"), is_parent=True)
+    root["metadata"]["labels"].update({LABEL_QUOTA_TREE_ID: "pool", LABEL_QUOTA_IS_ROOT: "true"})
+    root["metadata"]["annotations"][ANNOTATION_TOTAL_RESOURCE] = '{"cpu":"4"}'
+    team = eq("team-t", "default", "pool-root", ("0", "10", "4", "6", "4"))
+    team["metadata"]["labels"][LABEL_QUOTA_TREE_ID] = "pool"
+    out = quota_tree_text([*TREE, root, team], "pool-root")
+    assert 'Quota tree pool (a tree of its own under MultiQuotaTree), total {"cpu":"4"} ' \
+           "(total-resource of pool-root)." in out
+    # The default tree's top-level quotas are no siblings of the tree's root.
+    assert "0 sibling(s), 1 child(ren)." in out
+    assert [r[0] for r in rows(out) if r[0] not in ("cpu", "memory")] == \
+        ["pool-root", "team-t"]
