@@ -1,5 +1,5 @@
 """The ElasticQuota status writer with a real quota tree: what it writes, that it writes only
-changes, and how it carries on after a failed write."""
+changes, how it carries on after a failed write, and each tree's figures under MultiQuotaTree."""
 
 from __future__ import annotations
 
@@ -19,18 +19,24 @@ from api.extension.elastic_quota import (
     ANNOTATION_NON_PREEMPTIBLE_USED,
     ANNOTATION_REQUEST,
     ANNOTATION_RUNTIME,
+    ANNOTATION_TOTAL_RESOURCE,
     LABEL_PREEMPTIBLE,
+    LABEL_QUOTA_IS_ROOT,
     LABEL_QUOTA_PARENT,
+    LABEL_QUOTA_TREE_ID,
 )
 from api.thirdparty.schedulerplugins.v1alpha1.elastic_quota import ElasticQuota
 from pkg.client.errors import ApiError
 from pkg.client.resources import ELASTIC_QUOTAS
 from pkg.client.rest import Client
-from pkg.features import default_feature_gate
-from pkg.features.features import ELASTIC_QUOTA_GUARANTEE_USAGE
+from pkg.features import FeatureGate, default_feature_gate
+from pkg.features.features import ELASTIC_QUOTA_GUARANTEE_USAGE, MULTI_QUOTA_TREE
+from pkg.features.scheduler_features import SCHEDULER_FEATURE_GATES
 from pkg.util.clock import FakeClock
+from scheduler.apis.config import ElasticQuotaArgs
 from scheduler.plugins.elasticquota.controller import ElasticQuotaController
 from scheduler.plugins.elasticquota.core import GroupQuotaManager
+from scheduler.plugins.elasticquota.managers import QuotaManagers
 from test.apiserver import start
 from test.e2e.cluster import install_crds, wait_for
 
@@ -263,3 +269,28 @@ def test_a_typed_informer_hands_models(tree: GroupQuotaManager) -> None:
                                          "kind": "ElasticQuota", **quota("a", "2", "8")})
     assert ctrl.sync_quota(model)
     assert client.objects["a"]["status"]["used"] == {"cpu": "1", "memory": "0"}
+
+
+def test_writes_each_quota_trees_figures_under_multi_quota_tree() -> None:
+    gate = FeatureGate(SCHEDULER_FEATURE_GATES)
+    gate.set_enabled(MULTI_QUOTA_TREE, True)
+    trees = QuotaManagers.from_args(ElasticQuotaArgs(), gate)
+    trees.default.on_node_add({"metadata": {"name": "n1"},
+                               "status": {"allocatable": {"cpu": "10", "memory": str(40 * GI)}}})
+    root = quota("pool-root", "4", "1000")
+    root["metadata"]["labels"].update({LABEL_QUOTA_TREE_ID: "pool", LABEL_QUOTA_IS_ROOT: "true"})
+    root["metadata"]["annotations"][ANNOTATION_TOTAL_RESOURCE] = '{"cpu":"4","memory":"8Gi"}'
+    team = quota("team-t", "0", "10", parent="pool-root")
+    team["metadata"]["labels"][LABEL_QUOTA_TREE_ID] = "pool"
+    plain = quota("plain", "0", "10")
+    for q in (root, team, plain):
+        trees.update_quota(q)
+    trees.for_quota("team-t").on_pod_add("team-t", pod("t", "8", "1Gi"))
+    trees.default.on_pod_add("plain", pod("p", "8", "1Gi"))
+    client = FakeQuotaClient({q["metadata"]["name"]: json.loads(json.dumps(q))
+                              for q in (root, team, plain)})
+    ctrl = ElasticQuotaController(trees, client, client, FakeClock())
+    assert ctrl.sync() == 3
+    # The tree has its root's 4 cpus, the default tree the node's 10 less those.
+    assert annotation(client.objects["team-t"], ANNOTATION_RUNTIME)["cpu"] == "4"
+    assert annotation(client.objects["plain"], ANNOTATION_RUNTIME)["cpu"] == "6"
