@@ -1,10 +1,11 @@
 """MultiQuotaTree: each quota tree has its own manager and total, taken from the default tree
 (upstream ``quota_handler_test.go``, the MultiQuotaTree cases), and the scheduler admits each
-tree's pods within that tree's total."""
+tree's pods within that tree's total; over-use revocation follows a tree's total."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -14,12 +15,15 @@ from api.extension.elastic_quota import (
     DEFAULT_QUOTA_NAME,
     SYSTEM_QUOTA_NAME,
 )
+from api.extension.objects import KubeDict
 from pkg.features import FeatureGate, default_feature_gate
 from pkg.features.features import MULTI_QUOTA_TREE
 from pkg.features.scheduler_features import SCHEDULER_FEATURE_GATES
+from pkg.util.clock import FakeClock
 from scheduler.apis.config import ElasticQuotaArgs
 from scheduler.plugins.elasticquota.handlers import QuotaTreeFeeder
 from scheduler.plugins.elasticquota.managers import QuotaManagers
+from scheduler.plugins.elasticquota.quota_overuse_revoke import QuotaOverUsedRevokeController
 from scheduler.plugins.elasticquota.testing import (
     QuotaCluster,
     cpu_pods,
@@ -189,3 +193,48 @@ def test_trees_admit_pods_within_their_own_totals(multi_tree_cluster: QuotaClust
     assert [len(left[q]) for q in ("a", "b", "plain")] == [1, 2, 1]
     for q in pods:
         assert f"Insufficient quotas, quotaName: {q}," in c.failure(left[q][0])
+
+
+@dataclass
+class Evictions:
+    """A client that records evictions (``namespace/name``); nothing else is expected."""
+
+    evicted: list[str] = field(default_factory=list)
+    pods: dict[str, KubeDict] = field(default_factory=dict)
+
+    def request(self, method: str, path: str, *, body: Any = None) -> Any:
+        assert method == "POST" and path.endswith("/eviction"), path
+        self.evicted.append(f"{body['metadata']['namespace']}/{body['metadata']['name']}")
+        return {}
+
+    def patch(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("unexpected patch")
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("unexpected delete")
+
+    def get_by_key(self, key: str) -> KubeDict | None:
+        return self.pods.get(key)
+
+
+def test_revocation_follows_a_trees_shrinking_total(feeder: QuotaTreeFeeder) -> None:
+    # 10 node cpus: 6 for tree t1, where a uses 6; 4 left for plain, which uses 3.
+    feeder.on_quota_add(root("t1", "6"))
+    feeder.on_quota_add(make_tree_quota("a", "t1", {"cpu": "10"}, parent="t1-root"))
+    feeder.on_quota_add(make_quota("plain", {"cpu": "10"}))
+    client, clock = Evictions(), FakeClock()
+    for name, quota, cpu, priority in (("a0", "a", "2", 1), ("a1", "a", "2", 5),
+                                       ("a2", "a", "2", 10), ("p0", "plain", "3", 0)):
+        pod = make_quota_pod(name, quota, cpu=cpu, node="n1", priority=priority)
+        client.pods[f"default/{name}"] = pod
+        feeder.on_pod_add(pod)
+    revoker = QuotaOverUsedRevokeController(
+        feeder.managers, client, client, clock,
+        ElasticQuotaArgs(monitor_all_quotas=True, delay_evict_time=0))
+    assert revoker.revoke() == []
+    clock.step(1)
+    assert revoker.revoke() == []
+    # The profile's nodes shrink: tree t1 has 4 cpus for a's 6; a's least important pod goes.
+    feeder.on_quota_update(root("t1", "6"), root("t1", "4"))
+    clock.step(1)
+    assert revoker.revoke() == ["default/a0"]
