@@ -193,6 +193,14 @@ def test_trees_admit_pods_within_their_own_totals(multi_tree_cluster: QuotaClust
     assert [len(left[q]) for q in ("a", "b", "plain")] == [1, 2, 1]
     for q in pods:
         assert f"Insufficient quotas, quotaName: {q}," in c.failure(left[q][0])
+    # Why pending: the path within the pod's own tree, its root's runtime the tree's total.
+    state = c.plugin.explain_pod(f"default/{left['a'][0]}")
+    assert state is not None
+    path = state.data["path"]
+    assert isinstance(path, list)
+    assert [(level["name"], level["runtime"]) for level in path] == [
+        ("koordinator-root-quota", {"cpu": "3"}), ("t1-root", {"cpu": "3"}),
+        ("a", {"cpu": "3"})]
 
 
 @dataclass
