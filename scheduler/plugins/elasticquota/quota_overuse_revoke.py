@@ -217,5 +217,5 @@ class QuotaOverUsedRevokeController:
         return evicted
 
 
-__all__ = ["NAME", "REVOKED_REASON", "Candidate", "PodStore", "QuotaOverUsedRevokeController", "choose_victims",
-           "fits"]
+__all__ = ["NAME", "REVOKED_REASON", "Candidate", "PodStore", "QuotaOverUsedRevokeController",
+           "choose_victims", "fits"]
