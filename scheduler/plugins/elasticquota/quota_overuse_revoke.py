@@ -210,7 +210,7 @@ class QuotaOverUsedRevokeController:
                 if self.recorder is not None and summary is not None:
                     self.recorder.eventf(
                         pod, None, "Normal", REVOKED_REASON, "Revoking",
-                        "Revoked: quota %s used %s over its runtime %s for longer than %gs",
+                        "quota %s used %s over its runtime %s for longer than %gs",
                         name, print_resource_list(summary.used),
                         print_resource_list(summary.runtime), self.args.delay_evict_time)
                 evicted.append(key)

@@ -168,7 +168,7 @@ def test_each_revoked_pod_gets_an_event_naming_its_quotas_used_and_runtime(
     assert ctrl.revoke() == ["team/low"]
     assert recorder.events == [
         ("low", "", "Normal", "Revoked", "Revoking",
-         "Revoked: quota a used cpu:10 over its runtime cpu:4 for longer than 0s")]
+         "quota a used cpu:10 over its runtime cpu:4 for longer than 0s")]
 
 
 def test_a_quota_that_fits_again_starts_its_wait_again(cluster: Cluster) -> None:
