@@ -682,6 +682,7 @@ def render_png(r: Report, samples: list[Sample], path: Path) -> None:
 def _quota_panel(ax: Any, samples: list[Sample], quotas: list[str]) -> None:
     """Each quota's runtime (solid) and used (dotted) cores over time, its min dashed."""
     colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
+    top = 0.0
     for i, name in enumerate(quotas):
         colour = colours[i % len(colours)]
         for attr, style, label in (("runtime", "-", "runtime"), ("used", ":", "used"),
@@ -692,8 +693,10 @@ def _quota_panel(ax: Any, samples: list[Sample], quotas: list[str]) -> None:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle=style,
                         color=colour, linewidth=2 if attr == "used" else 1,
                         label=f"{name} {label}")
+                top = max(top, *(p[1] for p in pts))
     ax.set_ylabel("quota cpu (cores)")
-    ax.legend(loc="upper left", ncol=3, fontsize="small")
+    ax.set_ylim(0, top * 1.5 if top else 1)  # room above the lines for the legend
+    ax.legend(loc="upper left", ncol=len(quotas), fontsize="small")
 
 
 def write_placements(pods: list[Obj], events: list[Obj], path: Path) -> None:
