@@ -669,7 +669,7 @@ def render_png(r: Report, samples: list[Sample], path: Path) -> None:
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], label=name, linewidth=1)
     ax.set_ylabel("node CPU used (cores)")
-    if samples and len(samples[-1].nodes) <= 10:
+    if ax.get_legend_handles_labels()[0] and len(samples[-1].nodes) <= 10:
         ax.legend(loc="upper left", ncol=5, fontsize="small")
     if quotas:
         _quota_panel(axes[3], samples, quotas)
