@@ -460,6 +460,11 @@ def test_kube_version_picks_the_scheduler_gates_and_namespace_rule() -> None:
     assert not [r for r in rules if "namespaces" in r["resources"]]
 
 
+def test_koord_scheduler_may_evict_pods_for_quota_revocation() -> None:
+    rules = find(rendered(), "ClusterRole", "koord-scheduler-role")["rules"]
+    assert {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]} in rules
+
+
 # --- values.schema.json --------------------------------------------------------------------
 
 

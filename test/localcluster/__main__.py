@@ -6,8 +6,9 @@ running a co-location scenario, then a report.
 Starts the embedded API server with N simulated nodes (a koordlet process each), two
 replicas each of koord-manager and koord-scheduler with upstream's shipped configuration
 (leader-elected; a component that exits is restarted with back-off), runs the scenario
-(default ``test/localcluster/scenarios/default.yaml``: one day in 3 minutes), and prints the
-report; ``report.txt``, ``report.json``, ``placements.tsv``, ``utilisation.png``, the
+(default ``test/localcluster/scenarios/default.yaml``: one day in 3 minutes; ``quota.yaml``
+beside it: two teams' ElasticQuotas, borrowing, revocation and preemption within a quota), and
+prints the report; ``report.txt``, ``report.json``, ``placements.tsv``, ``utilisation.png``, the
 kubeconfig and every component's log are left in the workdir (default ``_output/local-up``).
 Ctrl-C stops every process cleanly and reports what ran so far.
 """

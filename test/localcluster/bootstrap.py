@@ -7,7 +7,9 @@ chart, and so ours, has none; registered as a user would, through the chart's Se
 ``install`` before the components start; then, once koord-manager serves the webhooks that
 validate it, what is the scenario's own (``install_scenario``): upstream's spark-jobs
 ClusterColocationProfile (``examples/spark-jobs/cluster-colocation-profile.yaml``) with its
-namespace, and the namespaces of the scenario's pods.
+namespace, the namespaces of the scenario's pods, and its ElasticQuotas (parents first, through
+koord-manager's quota webhooks; labelled as the scenario's so the recorder follows them).
+The scenario's ``chartValues`` go to the renderer as a values file.
 
 The chart brings Koordinator's CRDs, the ``koordinator-system`` namespace, the ServiceAccounts
 the components run under with their ClusterRoles and bindings, the PriorityClasses
@@ -19,11 +21,14 @@ and configurations that koord-manager then points at itself.
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from api.configuration import CONFIG_NAMESPACE, SLO_CTRL_CONFIG_MAP
+from api.extension.elastic_quota import LABEL_QUOTA_IS_PARENT, LABEL_QUOTA_PARENT
 from pkg.client import ApiError
 from pkg.client.resources import for_object
 from pkg.client.rest import Client
@@ -31,7 +36,8 @@ from pkg.util.testdata import upstream_data_dir
 from test.e2e import cluster
 from test.e2e.cluster import chart_objects
 
-from .scenario import Scenario
+from .scenario import Quota, Scenario
+from .workload import LABEL_GROUP, LABEL_KIND, QUOTA
 
 Obj = dict[str, Any]
 PROFILE_FILE = "examples/spark-jobs/cluster-colocation-profile.yaml"
@@ -92,9 +98,25 @@ def scheduler_config_text(objects: list[Obj]) -> str:
 
 
 def render(scenario: Scenario) -> list[Obj]:
-    """The chart with ``CHART_VALUES``, in install order, with the scenario's configuration."""
-    return with_profile_hook(with_scenario_config(chart_objects(set_values=CHART_VALUES),
-                                                  scenario))
+    """The chart with the scenario's ``chartValues`` and ``CHART_VALUES``, in install order,
+    with the scenario's configuration."""
+    with tempfile.TemporaryDirectory(prefix="local-up-values-") as tmp:
+        values = Path(tmp) / "values.yaml"
+        values.write_text(yaml.safe_dump(scenario.chart_values))
+        objects = chart_objects(values_files=[values], set_values=CHART_VALUES)
+    return with_profile_hook(with_scenario_config(objects, scenario))
+
+
+def elastic_quota(quota: Quota) -> Obj:
+    labels = {LABEL_KIND: QUOTA, LABEL_GROUP: quota.name}
+    if quota.parent:
+        labels[LABEL_QUOTA_PARENT] = quota.parent
+    if quota.is_parent:
+        labels[LABEL_QUOTA_IS_PARENT] = "true"
+    return {"apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "ElasticQuota",
+            "metadata": {"name": quota.name, "namespace": quota.in_namespace,
+                         "labels": labels},
+            "spec": {"min": quota.min.model_dump(), "max": quota.max.model_dump()}}
 
 
 def install_scenario(client: Client, scenario: Scenario) -> None:
@@ -105,12 +127,16 @@ def install_scenario(client: Client, scenario: Scenario) -> None:
     for doc in yaml.safe_load_all((upstream_data_dir() / PROFILE_FILE).read_text()):
         _create(client, doc, doc["metadata"].get("namespace"))
     for ns in sorted(({s.namespace for s in scenario.online}
-                      | {g.namespace for g in scenario.gangs}) - {CONFIG_NAMESPACE}):
+                      | {g.namespace for g in scenario.gangs}
+                      | {q.in_namespace for q in scenario.quotas}) - {CONFIG_NAMESPACE}):
         _create(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     for job in scenario.batch:  # a job in another namespace gets the profile's label too
         _create(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {
             "name": job.namespace, "labels": {"koordinator.sh/enable-colocation": "true"}}})
+    # The quota webhook checks a child against its parent: parents first.
+    for quota in sorted(scenario.quotas, key=lambda q: not q.is_parent):
+        _create(client, elastic_quota(quota), quota.in_namespace)
 
 
-__all__ = ["CHART_VALUES", "PROFILE_FILE", "install_scenario", "render",
+__all__ = ["CHART_VALUES", "PROFILE_FILE", "elastic_quota", "install_scenario", "render",
            "scheduler_config_text", "with_profile_hook", "with_scenario_config"]

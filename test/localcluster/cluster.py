@@ -37,7 +37,7 @@ from .components import LEASE_NAMESPACE, LEASES, MANAGER, SCHEDULER, Components,
 from .recorder import Recorder, Sample, phase_counts
 from .scenario import Scenario
 from .supervisor import Restart, describe_exit
-from .workload import BATCH, GANG, ONLINE, Workload
+from .workload import BATCH, GANG, ONLINE, QUOTA, Workload
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,9 @@ class LocalCluster:
         self.say(f"local-up: {' and '.join(c.manager_probes_urls)} serving webhooks, "
                  f"{c.leader(self.client, MANAGER) or 'one'} leading")
         bootstrap.install_scenario(self.client, self.scenario)
-        self.say("local-up: installed ClusterColocationProfile spark-demo")
+        self.say("local-up: installed ClusterColocationProfile spark-demo" + (
+            f" and ElasticQuotas {', '.join(q.name for q in self.scenario.quotas)}"
+            if self.scenario.quotas else ""))
         c.start_scheduler(bootstrap.scheduler_config_text(chart))
         self.say(f"local-up: {' and '.join(c.scheduler_urls)} serving on "
                  f"{' and '.join(c.scheduler_urls.values())} "
@@ -120,7 +122,8 @@ class LocalCluster:
         sc = self.scenario
         self.started = time.time()
         wl = self.workload = Workload(self.client, sc, self.started)
-        rec = self.recorder = Recorder(self.client, self.components.koordlet_metrics)
+        rec = self.recorder = Recorder(self.client, self.components.koordlet_metrics,
+                                       quotas=bool(sc.quotas))
         tick = _tick_seconds(sc)
         next_sample = next_progress = 0.0
         self.say(f"local-up: scenario {sc.name!r}: {sc.pod_count()} pods over a day of "
@@ -167,6 +170,9 @@ class LocalCluster:
         restarts = ", ".join(f"{p.name} {p.restarts}" for p in
                              self.components.processes.values() if p.restarts)
         util += f"; restarts: {restarts}" if restarts else ""
+        if self.scenario.quota_jobs:
+            util += (f"; quota jobs {count(QUOTA, 'Running')} running, "
+                     f"{count(QUOTA, 'Pending')} pending")
         return (f"[{t:5.0f}s/{duration:.0f}s] online {count(ONLINE, 'Running')} running; "
                 f"batch {count(BATCH, 'Running')} running, {count(BATCH, 'Pending')} pending, "
                 f"{count(BATCH, 'Succeeded')} done; batch-cpu allocatable "
@@ -208,7 +214,7 @@ class LocalCluster:
         sc = self.scenario
         r = reports.build(sc.name, sc.nodes.count, sc.day_length_seconds, t,
                           self.samples, pods, events, self.workload.created,
-                          self.workload.replaced, pod_groups or [])
+                          self.workload.replaced, pod_groups or [], self.started)
         png = self.workdir / "utilisation.png"
         reports.render_png(r, self.samples, png)
         r.png = str(png)

@@ -14,6 +14,10 @@ NodeMetric usage is clamped to [0, allocatable] and the node flagged (``metric_p
 it is not: the API server accepts ``cpu: 1e30`` as kube-apiserver does, and one such report
 must not turn the cluster's utilisation into 1.7e29 %. A usage that is no usable quantity
 counts as no NodeMetric.
+
+The scenario's ElasticQuotas (labelled as its own by ``bootstrap``) are sampled too: ``spec.min``
+and ``spec.max``, and what koord-scheduler writes back (§8.8 of its ElasticQuota plugin): the
+``runtime`` and ``request`` annotations and ``status.used``.
 """
 
 from __future__ import annotations
@@ -22,13 +26,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from api.extension.elastic_quota import (
+    ANNOTATION_REQUEST,
+    ANNOTATION_RUNTIME,
+    parse_quota_resource_list,
+)
 from api.extension.resource import BATCH_CPU, BATCH_MEMORY
-from pkg.client.resources import NODE_METRICS, NODES, PODS
+from pkg.client.resources import ELASTIC_QUOTAS, NODE_METRICS, NODES, PODS
 from pkg.client.rest import Client
 from pkg.util.podresources import CPU, MEMORY, quantity_int, sum_requests
 from test.e2e.cluster import scrape_gauge
 
-from .workload import LABEL_KIND
+from .workload import LABEL_KIND, QUOTA
 
 SUPPRESS_GAUGE = "koordlet_be_suppress_cpu_cores"
 TERMINAL = ("Succeeded", "Failed")
@@ -60,19 +69,46 @@ class NodeSample:
 
 
 @dataclass(slots=True)
+class Amounts:
+    """CPU in cores and memory in GiB of one of a quota's resource lists; None where the list
+    has no such entry (the scheduler has not written it yet) or it is no quantity."""
+
+    cpu: float | None = None
+    memory: float | None = None
+
+
+@dataclass(slots=True)
+class QuotaSample:
+    """One ElasticQuota at one instant."""
+
+    min: Amounts
+    max: Amounts
+    runtime: Amounts  # annotation quota.scheduling.koordinator.sh/runtime
+    used: Amounts  # status.used
+    request: Amounts  # annotation quota.scheduling.koordinator.sh/request
+
+    @staticmethod
+    def from_json(obj: Mapping[str, Any]) -> QuotaSample:
+        return QuotaSample(**{k: Amounts(**v) for k, v in obj.items()})
+
+
+@dataclass(slots=True)
 class Sample:
     t: float  # seconds into the day
     nodes: dict[str, NodeSample] = field(default_factory=dict)
     phases: dict[str, dict[str, int]] = field(default_factory=dict)  # kind → phase → count
+    quotas: dict[str, QuotaSample] = field(default_factory=dict)  # by quota name
 
     def to_json(self) -> Obj:
         return {"t": self.t, "phases": self.phases,
-                "nodes": {n: asdict(s) for n, s in self.nodes.items()}}
+                "nodes": {n: asdict(s) for n, s in self.nodes.items()},
+                "quotas": {q: asdict(s) for q, s in self.quotas.items()}}
 
     @staticmethod
     def from_json(obj: Mapping[str, Any]) -> Sample:
         return Sample(obj["t"], {n: NodeSample(**s) for n, s in obj["nodes"].items()},
-                      obj["phases"])
+                      obj["phases"], {q: QuotaSample.from_json(s)
+                                      for q, s in (obj.get("quotas") or {}).items()})
 
 
 def _q(resource: str, value: Any) -> float:
@@ -152,6 +188,28 @@ def node_sample(node: Obj, pods: Iterable[Obj], metric: Obj | None) -> NodeSampl
     return s
 
 
+def _amounts(resources: Mapping[str, Any]) -> Amounts:
+    def read(name: str, scale: float) -> float | None:
+        if name not in resources:
+            return None
+        try:
+            return _q(name, resources[name]) / scale
+        except (ValueError, ArithmeticError):
+            return None
+
+    return Amounts(read(CPU, 1000.0), read(MEMORY, GI))
+
+
+def quota_sample(quota: Obj) -> QuotaSample:
+    spec = quota.get("spec") or {}
+    annotations = (quota.get("metadata") or {}).get("annotations") or {}
+    return QuotaSample(
+        min=_amounts(spec.get("min") or {}), max=_amounts(spec.get("max") or {}),
+        runtime=_amounts(parse_quota_resource_list(annotations, ANNOTATION_RUNTIME)),
+        used=_amounts((quota.get("status") or {}).get("used") or {}),
+        request=_amounts(parse_quota_resource_list(annotations, ANNOTATION_REQUEST)))
+
+
 def pods_by_node(pods: Iterable[Obj]) -> dict[str, list[Obj]]:
     out: dict[str, list[Obj]] = {}
     for pod in pods:
@@ -175,9 +233,11 @@ def phase_counts(pods: Iterable[Obj]) -> dict[str, dict[str, int]]:
 
 
 class Recorder:
-    def __init__(self, client: Client, koordlet_metrics: Mapping[str, str]) -> None:
+    def __init__(self, client: Client, koordlet_metrics: Mapping[str, str],
+                 quotas: bool = False) -> None:
         self.client = client
         self.koordlet_metrics = koordlet_metrics
+        self.quotas = quotas  # whether to sample the scenario's ElasticQuotas
         self.samples: list[Sample] = []
 
     def list_pods(self) -> list[Obj]:
@@ -196,5 +256,9 @@ class Recorder:
                 ns.be_suppress_cpu = scrape_gauge(self.koordlet_metrics[name] + "/metrics",
                                                   SUPPRESS_GAUGE)
             s.nodes[name] = ns
+        if self.quotas:
+            for quota in self.client.list(ELASTIC_QUOTAS,
+                                          label_selector=f"{LABEL_KIND}={QUOTA}")["items"]:
+                s.quotas[quota["metadata"]["name"]] = quota_sample(quota)
         self.samples.append(s)
         return s

@@ -8,7 +8,11 @@ utilisation with co-location against the same workload with online services only
 NodeMetric's node usage minus its BE pods' usage: the simulated online load does not depend on
 the batch load, so the online-only run would measure exactly that). From the API server's
 ``/metrics`` (``api_access``): the requests it denied (403) by user, verb and resource, and the
-requests each user made, which shows each component ran as its own ServiceAccount.
+requests each user made, which shows each component ran as its own ServiceAccount. With the
+scenario's ElasticQuotas: each quota's min, max, runtime and used (what koord-scheduler writes
+back) at the moments one of them changed, and the pods taken back from a quota, from the
+events on them: ``Preempted`` (preemption within a quota) and ``Revoked`` (over-use
+revocation).
 """
 
 from __future__ import annotations
@@ -18,19 +22,23 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from scheduler.plugins.elasticquota.quota_overuse_revoke import REVOKED_REASON
 from test.apiserver.rbac import Denial, denials
 
-from .recorder import NodeSample, Sample
+from .recorder import NodeSample, QuotaSample, Sample
 from .workload import GANG, LABEL_GROUP, LABEL_KIND
 
 Obj = dict[str, Any]
 EVICTED_REASON = "evictPodSuccess"  # koordlet's evictor event
+PREEMPTED_REASON = "Preempted"  # kube-scheduler's event on a preemption victim
 TIMELINE_ROWS = 10
+QUOTA_TIMELINE_ROWS = 20
 
 
 @dataclass(slots=True)
@@ -153,6 +161,110 @@ def gang_rows(pod_groups: Iterable[Obj], pods: Iterable[Obj]) -> list[GangRow]:
 
 
 @dataclass(slots=True)
+class QuotaRow:
+    """An ElasticQuota of the scenario over the run, in cores."""
+
+    quota: str
+    min_cpu: float | None  # final spec
+    max_cpu: float | None
+    peak_used_cpu: float | None
+    peak_used_at: float | None  # seconds into the day
+    runtime_cpu: float | None  # final figures the scheduler wrote back
+    used_cpu: float | None
+    request_cpu: float | None
+
+
+@dataclass(slots=True)
+class QuotaMoment:
+    """The quotas' runtime and used cores at one sample (None: not written back yet)."""
+
+    t: float
+    runtime: dict[str, float | None]
+    used: dict[str, float | None]
+
+
+@dataclass(slots=True)
+class Disruption:
+    """A pod taken back: preempted (kube-scheduler's ``Preempted``) or revoked (ElasticQuota's
+    ``Revoked``)."""
+
+    pod: str  # namespace/name
+    reason: str
+    message: str
+    t: float | None  # seconds into the day of the event (None: no run start known)
+
+
+def quota_rows(samples: Sequence[Sample]) -> list[QuotaRow]:
+    series: dict[str, list[tuple[float, QuotaSample]]] = {}
+    for s in samples:
+        for name, q in s.quotas.items():
+            series.setdefault(name, []).append((s.t, q))
+    rows = []
+    for name in sorted(series, key=natural_key):
+        points = series[name]
+        final = points[-1][1]
+        used = [(q.used.cpu, t) for t, q in points if q.used.cpu is not None]
+        peak = max(used, key=lambda u: u[0]) if used else (None, None)
+        rows.append(QuotaRow(name, final.min.cpu, final.max.cpu, peak[0], peak[1],
+                             final.runtime.cpu, final.used.cpu, final.request.cpu))
+    return rows
+
+
+def quota_timeline(samples: Sequence[Sample]) -> list[QuotaMoment]:
+    """The first sample, each sample where a quota's runtime or used changed, and the last;
+    evenly thinned to ``QUOTA_TIMELINE_ROWS``."""
+    moments: list[QuotaMoment] = []
+    for s in samples:
+        if not s.quotas:
+            continue
+        m = QuotaMoment(s.t, {n: q.runtime.cpu for n, q in s.quotas.items()},
+                        {n: q.used.cpu for n, q in s.quotas.items()})
+        if not moments or (m.runtime, m.used) != (moments[-1].runtime, moments[-1].used):
+            moments.append(m)
+    last = next((s for s in reversed(samples) if s.quotas), None)
+    if last is not None and moments[-1].t != last.t:
+        moments.append(QuotaMoment(last.t, {n: q.runtime.cpu for n, q in last.quotas.items()},
+                                   {n: q.used.cpu for n, q in last.quotas.items()}))
+    if len(moments) > QUOTA_TIMELINE_ROWS:
+        step = len(moments) / (QUOTA_TIMELINE_ROWS - 1)
+        moments = [moments[round(i * step)] for i in range(QUOTA_TIMELINE_ROWS - 1)] \
+            + [moments[-1]]
+    return moments
+
+
+def _seconds_into_day(timestamp: str, epoch: float | None) -> float | None:
+    if epoch is None or not timestamp:
+        return None
+    try:
+        return datetime.fromisoformat(timestamp).timestamp() - epoch
+    except ValueError:
+        return None
+
+
+def disruptions(events: Iterable[Obj], pods: Iterable[Obj],
+                epoch: float | None = None) -> list[Disruption]:
+    """Preempted and Revoked events on pods, in time order; a preemptor named by its UID in
+    the message is named by namespace/name where it is still known."""
+    names = {(p.get("metadata") or {}).get("uid"): "/".join(key)
+             for key, _, p in _workload_pods(pods)}
+    out = []
+    for e in events:
+        reason = e.get("reason")
+        obj = e.get("involvedObject") or e.get("regarding") or {}
+        if reason not in (PREEMPTED_REASON, REVOKED_REASON) or obj.get("kind") != "Pod":
+            continue
+        message = str(e.get("message") or e.get("note") or "")
+        for uid, name in names.items():
+            if uid and uid in message:
+                message = message.replace(uid, name)
+        ts = (e.get("eventTime") or e.get("lastTimestamp") or e.get("firstTimestamp")
+              or (e.get("series") or {}).get("lastObservedTime") or "")
+        out.append(Disruption(f"{obj.get('namespace', '')}/{obj.get('name', '')}",
+                              str(reason), message, _seconds_into_day(ts, epoch)))
+    return sorted(out, key=lambda d: (d.t if d.t is not None else 0.0, d.pod))
+
+
+@dataclass(slots=True)
 class Utilisation:
     samples: int
     colocated_avg: float
@@ -188,6 +300,9 @@ class Report:
     denied: list[Denial] = field(default_factory=list)
     requests_by_user: dict[str, int] = field(default_factory=dict)
     gangs: list[GangRow] = field(default_factory=list)
+    quotas: list[QuotaRow] = field(default_factory=list)
+    quota_timeline: list[QuotaMoment] = field(default_factory=list)
+    disruptions: list[Disruption] = field(default_factory=list)
 
     def set_api_access(self, access: ApiAccess | None) -> None:
         if access is None:
@@ -313,7 +428,10 @@ def _last_message(events: list[Obj]) -> str:
 
 def build(scenario: str, nodes: int, day: float, ran: float,
           samples: list[Sample], pods: list[Obj], events: list[Obj], created: int,
-          replacements: int, pod_groups: Sequence[Obj] = ()) -> Report:
+          replacements: int, pod_groups: Sequence[Obj] = (),
+          epoch: float | None = None) -> Report:
+    """The report; ``epoch`` is the wall-clock start of the day (events get their time in
+    it)."""
     by_node: dict[str, tuple[list[NodeSample], list[float]]] = {}
     for s in samples:
         for name, ns in s.nodes.items():
@@ -350,7 +468,10 @@ def build(scenario: str, nodes: int, day: float, ran: float,
     return Report(scenario, nodes, day, ran, created, replacements, phases, rows,
                   batch_timeline(samples), placements, pending, reasons.most_common(5),
                   scheduled, sum(reasons.values()), evictions, util,
-                  gangs=gang_rows(pod_groups, pods))
+                  gangs=gang_rows(pod_groups, pods), quotas=quota_rows(samples),
+                  quota_timeline=quota_timeline(samples),
+                  disruptions=disruptions(events, pods, epoch) if any(
+                      s.quotas for s in samples) else [])
 
 
 def _f(v: float | None, fmt: str = "{:.1f}") -> str:
@@ -389,6 +510,30 @@ def _render_gangs(r: Report) -> list[str]:
         if g.bound < g.members:
             for m in g.messages or ["no PodScheduled message yet"]:
                 out.append(f"    why not bound: {m}")
+    return out
+
+
+def _render_quotas(r: Report) -> list[str]:
+    if not r.quotas:
+        return []
+    out = ["", "Quotas (ElasticQuota, cpu cores; runtime, used and request as koord-scheduler "
+               "writes them back)",
+           f"  {'quota':<16}{'min':>6}{'max':>6}{'peak used':>11}{'at t s':>8}"
+           f"{'runtime':>9}{'used':>6}{'request':>9}  (runtime..request: at the end)"]
+    for q in r.quotas:
+        out.append(f"  {q.quota:<16}{_f(q.min_cpu):>6}{_f(q.max_cpu):>6}"
+                   f"{_f(q.peak_used_cpu):>11}{_f(q.peak_used_at, '{:.0f}'):>8}"
+                   f"{_f(q.runtime_cpu):>9}{_f(q.used_cpu):>6}{_f(q.request_cpu):>9}")
+    names = [q.quota for q in r.quotas]
+    out.append("Runtime / used over the day (the samples where one changed)")
+    out.append(f"{'t s':>6}" + "".join(f"{n:>16}" for n in names))
+    for m in r.quota_timeline:
+        out.append(f"{m.t:>6.0f}" + "".join(
+            f"{_f(m.runtime.get(n)) + ' / ' + _f(m.used.get(n)):>16}" for n in names))
+    out.append(f"Pods taken back ({PREEMPTED_REASON}: preemption within a quota; "
+               f"{REVOKED_REASON}: over-use revocation): {len(r.disruptions)}")
+    for d in r.disruptions:
+        out.append(f"  t={_f(d.t, '{:.0f}'):>4} s  {d.pod}  {d.reason}: {d.message}")
     return out
 
 
@@ -452,6 +597,7 @@ def render_text(r: Report) -> str:
         if len(r.pending) > 8:
             out.append(f"  ... and {len(r.pending) - 8} more (placements.tsv)")
     out.extend(_render_gangs(r))
+    out.extend(_render_quotas(r))
     out.append("")
     supp = [n for n in r.node_rows if n.be_cap_min is not None]
     out.append("Suppression (koordlet cpusuppress: the BE cgroup's CPU cap is what the online "
@@ -489,7 +635,9 @@ def render_png(r: Report, samples: list[Sample], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     ts, co, online = utilisation(samples)
-    fig, axes = plt.subplots(3, 1, figsize=(10, 10), sharex=True)
+    quotas = sorted({n for s in samples for n in s.quotas}, key=natural_key)
+    fig, axes = plt.subplots(4 if quotas else 3, 1, figsize=(10, 13 if quotas else 10),
+                             sharex=True)
     ax = axes[0]
     ax.plot(ts, co, label="with co-location", color="tab:blue")
     ax.plot(ts, online, label="online services only", color="tab:orange")
@@ -521,12 +669,34 @@ def render_png(r: Report, samples: list[Sample], path: Path) -> None:
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], label=name, linewidth=1)
     ax.set_ylabel("node CPU used (cores)")
-    ax.set_xlabel("seconds into the day")
-    if samples and len(samples[-1].nodes) <= 10:
+    if ax.get_legend_handles_labels()[0] and len(samples[-1].nodes) <= 10:
         ax.legend(loc="upper left", ncol=5, fontsize="small")
+    if quotas:
+        _quota_panel(axes[3], samples, quotas)
+    axes[-1].set_xlabel("seconds into the day")
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
+
+
+def _quota_panel(ax: Any, samples: list[Sample], quotas: list[str]) -> None:
+    """Each quota's runtime (solid) and used (dotted) cores over time, its min dashed."""
+    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
+    top = 0.0
+    for i, name in enumerate(quotas):
+        colour = colours[i % len(colours)]
+        for attr, style, label in (("runtime", "-", "runtime"), ("used", ":", "used"),
+                                   ("min", "--", "min")):
+            pts = [(s.t, getattr(s.quotas[name], attr).cpu) for s in samples
+                   if name in s.quotas and getattr(s.quotas[name], attr).cpu is not None]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle=style,
+                        color=colour, linewidth=2 if attr == "used" else 1,
+                        label=f"{name} {label}")
+                top = max(top, *(p[1] for p in pts))
+    ax.set_ylabel("quota cpu (cores)")
+    ax.set_ylim(0, top * 1.5 if top else 1)  # room above the lines for the legend
+    ax.legend(loc="upper left", ncol=len(quotas), fontsize="small")
 
 
 def write_placements(pods: list[Obj], events: list[Obj], path: Path) -> None:

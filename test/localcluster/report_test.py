@@ -1,17 +1,20 @@
 """The local cluster's report: koord-scheduler's events.k8s.io Events read through the core/v1
 view (occurrences counted from ``series``, the latest FailedScheduling message by
 ``series.lastObservedTime``/``eventTime``), and absurd NodeMetric usage clamped to allocatable
-with the node flagged, never a utilisation above 100 %."""
+with the node flagged, never a utilisation above 100 %; the scenario's ElasticQuotas over time
+and the pods preempted or revoked from them."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from test.localcluster.recorder import Sample, node_sample
-from test.localcluster.report import api_access, build, render_text
-from test.localcluster.workload import GANG, LABEL_GROUP, LABEL_KIND
+from test.localcluster.recorder import Sample, node_sample, quota_sample
+from test.localcluster.report import api_access, build, render_png, render_text
+from test.localcluster.workload import GANG, LABEL_GROUP, LABEL_KIND, QUOTA
 
 
 def _pod(name: str, node: str = "") -> dict[str, Any]:
@@ -207,3 +210,102 @@ def test_gang_jobs_show_their_members_pod_group_phase_and_why_a_gang_never_bound
 def test_a_report_without_gang_jobs_has_no_gang_section() -> None:
     r = build("colo", 2, 60.0, 10.0, [], [_pod("web-0", "node-1")], [], 1, 0)
     assert r.gangs == [] and "Gang jobs" not in render_text(r)
+
+
+def _quota(name: str, min_cpu: str, max_cpu: str, runtime: str | None = None,
+           used: str | None = None, request: str | None = None) -> dict[str, Any]:
+    """An ElasticQuota as koord-scheduler leaves it: runtime and request annotations, used in
+    status (absent until it first writes them)."""
+    annotations = {}
+    if runtime is not None:
+        annotations["quota.scheduling.koordinator.sh/runtime"] = f'{{"cpu":"{runtime}"}}'
+    if request is not None:
+        annotations["quota.scheduling.koordinator.sh/request"] = f'{{"cpu":"{request}"}}'
+    return {"metadata": {"name": name, "namespace": name, "annotations": annotations},
+            "spec": {"min": {"cpu": min_cpu, "memory": "8Gi"},
+                     "max": {"cpu": max_cpu, "memory": "16Gi"}},
+            "status": {"used": {"cpu": used}} if used is not None else {}}
+
+
+# (t, team-a (runtime, used, request), team-b (runtime, used, request)): team-a borrows team-b's
+# idle min, team-b arrives, team-a is revoked down to its runtime, then preempts within itself.
+STORY = [(0, (None, None, None), (None, None, None)),
+         (2, ("8", "8", "8"), ("0", None, "0")),
+         (4, ("8", "8", "8"), ("0", None, "0")),
+         (20, ("4", "8", "8"), ("4", "0", "4")),
+         (26, ("4", "4", "8"), ("4", "4", "4")),
+         (40, ("4", "4", "9"), ("4", "4", "4"))]
+EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+
+
+def _story_samples() -> list[Sample]:
+    samples = []
+    for t, a, b in STORY:
+        s = Sample(float(t))
+        s.quotas["team-b"] = quota_sample(_quota("team-b", "4", "8", *b))
+        s.quotas["team-a"] = quota_sample(_quota("team-a", "4", "8", *a))
+        samples.append(s)
+    return samples
+
+
+def _disruption_event(pod: str, reason: str, message: str, at: str) -> dict[str, Any]:
+    e = _event(pod, reason, message, at)
+    e["involvedObject"]["namespace"] = "team-a"
+    return e
+
+
+def test_quotas_show_min_max_runtime_used_and_the_pods_taken_back(tmp_path: Path) -> None:
+    samples = _story_samples()
+    urgent = {"metadata": {"name": "a-urgent-0", "namespace": "team-a", "uid": "uid-urgent",
+                           "labels": {LABEL_KIND: QUOTA, LABEL_GROUP: "a-urgent"}},
+              "spec": {"nodeName": "node-1"}, "status": {"phase": "Running"}}
+    events = [
+        _disruption_event("a-burst-3", "Preempted", "Preempted by pod uid-urgent on node node-1",
+                          "2026-01-01T00:00:38.500000Z"),
+        _disruption_event("a-burst-7", "Revoked", "quota team-a used cpu:8 over its "
+                          "runtime cpu:4 for longer than 5s", "2026-01-01T00:00:25.000000Z"),
+        _disruption_event("a-burst-7", "FailedScheduling", "not a disruption",
+                          "2026-01-01T00:00:24.000000Z")]
+    r = build("quota", 2, 60.0, 40.0, samples, [urgent], events, 13, 5, epoch=EPOCH)
+    rows = {q.quota: q for q in r.quotas}
+    assert [q.quota for q in r.quotas] == ["team-a", "team-b"]
+    a, b = rows["team-a"], rows["team-b"]
+    assert (a.min_cpu, a.max_cpu, a.peak_used_cpu, a.peak_used_at) == (4, 8, 8, 2)
+    assert (a.runtime_cpu, a.used_cpu, a.request_cpu) == (4, 4, 9)
+    assert (b.runtime_cpu, b.used_cpu, b.peak_used_cpu) == (4, 4, 4)
+    # The moments something changed: t=4 repeats t=2 and is left out; the last one is kept.
+    assert [m.t for m in r.quota_timeline] == [0, 2, 20, 26, 40]
+    assert r.quota_timeline[2].runtime == {"team-a": 4, "team-b": 4}
+    assert r.quota_timeline[2].used == {"team-a": 8, "team-b": 0}
+    # Revoked first (t=25), then preempted by the urgent pod, named rather than by its UID.
+    assert [(d.pod, d.reason, d.t) for d in r.disruptions] == [
+        ("team-a/a-burst-7", "Revoked", pytest.approx(25)),
+        ("team-a/a-burst-3", "Preempted", pytest.approx(38.5))]
+    assert r.disruptions[1].message == "Preempted by pod team-a/a-urgent-0 on node node-1"
+
+    text = render_text(r)
+    lines = text.splitlines()
+    assert any(line.startswith("Quotas (ElasticQuota, cpu cores") for line in lines)
+    assert [line.split() for line in lines if line.startswith("  team-")] == [
+        ["team-a", "4.0", "8.0", "8.0", "2", "4.0", "4.0", "9.0"],
+        ["team-b", "4.0", "8.0", "4.0", "26", "4.0", "4.0", "4.0"]]
+    at = lines.index("Runtime / used over the day (the samples where one changed)")
+    assert lines[at + 1].split() == ["t", "s", "team-a", "team-b"]
+    assert lines[at + 4].split() == ["20", "4.0", "/", "8.0", "4.0", "/", "0.0"]
+    assert "Pods taken back (Preempted: preemption within a quota; Revoked: over-use " \
+           "revocation): 2" in text
+    assert ("  t=  25 s  team-a/a-burst-7  Revoked: quota team-a used cpu:8 over its runtime "
+            "cpu:4 for longer than 5s") in lines
+    png = tmp_path / "utilisation.png"
+    render_png(r, samples, png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The samples' quotas survive report.json.
+    assert Sample.from_json(json.loads(json.dumps(samples[3].to_json()))) == samples[3]
+
+
+def test_a_report_without_quotas_has_no_quota_section() -> None:
+    events = [_event("web-0", "Preempted", "Preempted by pod x on node node-1",
+                     "2026-01-01T00:00:01.000000Z")]
+    r = build("colo", 2, 60.0, 10.0, [Sample(0.0)], [_pod("web-0")], events, 1, 0)
+    assert (r.quotas, r.quota_timeline, r.disruptions) == ([], [], [])
+    assert "Quotas (" not in render_text(r)

@@ -5,10 +5,13 @@ A scenario is one simulated day, sped up to ``dayLengthSeconds``: online service
 follows a diurnal curve (low at the start of the day, peak at ``peakAtFraction`` of it) and
 batch jobs that arrive in waves through the day. Counts are per node, so ``--nodes`` scales
 the whole workload, except gang jobs (``gangs``): training jobs of a fixed number of workers,
-each a PodGroup that koord-scheduler's Coscheduling binds all together or not at all.
+each a PodGroup that koord-scheduler's Coscheduling binds all together or not at all, and
+quota jobs (``quotaJobs``): a team's pods charged to one of the scenario's ElasticQuotas
+(``quotas``, created before the workload), submitted at once at their time.
 ``sloControllerConfig`` is merged key by key onto the chart's
 ``slo-controller-config`` ConfigMap (each key's JSON object onto the chart's), so a sped-up day
-gets NodeMetric windows that fit it.
+gets NodeMetric windows that fit it. ``chartValues`` are Helm values given to the chart on top
+of its own (``helm install -f``), e.g. ``scheduler.pluginArgs`` for koord-scheduler's plugins.
 """
 
 from __future__ import annotations
@@ -137,6 +140,37 @@ class GangJob(_Model):
         return self
 
 
+class Quota(_Model):
+    """An ElasticQuota (``scheduling.sigs.k8s.io/v1alpha1``) in ``namespace`` (by default its
+    name: pods of the namespace named like the quota are charged to it, upstream's rule)."""
+
+    name: str
+    namespace: str = ""
+    parent: str = ""  # the quota.scheduling.koordinator.sh/parent label; empty: the root
+    is_parent: bool = Field(False, alias="isParent")
+    min: Resources
+    max: Resources
+
+    @property
+    def in_namespace(self) -> str:
+        return self.namespace or self.name
+
+
+class QuotaJob(_Model):
+    """A team's job: ``pods`` pods in ``namespace`` (so charged to the quota of that name),
+    created at ``submitAtFraction`` of the day, each running ``runSeconds``; like a Job, a
+    pod that is revoked, preempted or fails is replaced (``retries`` times)."""
+
+    name: str
+    namespace: str
+    pods: int = Field(ge=1)
+    submit_at_fraction: float = Field(0.0, alias="submitAtFraction", ge=0, lt=1)
+    priority_class_name: str = Field("", alias="priorityClassName")
+    requests: Resources
+    run_seconds: float = Field(alias="runSeconds", gt=0)
+    retries: int = Field(3, ge=0)
+
+
 class Scenario(_Model):
     name: str
     description: str = ""
@@ -149,13 +183,30 @@ class Scenario(_Model):
     online: list[OnlineService] = Field(default_factory=list)
     batch: list[BatchJob] = Field(default_factory=list)
     gangs: list[GangJob] = Field(default_factory=list)
+    chart_values: dict[str, Any] = Field(default_factory=dict, alias="chartValues")
+    quotas: list[Quota] = Field(default_factory=list)
+    quota_jobs: list[QuotaJob] = Field(default_factory=list, alias="quotaJobs")
+
+    @model_validator(mode="after")
+    def _quota_jobs_name_their_quotas(self) -> Scenario:
+        parents = {q.name for q in self.quotas if q.is_parent}
+        for q in self.quotas:
+            if q.parent and q.parent not in parents:
+                raise ValueError(f"quota {q.name}: parent {q.parent!r} is no quota here with "
+                                 f"isParent: true")
+        by_namespace = {q.in_namespace for q in self.quotas if q.name == q.in_namespace}
+        for job in self.quota_jobs:
+            if job.namespace not in by_namespace:
+                raise ValueError(f"quota job {job.name}: no quota named like its namespace "
+                                 f"{job.namespace!r} (its pods would go to the default quota)")
+        return self
 
     def pod_count(self) -> int:
         """Pods submitted (first attempts) for this scenario's node count."""
         n = self.nodes.count
         return (sum(s.replicas_per_node for s in self.online) * n
                 + sum(j.waves * j.pods_per_node_per_wave for j in self.batch) * n
-                + sum(g.workers for g in self.gangs))
+                + sum(g.workers for g in self.gangs) + sum(j.pods for j in self.quota_jobs))
 
 
 def load(path: str | Path) -> Scenario:

@@ -10,6 +10,9 @@ webhook makes them BE / koord-batch pods requesting ``kubernetes.io/batch-cpu`` 
 A gang job is its PodGroup (``scheduleTimeoutSeconds`` and ``minMember`` as the scenario says)
 and its workers, labelled ``pod-group.scheduling.sigs.k8s.io``, created together once at its
 submit time and never replaced: a gang that cannot fit stays pending, as a training job would.
+A quota job's pods (``quota_pod``) are plain koord-scheduler pods in their team's namespace,
+charged to the ElasticQuota named like it, and replaced like batch pods when revoked or
+preempted.
 """
 
 from __future__ import annotations
@@ -28,14 +31,14 @@ from pkg.client.resources import POD_GROUPS, PODS
 from pkg.client.rest import Client
 from test.apiserver.nodes import RUN_DURATION
 
-from .scenario import BatchJob, GangJob, OnlineService, Scenario
+from .scenario import BatchJob, GangJob, OnlineService, QuotaJob, Scenario
 
 log = logging.getLogger(__name__)
 
 SCHEDULER_NAME = "koord-scheduler"
 LABEL_GROUP = "local-up.koordinator.sh/group"
 LABEL_KIND = "local-up.koordinator.sh/kind"
-ONLINE, BATCH, GANG = "online", "batch", "gang"
+ONLINE, BATCH, GANG, QUOTA = "online", "batch", "gang", "quota"
 CREATE_WORKERS = 8
 Obj = dict[str, Any]
 
@@ -91,6 +94,22 @@ def batch_pod(job: BatchJob, name: str) -> Obj:
     }
 
 
+def quota_pod(job: QuotaJob, name: str) -> Obj:
+    res = {"cpu": job.requests.cpu, "memory": job.requests.memory}
+    spec: Obj = {"schedulerName": SCHEDULER_NAME, "restartPolicy": "Never",
+                 "containers": [{"name": "worker", "image": "registry.local/worker:v1",
+                                 "resources": {"requests": dict(res), "limits": dict(res)}}]}
+    if job.priority_class_name:
+        spec["priorityClassName"] = job.priority_class_name
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": job.namespace,
+                     "labels": {LABEL_GROUP: job.name, LABEL_KIND: QUOTA},
+                     "annotations": {RUN_DURATION: f"{job.run_seconds:g}s"}},
+        "spec": spec,
+    }
+
+
 def pod_group(job: GangJob) -> Obj:
     return {"apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "PodGroup",
             "metadata": {"name": job.name, "namespace": job.namespace,
@@ -130,6 +149,7 @@ class Workload:
         self.slots: list[Slot] = []
         self._jobs = {j.name: j for j in scenario.batch}
         self._services = {s.name: s for s in scenario.online}
+        self._quota_jobs = {j.name: j for j in scenario.quota_jobs}
         for svc in scenario.online:
             for i in range(svc.replicas_per_node * n):
                 self.slots.append(Slot(ONLINE, svc.name, svc.namespace, f"{svc.name}-{i}", 0.0,
@@ -139,6 +159,10 @@ class Workload:
                 for i in range(job.pods_per_node_per_wave * n):
                     self.slots.append(Slot(BATCH, job.name, job.namespace,
                                            f"{job.name}-w{w}-{i}", at, job.retries))
+        for qjob in scenario.quota_jobs:
+            for i in range(qjob.pods):
+                self.slots.append(Slot(QUOTA, qjob.name, qjob.namespace, f"{qjob.name}-{i}",
+                                       qjob.submit_at_fraction * day, qjob.retries))
         # Gang jobs not submitted yet, with their submit time.
         self.gangs_due = [(g.submit_at_fraction * day, g) for g in scenario.gangs]
         self.replaced = 0
@@ -151,6 +175,8 @@ class Workload:
         if slot.kind == ONLINE:
             pod = online_pod(self._services[slot.group], name,
                              self.scenario.day_length_seconds, self.epoch)
+        elif slot.kind == QUOTA:
+            pod = quota_pod(self._quota_jobs[slot.group], name)
         else:
             pod = batch_pod(self._jobs[slot.group], name)
         try:

@@ -140,8 +140,8 @@ class ElasticQuota(PodUpdatingPreFilterExtensions, PreFilterPlugin, PostFilterPl
             if client is not None:
                 self.status_writer = ElasticQuotaController(self.managers, client,
                                                             quotas.lister, handle.clock)
-                self.revoker = QuotaOverUsedRevokeController(self.managers, client,
-                                                             pods.indexer, handle.clock, args)
+                self.revoker = QuotaOverUsedRevokeController(
+                    self.managers, client, pods.indexer, handle.clock, args, handle.recorder)
                 # They start once the tree was fed every list, which happens only once the
                 # scheduler runs the informers (after winning leader election).
                 threading.Thread(target=self._start_controllers, args=(fed,),

@@ -9,8 +9,12 @@ fitted its runtime for longer than ``delayEvictTime``, its assigned preemptible 
 from the least important up until used fits; if even all of them do not make it fit they are all
 evicted, else they are put back from the most important down and only those that do not fit are
 evicted (policy/v1 Eviction, through ``pkg.evictions``; the ServiceAccount needs create on
-``pods/eviction``, which upstream's chart does not grant). "Fits" is upstream's
+``pods/eviction``: our chart grants it, upstream's does not). "Fits" is upstream's
 ``quotav1.LessThanOrEqual(used, runtime)``: every runtime dimension the used list names.
+
+Upstream only logs a revocation; here, given the scheduler's event recorder, each revoked pod
+also gets a Normal ``Revoked`` event naming its quota's used and runtime (an addition), so
+``kubectl get events`` tells a revoked pod from a preempted (``Preempted``) one.
 """
 
 from __future__ import annotations
@@ -29,13 +33,15 @@ from pkg.util.periodic import Periodic
 from scheduler.apis.config import ElasticQuotaArgs
 from scheduler.framework.plugins.defaultpreemption.ordering import importance_key
 from scheduler.framework.types import PodInfo
-from scheduler.frameworkext.interface import ClientSet
+from scheduler.frameworkext.interface import ClientSet, EventRecorder
 from scheduler.plugins.elasticquota.core.runtime_quota_calculator import ResourceInts
 from scheduler.plugins.elasticquota.managers import QuotaSource
+from scheduler.plugins.elasticquota.state import print_resource_list
 
 log = logging.getLogger(__name__)
 
 NAME = "QuotaOverUsedRevokeController"
+REVOKED_REASON = "Revoked"
 
 _NOT_MONITORED = frozenset({SYSTEM_QUOTA_NAME, ROOT_QUOTA_NAME})
 
@@ -104,8 +110,10 @@ class QuotaOverUsedRevokeController:
     """Evicts pods of quotas that stay over their runtime (see the module docstring)."""
 
     def __init__(self, manager: QuotaSource, client: ClientSet, pods: PodStore,
-                 clock: Clock, args: ElasticQuotaArgs) -> None:
+                 clock: Clock, args: ElasticQuotaArgs,
+                 recorder: EventRecorder | None = None) -> None:
         self.manager = manager
+        self.recorder = recorder
         self.client = client
         self.pods = pods
         self.clock = clock
@@ -183,6 +191,7 @@ class QuotaOverUsedRevokeController:
         for name in sorted(self._monitors):
             if not self.over_used_too_long(name):
                 continue
+            summary = self.manager.quota_summary(name)
             for pod in self.victims_of(name):
                 md = pod.get("metadata") or {}
                 key = f"{md.get('namespace', '')}/{md.get('name', '')}"
@@ -204,9 +213,15 @@ class QuotaOverUsedRevokeController:
                                   name, err)
                     continue
                 log.info("%s: revoked pod %s of quota %s", NAME, key, name)
+                if self.recorder is not None and summary is not None:
+                    self.recorder.eventf(
+                        pod, None, "Normal", REVOKED_REASON, "Revoking",
+                        "quota %s used %s over its runtime %s for longer than %gs",
+                        name, print_resource_list(summary.used),
+                        print_resource_list(summary.runtime), self.args.delay_evict_time)
                 evicted.append(key)
         return evicted
 
 
-__all__ = ["NAME", "Candidate", "PodStore", "QuotaOverUsedRevokeController", "choose_victims",
-           "fits"]
+__all__ = ["NAME", "REVOKED_REASON", "Candidate", "PodStore", "QuotaOverUsedRevokeController",
+           "choose_victims", "fits"]

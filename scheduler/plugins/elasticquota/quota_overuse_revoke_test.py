@@ -13,6 +13,7 @@ from api.extension.objects import KubeDict
 from pkg.client.errors import ApiError
 from pkg.util.clock import FakeClock
 from scheduler.apis.config import ElasticQuotaArgs
+from scheduler.framework.plugins.defaultpreemption.testing import FakeRecorder
 from scheduler.plugins.elasticquota.core import GroupQuotaManager
 from scheduler.plugins.elasticquota.quota_overuse_revoke import (
     Candidate,
@@ -157,6 +158,22 @@ def test_a_quota_over_its_runtime_for_longer_than_the_delay_gives_pods_back(
     # The wait starts again: the next round a second later does nothing.
     cluster.clock.step(1)
     assert ctrl.revoke() == []
+
+
+def test_each_revoked_pod_gets_an_event_naming_its_quotas_used_and_runtime(
+        cluster: Cluster) -> None:
+    recorder = FakeRecorder()
+    ctrl = QuotaOverUsedRevokeController(
+        cluster.tree, cluster.client, cluster, cluster.clock,
+        ElasticQuotaArgs(monitor_all_quotas=True, delay_evict_time=0), recorder)
+    cluster.client.blocked.add("high")  # a refused eviction: no event
+    cluster.add("b", pod("claim", 0, "6", node=""))
+    ctrl.revoke()
+    cluster.clock.step(1)
+    assert ctrl.revoke() == ["team/low"]
+    assert recorder.events == [
+        ("low", "", "Normal", "Revoked", "Revoking",
+         "quota a used cpu:10 over its runtime cpu:4 for longer than 0s")]
 
 
 def test_a_quota_that_fits_again_starts_its_wait_again(cluster: Cluster) -> None:
