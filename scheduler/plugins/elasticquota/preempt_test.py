@@ -1,7 +1,8 @@
 """Preemption within a quota (§8.6), mirroring upstream's preempt_test.go and the PostFilter
 cases of plugin_test.go: a higher-priority pod over its quota evicts just enough
 lower-priority pods of the same quota; pods of other quotas, non-preemptible pods, pods of
-equal priority and (by default) pods of the default quota are never victims."""
+equal priority and (by default) pods of the default quota are never victims — also when
+Coscheduling's job preemption runs first, as the chart configures it."""
 
 from __future__ import annotations
 
@@ -21,10 +22,15 @@ NO_VICTIMS = ("0/1 nodes are available: Insufficient quotas, quotaName: {quota},
               "preemption: 0/1 nodes are available: 1 No victims found on node n1 for "
               "preemptor pod {pod}..")
 
+JOB_PREEMPTION_STEPS_ASIDE = ("preemption not helpful: the pod was refused at PreFilter by "
+                              "ElasticQuota")
 
-@pytest.fixture
-def cluster() -> Iterator[QuotaCluster]:
-    c = QuotaCluster()
+
+@pytest.fixture(params=[False, True], ids=["quota-preemption", "with-job-preemption"])
+def cluster(request: pytest.FixtureRequest) -> Iterator[QuotaCluster]:
+    # The chart's default runs Coscheduling's job preemption before ElasticQuota's PostFilter:
+    # for a pod its quota refuses, it must leave the decision (and other quotas' pods) alone.
+    c = QuotaCluster(gangs=request.param, job_preemption=request.param)
     c.add_quota(make_quota("a", {"cpu": "2"}))
     c.add_quota(make_quota("b", {"cpu": "2"}))
     yield c
@@ -56,6 +62,7 @@ def test_a_higher_priority_pod_evicts_just_enough_pods_of_its_own_quota(
     {"quota": "a", "priority": 100},  # not lower
 ])
 def test_pods_that_are_no_victims_stay(cluster: QuotaCluster, victim: dict[str, Any]) -> None:
+    victim = dict(victim)  # the parameter is shared by both fixtures' runs
     quota = victim.pop("quota")
     _bound(cluster, "v0", quota, **victim)
     _bound(cluster, "v1", quota, **victim)
@@ -65,7 +72,10 @@ def test_pods_that_are_no_victims_stay(cluster: QuotaCluster, victim: dict[str, 
     cluster.add_pod(make_quota_pod("high", "a", priority=100))
     assert cluster.schedule() == {}
     assert cluster.client.deleted() == []
-    assert cluster.failure("high") == NO_VICTIMS.format(quota="a", pod="high")
+    expected = NO_VICTIMS.format(quota="a", pod="high")
+    if cluster.gangs is not None:  # each PostFilter's reason, in the configured order
+        expected = expected.replace("preemption: ", f"{JOB_PREEMPTION_STEPS_ASIDE}, preemption: ")
+    assert cluster.failure("high") == expected
 
 
 @pytest.mark.parametrize("disable", [True, False])

@@ -82,12 +82,16 @@ def make_quota_pod(name: str, quota: str = "", *, cpu: str = "1", memory: str = 
                     schedulerName="koord-scheduler")
 
 
-def elasticquota_config(*, gangs: bool = False, **args: Any) -> str:
+def elasticquota_config(*, gangs: bool = False, job_preemption: bool = False,
+                        **args: Any) -> str:
     """A KubeSchedulerConfiguration (no leader election) whose one profile, koord-scheduler,
     runs ElasticQuota at PreFilter, PostFilter (instead of DefaultPreemption) and Reserve, with
     ``args`` (JSON names) as its ElasticQuotaArgs. With ``gangs``, Coscheduling runs too, in
-    upstream's shipped order (before ElasticQuota at PreFilter, PostFilter and Reserve)."""
+    upstream's shipped order (before ElasticQuota at PreFilter, PostFilter and Reserve), with
+    ``job_preemption`` its ``enablePreemption`` (the chart's default)."""
     plugin_args = json.dumps(args) if args else "{}"
+    cosched_args = ("  - name: Coscheduling\n    args: {enablePreemption: true}\n"
+                    if gangs and job_preemption else "")
     cosched = "{name: Coscheduling}, " if gangs else ""
     gang_points = ("".join(f"    {p}: {{enabled: [{{name: Coscheduling}}]}}\n"
                            for p in ("preEnqueue", "permit", "preBind", "postBind"))
@@ -102,7 +106,7 @@ def elasticquota_config(*, gangs: bool = False, **args: Any) -> str:
             f"    reserve: {{enabled: [{cosched}{{name: ElasticQuota}}]}}\n"
             f"{gang_points}"
             "  pluginConfig:\n  - name: ElasticQuota\n"
-            f"    args: {plugin_args}\n")
+            f"    args: {plugin_args}\n{cosched_args}")
 
 
 class QuotaCluster:
@@ -110,12 +114,14 @@ class QuotaCluster:
     bindings; quotas, PodGroups, pods and nodes reach the plugins and the scheduler as their
     informers would deliver them."""
 
-    def __init__(self, cpu: str = "8", *, gangs: bool = False, **args: Any) -> None:
+    def __init__(self, cpu: str = "8", *, gangs: bool = False, job_preemption: bool = False,
+                 **args: Any) -> None:
         self.binder = InMemoryBinder()
         self.recorder = FakeRecorder()
         self.client = FakeClient()
         self.clock = FakeClock()
-        built = build_scheduler(load_scheduler_config(elasticquota_config(gangs=gangs, **args)),
+        built = build_scheduler(load_scheduler_config(
+            elasticquota_config(gangs=gangs, job_preemption=job_preemption, **args)),
                                 binder=self.binder, clock=self.clock, client=self.client,
                                 recorder_factory=lambda _name: self.recorder, bind_workers=2)
         self.sched = built.scheduler
