@@ -13,7 +13,8 @@ its requested amount *including the pod* are handed to a strategy's scorer:
 
 ``score`` is the reference for one NodeInfo; ``score_nodes`` computes the same over snapshot
 columns. A scorer gives both forms: ``score`` over per-resource lists and ``score_columns`` over
-(resources × nodes) arrays, where allocatable 0 marks a resource to skip.
+(resources × nodes) arrays, where allocatable 0 marks a resource to skip (whatever requested
+holds there).
 """
 
 from __future__ import annotations
@@ -89,6 +90,10 @@ class ResourceAllocationScorer:
         m = len(idx)
         requested = np.zeros((len(self.resources), m), dtype=np.int64)
         allocatable = np.zeros((len(self.resources), m), dtype=np.int64)
+        added = [0] * len(self.resources)
+        # Gathered straight into the rows, and the pod added to every row at once: each numpy
+        # call on a few hundred columns costs more than its arithmetic, so fewer calls is what
+        # makes Score cheaper. A left-out row stays allocatable 0 (requested is then ignored).
         for i, (resource, pod_request) in enumerate(zip(self.resources, pod_requests)):
             if _left_out(resource, pod_request):
                 continue
@@ -96,10 +101,10 @@ class ResourceAllocationScorer:
             if row is None:
                 continue
             if not self.use_requested and resource in _NON_ZERO_ROW:
-                used = snapshot.non_zero[_NON_ZERO_ROW[resource], idx]
+                np.take(snapshot.non_zero[_NON_ZERO_ROW[resource]], idx, out=requested[i])
             else:
-                used = snapshot.requested[row, idx]
-            alloc = snapshot.allocatable[row, idx]
-            allocatable[i] = alloc
-            requested[i] = np.where(alloc != 0, used + pod_request, 0)
+                np.take(snapshot.requested[row], idx, out=requested[i])
+            np.take(snapshot.allocatable[row], idx, out=allocatable[i])
+            added[i] = pod_request
+        requested += np.array(added, dtype=np.int64)[:, None]
         return self.scorer.score_columns(requested, allocatable)

@@ -68,13 +68,15 @@ class _WeightedFloorMean:
         return node_score // weight_sum if weight_sum else 0
 
     def score_columns(self, requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
-        node_score = np.zeros(requested.shape[1], dtype=np.int64)
-        weight_sum = np.zeros(requested.shape[1], dtype=np.int64)
-        for req, alloc, weight in zip(requested, allocatable, self.weights):
-            counted = alloc != 0
-            scores = self.resource_score_columns(req, np.where(counted, alloc, 1))
-            node_score += np.where(counted, scores * weight, 0)
-            weight_sum += counted * weight
+        # Every resource row at once (numpy calls, not arithmetic, are the cost); as zip, the
+        # rows beyond the weights are not scored.
+        rows = min(len(self.weights), requested.shape[0])
+        requested, allocatable = requested[:rows], allocatable[:rows]
+        weights = np.array(self.weights[:rows], dtype=np.int64)[:, None]
+        counted = allocatable != 0
+        scores = self.resource_score_columns(requested, np.where(counted, allocatable, 1))
+        node_score = (np.where(counted, scores, 0) * weights).sum(axis=0)
+        weight_sum = (counted * weights).sum(axis=0)
         return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
 
 
