@@ -272,6 +272,8 @@ class LoadAwareScheduling(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlu
         if thresholds is None and not custom:
             return None
         self.columns.sync(snapshot)
+        if not self.columns.with_metric:
+            return None  # every node passes: only a NodeMetric can fail one
         alloc = self._allocatable(snapshot)
         now = self.clock.now()
         n = len(snapshot)
@@ -345,6 +347,8 @@ class LoadAwareScheduling(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlu
             return out, None
         cols = self.columns
         cols.sync(snapshot)
+        if not cols.with_metric:
+            return out, None  # no node has a NodeMetric to score by
         valid = (cols.has_metric[idx] & cols.has_node_metric[idx]
                  & ~self._expired_mask(cols.update_time[idx], self.clock.now()))
         used = cols.existing(self._score_source(facts.prod))[:, idx] + facts.estimated[:, None]
