@@ -52,7 +52,8 @@ class BalancedScorer:
             std = math.sqrt(squares / len(fractions))
         return int((1 - std) * MAX_NODE_SCORE)
 
-    def score_columns(self, requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
+    def score_columns(self, requested: np.ndarray, allocatable: np.ndarray,
+                      rows: Sequence[int]) -> np.ndarray:
         m = requested.shape[1]
         counted = allocatable != 0
         fractions = np.minimum(

@@ -36,7 +36,11 @@ _NON_ZERO_ROW = {CPU: 0, MEMORY: 1}
 class Scorer(Protocol):
     def score(self, requested: Sequence[int], allocatable: Sequence[int]) -> int: ...
 
-    def score_columns(self, requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray: ...
+    def score_columns(self, requested: np.ndarray, allocatable: np.ndarray,
+                      rows: Sequence[int]) -> np.ndarray:
+        """``rows[j]``: the index among the configured resources (their weights) of row j;
+        the resources left out of every node have no row."""
+        ...
 
 
 def _left_out(resource: str, pod_request: int) -> bool:
@@ -87,24 +91,24 @@ class ResourceAllocationScorer:
 
     def score_nodes(self, snapshot: Snapshot, idx: np.ndarray,
                     pod_requests: Sequence[int]) -> np.ndarray:
-        m = len(idx)
-        requested = np.zeros((len(self.resources), m), dtype=np.int64)
-        allocatable = np.zeros((len(self.resources), m), dtype=np.int64)
-        added = [0] * len(self.resources)
-        # Gathered straight into the rows, and the pod added to every row at once: each numpy
-        # call on a few hundred columns costs more than its arithmetic, so fewer calls is what
-        # makes Score cheaper. A left-out row stays allocatable 0 (requested is then ignored).
+        # Only the resources some node may count get a row, gathered straight into it, and the
+        # pod is added to every row at once: each numpy call on a few hundred columns costs
+        # more than its arithmetic, so fewer calls is what makes Score cheaper.
+        included = []
         for i, (resource, pod_request) in enumerate(zip(self.resources, pod_requests)):
             if _left_out(resource, pod_request):
                 continue
             row = snapshot.resource_row(resource)
-            if row is None:
-                continue
+            if row is not None:
+                included.append((i, resource, row, pod_request))
+        m = len(idx)
+        requested = np.empty((len(included), m), dtype=np.int64)
+        allocatable = np.empty((len(included), m), dtype=np.int64)
+        for j, (_, resource, row, _) in enumerate(included):
             if not self.use_requested and resource in _NON_ZERO_ROW:
-                np.take(snapshot.non_zero[_NON_ZERO_ROW[resource]], idx, out=requested[i])
+                np.take(snapshot.non_zero[_NON_ZERO_ROW[resource]], idx, out=requested[j])
             else:
-                np.take(snapshot.requested[row], idx, out=requested[i])
-            np.take(snapshot.allocatable[row], idx, out=allocatable[i])
-            added[i] = pod_request
-        requested += np.array(added, dtype=np.int64)[:, None]
-        return self.scorer.score_columns(requested, allocatable)
+                np.take(snapshot.requested[row], idx, out=requested[j])
+            np.take(snapshot.allocatable[row], idx, out=allocatable[j])
+        requested += np.array([r for *_, r in included], dtype=np.int64)[:, None]
+        return self.scorer.score_columns(requested, allocatable, [i for i, *_ in included])
