@@ -186,7 +186,8 @@ def test_a_refreshed_token_is_used_within_a_second() -> None:
             configuration.api_key = {"BearerToken": "Bearer rotated-away"}
             configuration.api_key_prefix = {}
 
-        c.configuration.refresh_api_key_hook = rotate
+        # kubernetes types the hook attribute as None although it calls any callable there.
+        c.configuration.refresh_api_key_hook = rotate  # type: ignore[assignment]
         assert c.get(NAMESPACES, "default")  # the token read a moment ago
         clock.step(AUTH_REFRESH_SECONDS)
         with pytest.raises(ApiError) as exc:
