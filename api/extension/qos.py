@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from decimal import Decimal
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 from kubernetes.utils import parse_quantity
@@ -98,13 +99,22 @@ def get_pod_qos_class_with_default(pod: KubeDict | None) -> QoSClass:
 _QUANTITY_CHECK = re.compile(QUANTITY_PATTERN)
 
 
+def _parse(value: str | int | float) -> Decimal:
+    if isinstance(value, str) and not _QUANTITY_CHECK.match(value):
+        raise ValueError(f"{value!r} is not a resource quantity")
+    return parse_quantity(value)
+
+
+# Every pod of a workload repeats the same few strings; a str's Decimal never changes
+# (a failed parse raises and is not cached).
+_parse_str = lru_cache(maxsize=4096)(_parse)
+
+
 def _quantity(value: Any, where: str) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise MalformedValueError(where, f"{value!r} is not a resource quantity")
-    if isinstance(value, str) and not _QUANTITY_CHECK.match(value):
-        raise MalformedValueError(where, f"{value!r} is not a resource quantity")
     try:
-        return parse_quantity(value)
+        return _parse_str(value) if isinstance(value, str) else _parse(value)
     except (ValueError, ArithmeticError) as exc:
         raise MalformedValueError(where, str(exc)) from None
 

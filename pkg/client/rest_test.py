@@ -7,6 +7,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,9 +15,10 @@ from api.crds import crd_manifests
 from api.meta import ObjectMeta
 from api.slo.v1alpha1 import NodeMetric, NodeMetricCollectPolicy, NodeMetricSpec
 from pkg.client import errors
+from pkg.client.config import ClientOptions
 from pkg.client.errors import ApiError, ConnectionFailure
 from pkg.client.resources import CONFIGMAPS, CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, PODS
-from pkg.client.rest import Client
+from pkg.client.rest import AUTH_REFRESH_SECONDS, Client
 from pkg.util.clock import FakeClock
 from pkg.util.flowcontrol import TokenBucket
 from test.apiserver import ServerHandle, new_token, start
@@ -169,6 +171,27 @@ def test_token_authentication(tmp_path: Path) -> None:
         wrong.write_text(Path(s.kubeconfig).read_text().replace(token, "wrong"))
         with pytest.raises(ApiError) as exc:
             Client.from_kubeconfig(str(wrong)).list(PODS)
+        assert exc.value.status == 401
+
+
+def test_a_refreshed_token_is_used_within_a_second() -> None:
+    # The configuration's refresh hook (a rotated token) is asked at most once a second.
+    token = new_token()
+    clock = FakeClock()
+    with start(token=token) as s:
+        c = Client.from_options(ClientOptions(kubeconfig=s.kubeconfig), clock=clock)
+        assert c.get(NAMESPACES, "default")
+
+        def rotate(configuration: Any) -> None:
+            configuration.api_key = {"BearerToken": "Bearer rotated-away"}
+            configuration.api_key_prefix = {}
+
+        # kubernetes types the hook attribute as None although it calls any callable there.
+        c.configuration.refresh_api_key_hook = rotate  # type: ignore[assignment]
+        assert c.get(NAMESPACES, "default")  # the token read a moment ago
+        clock.step(AUTH_REFRESH_SECONDS)
+        with pytest.raises(ApiError) as exc:
+            c.get(NAMESPACES, "default")
         assert exc.value.status == 401
 
 

@@ -26,6 +26,9 @@ class NodeColumns:
         self.has_metric = np.zeros(0, dtype=bool)
         self.has_node_metric = np.zeros(0, dtype=bool)
         self.update_time = np.zeros(0, dtype=np.float64)  # NaN: never reported
+        # How many columns have a NodeMetric: none (no koordlet reports yet) means Filter
+        # passes and Score is 0 everywhere, without reading a column.
+        self.with_metric = 0
         self._existing: dict[UsageSource, np.ndarray] = {}
 
     def sync(self, snapshot: Snapshot) -> None:
@@ -68,11 +71,13 @@ class NodeColumns:
         self.has_metric = np.zeros(n, dtype=bool)
         self.has_node_metric = np.zeros(n, dtype=bool)
         self.update_time = np.full(n, np.nan)
+        self.with_metric = 0
         self._existing = {s: np.zeros((self._width, n), dtype=np.int64) for s in self._existing}
         return True
 
     def _fill(self, i: int, load: NodeLoad | None) -> None:
         m = None if load is None else load.metric
+        self.with_metric += (m is not None) - bool(self.has_metric[i])
         if load is None or m is None:
             self.has_metric[i] = self.has_node_metric[i] = False
             self.update_time[i] = np.nan

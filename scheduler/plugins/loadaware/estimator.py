@@ -42,16 +42,24 @@ class DefaultEstimator:
         self.scaling_factors = dict(scaling_factors)
         self.allow_customize = allow_customize
 
-    def estimate_pod(self, pod: Mapping[str, Any]) -> dict[str, int]:
-        """Factor key → estimated usage. Raises ValueError for a malformed pod quantity."""
+    def estimate_pod(self, pod: Mapping[str, Any], *,
+                     priority_class: PriorityClass | None = None,
+                     requests: Mapping[str, int] | None = None) -> dict[str, int]:
+        """Factor key → estimated usage. Raises ValueError for a malformed pod quantity.
+
+        ``priority_class`` and ``requests``, when the caller already has them (the
+        scheduler's PodInfo), spare parsing the pod's quantities again."""
         factors = self.scaling_factors
         if self.allow_customize:
             custom = get_estimated_scaling_factors(
                 (pod.get("metadata") or {}).get("annotations"))
             if custom:
                 factors = {**factors, **custom}
-        requests, limits = pod_requests(pod), pod_limits(pod)
-        priority_class = get_pod_priority_class_with_default(pod)
+        if requests is None:
+            requests = pod_requests(pod)
+        limits = pod_limits(pod)
+        if priority_class is None:
+            priority_class = get_pod_priority_class_with_default(pod)
         return {name: _estimate(requests, limits,
                                 translate_resource_name_by_priority_class(priority_class, name),
                                 factor)
@@ -80,12 +88,18 @@ def _estimate(requests: Mapping[str, int], limits: Mapping[str, int], resource: 
     return limit if 0 < limit < estimated else estimated
 
 
+def priority_class_of(pod: Mapping[str, Any]) -> PriorityClass | None:
+    """The pod's Koordinator priority class (with defaults); None when a malformed quantity
+    leaves it without QoS, so without class."""
+    try:
+        return get_pod_priority_class_with_default(pod)
+    except ValueError:
+        return None
+
+
 def is_prod_pod(pod: Mapping[str, Any]) -> bool:
     """The pod's Koordinator priority class (with defaults) is koord-prod."""
-    try:
-        return get_pod_priority_class_with_default(pod) == PriorityClass.PROD
-    except ValueError:  # a malformed quantity: no QoS, so no class
-        return False
+    return priority_class_of(pod) == PriorityClass.PROD
 
 
 def new_estimator(args: LoadAwareSchedulingArgs) -> DefaultEstimator:

@@ -26,6 +26,7 @@ import numpy as np
 
 from api.extension.amplification import ANNOTATION_NODE_RAW_ALLOCATABLE
 from api.extension.load_aware import ANNOTATION_CUSTOM_USAGE_THRESHOLDS
+from api.extension.priority import PriorityClass
 from pkg.client.resources import NODE_METRICS, PODS
 from scheduler.apis.config import LoadAwareSchedulingArgs
 from scheduler.framework.cycle_state import CycleState
@@ -51,7 +52,7 @@ from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.frameworkext.interface import ExtendedHandle
 from scheduler.plugins.loadaware.assign_cache import PodAssignCache
 from scheduler.plugins.loadaware.columns import NodeColumns
-from scheduler.plugins.loadaware.estimator import is_prod_pod, new_estimator
+from scheduler.plugins.loadaware.estimator import new_estimator, priority_class_of
 from scheduler.plugins.loadaware.metric import MetricSummary
 from scheduler.plugins.loadaware.nodeload import (
     NODE_USAGE,
@@ -144,14 +145,17 @@ class LoadAwareScheduling(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlu
         if facts is None:
             p = pod.pod
             owners = (p.get("metadata") or {}).get("ownerReferences") or ()
+            # The class (a QoS computation over every container) once for both facts.
+            priority_class = priority_class_of(p)
             try:
                 estimated: Vector | None = self.vectorizer.to_factor_vec(
-                    self.estimator.estimate_pod(p))
+                    self.estimator.estimate_pod(p, priority_class=priority_class,
+                                                requests=pod.requests))
             except ValueError:
                 estimated = None
             facts = pod.memo[NAME] = _PodFacts(
                 daemonset=any(o.get("kind") == "DaemonSet" for o in owners),
-                prod=is_prod_pod(p), estimated=estimated)
+                prod=priority_class == PriorityClass.PROD, estimated=estimated)
         return facts
 
     def pre_filter(self, state: CycleState, pod: PodInfo,
@@ -268,6 +272,8 @@ class LoadAwareScheduling(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlu
         if thresholds is None and not custom:
             return None
         self.columns.sync(snapshot)
+        if not self.columns.with_metric:
+            return None  # every node passes: only a NodeMetric can fail one
         alloc = self._allocatable(snapshot)
         now = self.clock.now()
         n = len(snapshot)
@@ -341,6 +347,8 @@ class LoadAwareScheduling(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlu
             return out, None
         cols = self.columns
         cols.sync(snapshot)
+        if not cols.with_metric:
+            return out, None  # no node has a NodeMetric to score by
         valid = (cols.has_metric[idx] & cols.has_node_metric[idx]
                  & ~self._expired_mask(cols.update_time[idx], self.clock.now()))
         used = cols.existing(self._score_source(facts.prod))[:, idx] + facts.estimated[:, None]

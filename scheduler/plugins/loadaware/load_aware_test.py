@@ -125,6 +125,22 @@ def test_metric_without_node_usage_passes_and_scores_zero():
     assert run_score(plugin, handle, make_pod("p")) == 0
 
 
+def test_a_metric_reported_late_or_deleted_is_followed():
+    # Filter and Score skip every column while no node has a NodeMetric; the first report
+    # must be judged, and a deletion makes the node pass again.
+    plugin, handle = new_plugin([NODE])
+    busy = make_metric("n1", update_time=NOW, usage=usage_of(90_000))
+    assert run_filter(plugin, handle, make_pod("p", requests=INCOMING)) is None
+    plugin.cache.set_node_metric(busy)
+    assert run_filter(plugin, handle, make_pod("p", requests=INCOMING)) == unschedulable(OVER)
+    assert run_score(plugin, handle, make_pod("p")) > 0
+    plugin.cache.delete_node_metric("n1")
+    assert run_filter(plugin, handle, make_pod("p", requests=INCOMING)) is None
+    assert run_score(plugin, handle, make_pod("p")) == 0
+    plugin.cache.set_node_metric(busy)
+    assert run_filter(plugin, handle, make_pod("p", requests=INCOMING)) == unschedulable(OVER)
+
+
 EXPIRED = "node(s) nodeMetric expired"
 OVER = "node(s) cpu usage exceed threshold"
 

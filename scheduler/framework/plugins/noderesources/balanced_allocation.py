@@ -52,12 +52,19 @@ class BalancedScorer:
             std = math.sqrt(squares / len(fractions))
         return int((1 - std) * MAX_NODE_SCORE)
 
-    def score_columns(self, requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
+    def score_columns(self, requested: np.ndarray, allocatable: np.ndarray,
+                      rows: Sequence[int]) -> np.ndarray:
         m = requested.shape[1]
         counted = allocatable != 0
         fractions = np.minimum(
             requested.astype(np.float64) / np.where(counted, allocatable, 1).astype(np.float64),
             1.0)
+        if len(fractions) <= 2:
+            # The default cpu and memory: std is |f1 − f2| / 2 where both count, else 0, in a
+            # handful of numpy calls instead of the general loop's forty.
+            std = (np.where(counted[0] & counted[1], np.abs((fractions[0] - fractions[1]) / 2),
+                            0.0) if len(fractions) == 2 else np.zeros(m))
+            return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
         n = counted.sum(axis=0)
         total = np.zeros(m)
         first = np.zeros(m)

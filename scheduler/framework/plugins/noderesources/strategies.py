@@ -67,14 +67,22 @@ class _WeightedFloorMean:
             weight_sum += weight
         return node_score // weight_sum if weight_sum else 0
 
-    def score_columns(self, requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
-        node_score = np.zeros(requested.shape[1], dtype=np.int64)
-        weight_sum = np.zeros(requested.shape[1], dtype=np.int64)
-        for req, alloc, weight in zip(requested, allocatable, self.weights):
-            counted = alloc != 0
-            scores = self.resource_score_columns(req, np.where(counted, alloc, 1))
-            node_score += np.where(counted, scores * weight, 0)
-            weight_sum += counted * weight
+    def score_columns(self, requested: np.ndarray, allocatable: np.ndarray,
+                      rows: Sequence[int]) -> np.ndarray:
+        # Every resource row at once (numpy calls, not arithmetic, are the cost); as zip, a
+        # resource beyond the weights is not scored.
+        n = sum(1 for r in rows if r < len(self.weights))
+        requested, allocatable = requested[:n], allocatable[:n]
+        weights = np.array([self.weights[r] for r in rows[:n]], dtype=np.int64)[:, None]
+        counted = allocatable != 0
+        total_weight = int(weights.sum())
+        if total_weight > 0 and counted.all():
+            # Every node has every resource (the usual case): a plain weighted floor mean.
+            scores = self.resource_score_columns(requested, allocatable)
+            return (scores * weights).sum(axis=0) // total_weight
+        scores = self.resource_score_columns(requested, np.where(counted, allocatable, 1))
+        node_score = (np.where(counted, scores, 0) * weights).sum(axis=0)
+        weight_sum = (counted * weights).sum(axis=0)
         return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
 
 
@@ -144,10 +152,12 @@ class RequestedToCapacityRatio:
         # math.Round of the mean: half away from zero (both are non-negative here).
         return (2 * node_score + weight_sum) // (2 * weight_sum)
 
-    def score_columns(self, requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
+    def score_columns(self, requested: np.ndarray, allocatable: np.ndarray,
+                      rows: Sequence[int]) -> np.ndarray:
         node_score = np.zeros(requested.shape[1], dtype=np.int64)
         weight_sum = np.zeros(requested.shape[1], dtype=np.int64)
-        for req, alloc, weight in zip(requested, allocatable, self.weights):
+        weights = [self.weights[r] for r in rows if r < len(self.weights)]
+        for req, alloc, weight in zip(requested, allocatable, weights):
             safe = np.where(alloc != 0, alloc, 1)
             utilization = np.where(req > alloc, MAX_UTILIZATION, req * MAX_UTILIZATION // safe)
             scores = self._raw_columns(utilization)

@@ -45,6 +45,11 @@ def _unschedulable(node: Any) -> bool:
     return bool((node.get("spec") or {}).get("unschedulable"))
 
 
+def _schedulable(snapshot: Snapshot) -> np.ndarray | None:
+    cordoned = np.array([ni.unschedulable for ni in snapshot.node_infos], dtype=bool)
+    return ~cordoned if cordoned.any() else None
+
+
 class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
     name = NAME
 
@@ -61,11 +66,13 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
 
     def filter_nodes(self, state: CycleState, pod: PodInfo,
                      snapshot: Snapshot) -> np.ndarray | None:
-        cordoned = snapshot.memoized((self.name, "cordoned"), lambda: np.array(
-            [ni.unschedulable for ni in snapshot.node_infos], dtype=bool))
-        if not cordoned.any() or self._tolerates(pod):
+        # The schedulable-node mask, None when no node is cordoned (the common case: no
+        # reduction over every node per pod).
+        schedulable = snapshot.memoized((self.name, "schedulable"), lambda: _schedulable(
+            snapshot))
+        if schedulable is None or self._tolerates(pod):
             return None
-        return ~cordoned
+        return schedulable
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
