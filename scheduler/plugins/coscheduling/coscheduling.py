@@ -106,6 +106,7 @@ class _UnsentReport:
     message: str
     event: bool  # a held pod's report: an event too, not only the condition
     due: float  # time.monotonic() when it may go out
+    hold: bool  # the message is PreEnqueue's hold (recomputed when sent), not PostFilter's
 
 
 def _bind_annotations(group_id: str | None, count: int) -> dict[str, str | None]:
@@ -132,7 +133,7 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
         if args.aware_network_topology:
             log.warning("awareNetworkTopology is set but network-topology gang placement is not "
                         "implemented; gangs are placed without ClusterNetworkTopology")
-        self.cache = GangCache(args, handle.recorder, handle.activate)
+        self.cache = GangCache(args, handle.recorder, handle.activate, self._refresh_holds)
         self.context = GangSchedulingContextHolder()
         # One group rejection at a time: a rejected member's Unreserve (on a binding thread,
         # or this one) rejects the group again, and must find every member already decided
@@ -270,9 +271,9 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
             earlier = self._unsent.get(uid)
             if earlier is None:
                 due = time.monotonic() + (HOLD_REPORT_DELAY if event else 0.0)
-                self._unsent[uid] = _UnsentReport(pod, message, event, due)
+                self._unsent[uid] = _UnsentReport(pod, message, event, due, event)
             else:
-                earlier.pod, earlier.message = pod, message
+                earlier.pod, earlier.message, earlier.hold = pod, message, event
                 earlier.event = earlier.event or event
         if earlier is None:
             self._reporter.submit(self._send_report, uid)
@@ -299,7 +300,31 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
                     break
                 self._unsent_cond.wait(left)
             del self._unsent[uid]
-        self._report(unsent.pod, unsent.message, unsent.event)
+        message = unsent.message
+        if unsent.hold:
+            # Held members are not asked again on each add to their gang (see
+            # _refresh_holds): the count is taken now.
+            status = self.basic_check(PodInfo(unsent.pod))
+            if status is None:
+                return
+            message = status.message()
+            self._reported[uid] = message
+        self._report(unsent.pod, message, unsent.event)
+
+    def _refresh_holds(self, pods: Sequence[dict[str, Any]]) -> None:
+        """Members of a gang still incomplete after an add: the queue does not ask PreEnqueue
+        again for each of them (members² work while a gang arrives); the hold reports already
+        sent get the new count, those not sent yet take it when due."""
+        for pod in pods:
+            uid = str((pod.get("metadata") or {}).get("uid") or "")
+            if uid not in self._reported:
+                continue
+            with self._unsent_cond:
+                if uid in self._unsent:
+                    continue
+            status = self.basic_check(PodInfo(pod))
+            if status is not None:
+                self._report_held(uid, pod, status.message(), event=True)
 
     def _report(self, pod: dict[str, Any], message: str, event: bool) -> None:
         recorder, client = self.handle.recorder, self.handle.client

@@ -7,9 +7,12 @@ the gang-group state of ``ganggroup.go`` (``OnceResourceSatisfied``, binding mem
 A PodGroup gang exists from its PodGroup's add to its delete; a pod-annotation gang appears
 with its first pod and goes with its last. A gang annotation that cannot be used gives a
 Warning event on the pod (or PodGroup) naming the key and value, and the fallback upstream
-applies. Until a gang is complete, each pod or PodGroup that changes it calls ``on_ready``
-with the pending pods of its group, so the queue asks PreEnqueue again: it releases them once
-every gang of the group has minMember pods, and otherwise holds them with an updated message.
+applies. When a pod or PodGroup completes a gang group (every gang of it has minMember
+pods), ``on_ready`` gets the group's pending pods, so the queue asks PreEnqueue again and
+releases them. A pod added to a group still incomplete is itself asked again (the queue may
+have held it before this handler knew its gang) and the others go to ``on_held``: they stay
+held, only their message's count changed — asking PreEnqueue for every member on every add
+would cost members² queue moves while a gang arrives.
 """
 
 from __future__ import annotations
@@ -52,10 +55,11 @@ class GangCache:
     """Gangs by id (``namespace/name``) and their groups' shared state, under one lock."""
 
     def __init__(self, args: CoschedulingArgs, recorder: EventRecorder | None = None,
-                 on_ready: OnReady | None = None) -> None:
+                 on_ready: OnReady | None = None, on_held: OnReady | None = None) -> None:
         self.args = args
         self.recorder = recorder
         self.on_ready = on_ready
+        self.on_held = on_held
         self.lock = threading.RLock()
         self.gangs: dict[str, Gang] = {}
         # Gang groups that once had a member bound (OnceResourceSatisfied, kept for good).
@@ -137,6 +141,7 @@ class GangCache:
             return
         bad: list[BadValue] = []
         ready: list[PodDict] = []
+        held: list[PodDict] = []
         with self.lock:
             gang = self._get_or_create(gang_id)
             if not gang.from_pod_group and gang.params is None:
@@ -148,10 +153,17 @@ class GangCache:
             if _node_name(pod):
                 self._mark_bound(gang, uid)
             if not gang.initialised or before < gang.min_member:
-                ready = self._pending_of_group(gang)
+                pending = self._pending_of_group(gang)
+                if self._group_complete(gang):
+                    ready = pending
+                else:
+                    for p in pending:
+                        (ready if _uid(p) == uid else held).append(p)
         self._warn(pod, "pod", bad)
         if ready and self.on_ready is not None:
             self.on_ready(ready)
+        if held and self.on_held is not None:
+            self.on_held(held)
 
     def on_pod_update(self, old: PodDict, new: PodDict) -> None:
         if get_gang_id(old) != get_gang_id(new):
@@ -240,6 +252,14 @@ class GangCache:
             gang = self.gangs.get(get_gang_id(pod))
             if gang is not None:
                 self._mark_bound(gang, _uid(pod))
+
+    def _group_complete(self, gang: Gang) -> bool:
+        """Every gang of the group is known, initialised and has minMember pods."""
+        for gang_id in gang.groups:
+            g = self.gangs.get(gang_id)
+            if g is None or not g.initialised or len(g.children) < g.min_member:
+                return False
+        return True
 
     def _pending_of_group(self, gang: Gang) -> list[PodDict]:
         """Pods of the gang and its group that wait for the scheduler. Their PreEnqueue

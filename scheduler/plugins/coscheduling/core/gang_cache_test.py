@@ -4,6 +4,7 @@ onPodGroupAdd cases), lifetimes, readiness callbacks and Permit validity by matc
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -23,11 +24,18 @@ from scheduler.plugins.coscheduling.core.gang_cache import GangCache
 from scheduler.plugins.coscheduling.testing import gang_annotations, make_pod, make_pod_group
 
 
-def new_cache() -> tuple[GangCache, FakeRecorder, list[list[str]]]:
+def names(into: list[list[str]]) -> Callable[[Sequence[dict[str, Any]]], None]:
+    return lambda pods: into.append([p["metadata"]["name"] for p in pods])
+
+
+def new_cache(held: list[list[str]] | None = None
+              ) -> tuple[GangCache, FakeRecorder, list[list[str]]]:
+    """The cache, its recorder and the pods it asked the queue to re-check, per event (and
+    into ``held`` the pods it said stay held with a new count)."""
     recorder = FakeRecorder()
     released: list[list[str]] = []
-    cache = GangCache(CoschedulingArgs(), recorder,
-                      lambda pods: released.append([p["metadata"]["name"] for p in pods]))
+    cache = GangCache(CoschedulingArgs(), recorder, names(released),
+                      names(held) if held is not None else None)
     return cache, recorder, released
 
 
@@ -82,14 +90,17 @@ def test_a_bad_total_number_warns_and_falls_back_to_min_member() -> None:
 
 
 def test_a_pod_group_gang_lives_with_its_pod_group_and_pods_wait_for_it() -> None:
-    cache, _, released = new_cache()
+    held: list[list[str]] = []
+    cache, _, released = new_cache(held)
     a, b = make_pod("a", pod_group="job"), make_pod("b", pod_group="job")
     cache.on_pod_add(a)
     cache.on_pod_add(b)
     assert not cache.gangs["default/job"].initialised  # no PodGroup yet
     cache.on_pod_group_add(make_pod_group("job", 2))
-    # Each event re-asks about the held pods; the PodGroup's arrival completes the gang.
-    assert released == [["a"], ["a", "b"], ["a", "b"]]
+    # Each pod is re-asked as it arrives, the others only told their count changed; the
+    # PodGroup's arrival completes the gang and re-asks about all of them.
+    assert released == [["a"], ["b"], ["a", "b"]]
+    assert held == [["a"]]
     cache.on_pod_group_delete(DeletedFinalStateUnknown("default/job",
                                                        make_pod_group("job", 2)))
     assert not cache.gangs["default/job"].initialised  # its pods remain
@@ -103,13 +114,15 @@ def test_a_pod_group_gang_lives_with_its_pod_group_and_pods_wait_for_it() -> Non
 
 
 def test_pending_members_are_released_when_the_gang_reaches_min_member() -> None:
-    cache, _, released = new_cache()
+    held: list[list[str]] = []
+    cache, _, released = new_cache(held)
     cache.on_pod_add(make_pod("a", annotations=gang_annotations("g", 3)))
     cache.on_pod_add(make_pod("b", annotations=gang_annotations("g", 3)))
     cache.on_pod_add(make_pod("c", annotations=gang_annotations("g", 3), node="n1"))
-    # Each short step re-asks about the held pods (their message names the count); the third
-    # releases the pending ones.
-    assert released == [["a"], ["a", "b"], ["a", "b"]]
+    # A short step re-asks about the new pod only (the others' message names a new count:
+    # ``held``); the third completes the gang and releases the pending ones.
+    assert released == [["a"], ["b"], ["a", "b"]]
+    assert held == [["a"]]
     assert cache.gangs["default/g"].bound == {"uid-c"}
     assert cache.once_satisfied == {"default/g"}
 
