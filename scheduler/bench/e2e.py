@@ -49,8 +49,10 @@ from scheduler.bench.inprocess import (
     default_profile,
     timed_pop,
 )
-from scheduler.bench.workloads import NAMESPACE, Objects, Workload, node_metric
+from scheduler.bench.workloads import NAMESPACE, SCHEDULER_NAME, Objects, Workload, node_metric
 from scheduler.factory import build_scheduler
+from scheduler.plugins.elasticquota import NAME as ELASTIC_QUOTA_PLUGIN
+from scheduler.plugins.elasticquota import ElasticQuota
 
 REPO_ROOT = Path(__file__).absolute().parents[2]
 
@@ -177,6 +179,12 @@ def _run(server: ApiServerProcess, workload: Workload, profile: str, objects: Ob
     stop.set()
     sched.stop()
     loop.join(timeout=5)
+    # ElasticQuota's status writer and revocation loops would go on writing to a stopped server.
+    quota = sched.profiles[SCHEDULER_NAME].plugin(ELASTIC_QUOTA_PLUGIN)
+    if isinstance(quota, ElasticQuota):
+        for controller in (quota.status_writer, quota.revoker):
+            if controller is not None:
+                controller.stop()
     factory.shutdown()
     broadcaster.shutdown(timeout=5)
     return progress.result(workload, "end-to-end", profile, elapsed)
