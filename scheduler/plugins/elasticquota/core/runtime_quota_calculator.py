@@ -16,10 +16,8 @@ not force a recomputation.
 from __future__ import annotations
 
 import bisect
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from itertools import compress
 from typing import Protocol
 
 import numpy as np
@@ -154,16 +152,10 @@ class Dimension:
         if remaining <= 0 or not any(borrows):
             self.runtime = base.copy()
             return
-        # Dividing the weights by their common divisor keeps every quotient and the order of
-        # the remainders of a split; it lets byte-sized memory weights fit int64.
-        divisor = math.gcd(*compress(self._weight, borrows)) or 1
-        dtype = _dtype(total, divisor, base, self._request, self._weight)
-        runtime = np.array(base, dtype=dtype)
         # The borrowers' columns, in name order: they start at their floor and share the rest.
         index = np.flatnonzero(np.array(borrows, dtype=bool))
-        got = runtime[index]
-        want = np.array(self._request, dtype=dtype)[index]
-        weight = np.array(self._weight, dtype=dtype)[index] // divisor
+        runtime, want, weight = _columns(total, index, base, self._request, self._weight)
+        got, want = runtime[index], want[index]
         hungry = weight > 0
         if remaining >= int((want[hungry] - got[hungry]).sum()):
             # Enough for every borrower with a weight: the rounds below would end the same way.
@@ -188,20 +180,34 @@ class Dimension:
         self.runtime = runtime.tolist()
 
 
-def _dtype(total: int, divisor: int, base: list[int], request: list[int], weight: list[int]
-           ) -> type[np.int64] | type[object]:
-    """int64 when no sum of a column, and no product of a (divided) weight and what is left
-    to share, can leave it; else Python integers, exact at any size.
+def _columns(total: int, index: np.ndarray, base: list[int], request: list[int],
+             weight: list[int], *, exact: bool = False
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The children's base and request, and the borrowers' (``index``) weights divided by
+    their greatest common divisor: int64 when no sum of a column, and no product of a weight
+    and what is left to share, can leave it; else (or ``exact``) Python integers, exact at any
+    size.
 
-    Without negative values what is left to share never exceeds ``total`` and a split never
-    hands out more than it.
+    Dividing the weights keeps every quotient and the order of the remainders of a split; it
+    lets byte-sized memory weights fit int64. Without negative values what is left to share
+    never exceeds ``total`` and a split never hands out more than it.
     """
-    low = min(min(base), min(request), min(weight))
-    high = max(max(base), max(request), max(weight))
-    n = len(weight) + 1
-    fits = low >= 0 and total * n < _INT64 and high * n < _INT64 and \
-        max(weight) // divisor * total < _INT64
-    return np.int64 if fits else object
+    n = len(base) + 1
+    fits = False
+    if not exact:
+        try:
+            columns = [np.array(c, dtype=np.int64) for c in (base, request, weight)]
+            fits = total * n < _INT64 and all(
+                c.min() >= 0 and int(c.max()) * n < _INT64 for c in columns)
+        except OverflowError:
+            pass
+    if not fits:
+        columns = [np.array(c, dtype=object) for c in (base, request, weight)]
+    borrowers = columns[2][index]
+    borrowers //= np.gcd.reduce(borrowers) or 1
+    if fits and int(borrowers.max()) * total >= _INT64:
+        return _columns(total, index, base, request, weight, exact=True)
+    return columns[0], columns[1], borrowers
 
 
 _INT64 = 2**63

@@ -194,7 +194,7 @@ def test_redistribution_matches_the_reference_rules(seed: int, python_integers: 
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     if python_integers:
         # The path taken when int64 could overflow gives the same runtimes.
-        monkeypatch.setattr(runtime_quota_calculator, "_dtype", lambda *_: object)
+        monkeypatch.setattr(runtime_quota_calculator, "_INT64", 0)
     rng = random.Random(seed)
     nodes = [node(f"q{i:02d}", rng.choice((0, 1, 3, 7, 1000)), rng.randint(0, 500),
                   rng.randint(0, 100), allow_lent=rng.random() < 0.8,
