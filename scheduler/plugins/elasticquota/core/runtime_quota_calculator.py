@@ -82,8 +82,9 @@ class Dimension:
 
     The lists are kept in name order, so the largest-remainder split breaks ties by name with a
     stable sort, and each child's runtime before borrowing is kept from its last change. A
-    redistribution runs on numpy columns of the borrowers (int64 where nothing can overflow,
-    else exact Python integers) instead of a Python loop over 1,000 children per round.
+    redistribution among many children runs on numpy columns of the borrowers (int64 where
+    nothing can overflow, else exact Python integers) instead of a Python loop over 1,000
+    children per round; among a few, in Python.
     """
 
     __slots__ = ("_base", "_borrows", "_index", "_nodes", "_request", "_weight", "dirty",
@@ -152,6 +153,9 @@ class Dimension:
         if remaining <= 0 or not any(borrows):
             self.runtime = base.copy()
             return
+        if len(base) < _NUMPY_FROM:
+            self.runtime = _split_in_python(remaining, base, borrows, self._request, self._weight)
+            return
         # The borrowers' columns, in name order: they start at their floor and share the rest.
         index = np.flatnonzero(np.array(borrows, dtype=bool))
         runtime, want, weight = _columns(total, index, base, self._request, self._weight)
@@ -178,6 +182,43 @@ class Dimension:
                 index[short], got[short], want[short], weight[short], hungry[short])
         runtime[index] = got
         self.runtime = runtime.tolist()
+
+
+def _split_in_python(remaining: int, base: list[int], borrows: list[bool], request: list[int],
+                     weight: list[int]) -> list[int]:
+    """``Dimension.redistribute`` for a few children, where numpy's fixed cost per call
+    outweighs a Python loop: the same rounds and the same largest-remainder split."""
+    runtime = base.copy()
+    index = [i for i, b in enumerate(borrows) if b]
+    hungry = [i for i in index if weight[i] > 0]
+    if remaining >= sum(request[i] - runtime[i] for i in hungry):
+        for i in hungry:
+            runtime[i] = request[i]
+        return runtime
+    while remaining > 0 and index:
+        weight_sum = sum(weight[i] for i in index)
+        if weight_sum <= 0:
+            break
+        products = [weight[i] * remaining if weight[i] > 0 else 0 for i in index]
+        deltas = [p // weight_sum for p in products]
+        residual = remaining - sum(deltas)
+        if residual > 0:
+            # Descending remainders, equal ones by position (a stable sort).
+            for j in sorted(range(len(products)), key=lambda j: products[j] % weight_sum,
+                            reverse=True)[:residual]:
+                deltas[j] += 1
+        remaining, still = 0, []
+        for i, delta in zip(index, deltas, strict=True):
+            got = runtime[i] + delta
+            if got < request[i]:
+                runtime[i] = got
+                still.append(i)
+            else:
+                # Satisfied: what it got beyond its request goes round again.
+                remaining += got - request[i]
+                runtime[i] = request[i]
+        index = still
+    return runtime
 
 
 def _columns(total: int, index: np.ndarray, base: list[int], request: list[int],
@@ -211,6 +252,9 @@ def _columns(total: int, index: np.ndarray, base: list[int], request: list[int],
 
 
 _INT64 = 2**63
+# From this many children on, a redistribution runs on numpy columns (measured: 5 children
+# 16 µs in Python, 90 µs with numpy; even at about 60; 1,000 children 6× faster with numpy).
+_NUMPY_FROM = 64
 
 
 class RuntimeQuotaCalculator:
