@@ -8,7 +8,9 @@ are synced until its informer has seen every pod bound. As scheduler_perf does, 
 rate limit is raised (5,000 QPS) so that the measurement is of the scheduler, not of the
 default client throttle. Gang workloads create their PodGroups before their pods; with them
 the scheduler runs everything it runs in a cluster: the PodGroup status controller, the
-held-pod reports and the bind-gang annotations.
+held-pod reports and the bind-gang annotations. Quota workloads create their ElasticQuotas
+before their pods; the scheduler creates its built-in quotas and writes every quota's status
+each second, as in a cluster.
 """
 
 from __future__ import annotations
@@ -47,8 +49,10 @@ from scheduler.bench.inprocess import (
     default_profile,
     timed_pop,
 )
-from scheduler.bench.workloads import NAMESPACE, Objects, Workload, node_metric
+from scheduler.bench.workloads import NAMESPACE, SCHEDULER_NAME, Objects, Workload, node_metric
 from scheduler.factory import build_scheduler
+from scheduler.plugins.elasticquota import NAME as ELASTIC_QUOTA_PLUGIN
+from scheduler.plugins.elasticquota import ElasticQuota
 
 REPO_ROOT = Path(__file__).absolute().parents[2]
 
@@ -138,6 +142,7 @@ def _run(server: ApiServerProcess, workload: Workload, profile: str, objects: Ob
                                memory=(2 + i % 8) * 1024 ** 3, update_time=now))
             for i, n in enumerate(objects.nodes)], status=True)
     _create_all(client, POD_GROUPS, [_strip(pg) for pg in objects.pod_groups])
+    _create_all(client, ELASTIC_QUOTAS, [_strip(q) for q in objects.quotas])
     _create_all(client, PODS, [_strip(p) for p in objects.todo])
 
     factory = SharedInformerFactory(client)
@@ -174,6 +179,12 @@ def _run(server: ApiServerProcess, workload: Workload, profile: str, objects: Ob
     stop.set()
     sched.stop()
     loop.join(timeout=5)
+    # ElasticQuota's status writer and revocation loops would go on writing to a stopped server.
+    quota = sched.profiles[SCHEDULER_NAME].plugin(ELASTIC_QUOTA_PLUGIN)
+    if isinstance(quota, ElasticQuota):
+        for controller in (quota.status_writer, quota.revoker):
+            if controller is not None:
+                controller.stop()
     factory.shutdown()
     broadcaster.shutdown(timeout=5)
     return progress.result(workload, "end-to-end", profile, elapsed)

@@ -5,14 +5,16 @@ handlers receive the nodes and existing pods (as an informer's initial list woul
 them), every pod to schedule is queued, and the in-memory binder reports each binding back to
 the handlers from a separate "informer" thread, as a watch event would. Plugins that keep
 their own informer handlers get the same events, before the scheduler's own (they register
-theirs first): LoadAwareScheduling and Coscheduling see every pod and each binding as a pod
-update; Coscheduling sees the PodGroups; NodeMetrics go straight into LoadAware's cache.
+theirs first): LoadAwareScheduling, Coscheduling and ElasticQuota see every pod and each binding
+as a pod update; Coscheduling sees the PodGroups; ElasticQuota sees the nodes and the
+ElasticQuotas (through its ``QuotaTreeFeeder``, as its informers would); NodeMetrics go straight
+into LoadAware's cache.
 
 Two profiles: ``bench``, the in-tree defaults (plus LoadAwareScheduling for the LoadAware
 workload), and ``shipped``, upstream's ``config/manager/scheduler-config.yaml`` (found as the
 tests find upstream's data, ``KOORD_UPSTREAM_DATA`` overriding) with leader election off;
-plugins not implemented yet are left out with the scheduler's warning. Gang workloads default
-to ``shipped``, the others to ``bench``.
+plugins not implemented yet are left out with the scheduler's warning. Gang and quota workloads
+default to ``shipped``, the others to ``bench``.
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ from scheduler.apis.config.loader import decode_scheduler_config
 from scheduler.bench.workloads import SCHEDULER_NAME, UNFIT_GANG, Objects, Workload, node_metric
 from scheduler.factory import build_scheduler
 from scheduler.framework.binder import InMemoryBinder
-from scheduler.framework.events import POD_GROUP
+from scheduler.framework.events import ELASTIC_QUOTA, POD_GROUP
 from scheduler.framework.runtime import Framework
 from scheduler.plugins.coscheduling import Coscheduling
+from scheduler.plugins.elasticquota import ElasticQuota
 from scheduler.plugins.loadaware import LoadAwareScheduling
 
 BENCH, SHIPPED = "bench", "shipped"
@@ -81,6 +84,8 @@ class Result:
     # fitting gang's last member bound, and how many members of the unfit gang were bound.
     gang_latencies: list[float] = field(default_factory=list)
     unfit_bound: int | None = None
+    # Quota workloads: pods bound beyond a quota's max, over every quota (must be 0).
+    quota_violations: int | None = None
 
     @property
     def pods_per_second(self) -> float:
@@ -108,6 +113,8 @@ class Progress:
 
     def __init__(self, objects: Objects, expected: int) -> None:
         self.gang_of = objects.gang_of
+        self.objects = objects
+        self.quota_bound: Counter[str] = Counter()  # leaf quota → its pods bound
         self.left = Counter(g for g in self.gang_of.values() if g != UNFIT_GANG)
         self.expected = expected
         self.started: dict[str, float] = {}
@@ -129,6 +136,9 @@ class Progress:
         now = self.last_bound = time.perf_counter()
         if key in self.started:
             self.latencies.append(now - self.started[key])
+        quota = self.objects.quota_of.get(name)
+        if quota is not None:
+            self.quota_bound[quota] += 1
         gang = self.gang_of.get(name)
         if gang == UNFIT_GANG:
             self.unfit_bound += 1
@@ -144,11 +154,13 @@ class Progress:
     def result(self, workload: Workload, mode: str, profile: str, seconds: float) -> Result:
         return Result(workload.name, mode, workload.nodes, self.bound_count, seconds,
                       self.latencies, profile, self.gang_latencies,
-                      self.unfit_bound if workload.gangs is not None else None)
+                      self.unfit_bound if workload.gangs is not None else None,
+                      workload.quotas.violations(self.objects.quotas, self.quota_bound)
+                      if workload.quotas is not None else None)
 
 
 def default_profile(workload: Workload) -> str:
-    return SHIPPED if workload.gangs is not None else BENCH
+    return SHIPPED if workload.gangs is not None or workload.quotas is not None else BENCH
 
 
 def shipped_config() -> KubeSchedulerConfiguration:
@@ -211,6 +223,7 @@ def run_in_process(workload: Workload, *, profile: str | None = None, seed: int 
     fwk: Framework = sched.profiles[SCHEDULER_NAME]
     load_aware = fwk.plugin("LoadAwareScheduling")
     gangs = fwk.plugin("Coscheduling")
+    quotas = fwk.plugin("ElasticQuota")
     # The plugins' own pod handlers, in the order an informer would call them.
     pod_listeners: list[ResourceEventHandler] = []
     if isinstance(load_aware, LoadAwareScheduling):
@@ -222,7 +235,18 @@ def run_in_process(workload: Workload, *, profile: str | None = None, seed: int 
         for pg in objects.pod_groups:
             for pg_listener in pod_group_listeners:
                 pg_listener.on_add(pg, True)
+    node_listeners: list[ResourceEventHandler] = []
+    if isinstance(quotas, ElasticQuota):
+        pod_listeners.append(quotas.feeder.pod_handler())
+        node_listeners.append(quotas.feeder.node_handler())
+        quota_listeners = [quotas.feeder.quota_handler(),
+                           handlers.custom_resource_handler(ELASTIC_QUOTA)]
+        for q in objects.quotas:
+            for quota_listener in quota_listeners:
+                quota_listener.on_add(q, True)
     for n in objects.nodes:
+        for listener in node_listeners:
+            listener.on_add(n, True)
         handlers.add_node(n)
     for p in objects.existing:
         for listener in pod_listeners:

@@ -9,16 +9,32 @@ The gang workloads (``GangScheduling_<gangs>x<members>``) follow Volcano's gang 
 nodes with 32 cpu, and PodGroups (``scheduling.sigs.k8s.io/v1alpha1``) whose members carry the
 ``pod-group.scheduling.sigs.k8s.io`` label. Each also has one gang that cannot fit: its
 members may only go to three nodes, each with room for one of them, and it needs four.
+
+The quota workloads (``ElasticQuota_<pods>x<leaves>``) follow Kueue's CI gate (15,000 workloads
+in 30 ClusterQueues of 5 cohorts): parent ElasticQuotas (``is-parent``), each with leaf quotas
+sharing it, on the scheduler_perf nodes; every pod carries its leaf's
+``quota.scheduling.koordinator.sh/name`` label. A leaf's min is 40% of what its pods ask and
+its max 120%, except the last leaf of each parent, capped at a given share; a parent's max is a
+given share of what its leaves may ask. At 100% both (as in Kueue's gate, every workload is
+admitted) every leaf borrows beyond its min and the capped leaves and the parents end exactly
+at their max; below 100%, the leaves share their parent by weight (§8.3) and the pods their
+quotas do not admit stay pending. The sums fit the cluster: every admitted pod fits a node.
 """
 
 from __future__ import annotations
 
+import functools
 import random
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from api.extension.coscheduling import LABEL_POD_GROUP
+from api.extension.elastic_quota import LABEL_QUOTA_IS_PARENT, LABEL_QUOTA_NAME, LABEL_QUOTA_PARENT
+from pkg.util.podresources import CPU, MEMORY, resource_list
+from scheduler.apis.config import ElasticQuotaArgs
+from scheduler.plugins.elasticquota.core import GroupQuotaManager
 
 SCHEDULER_NAME = "koord-scheduler"
 NAMESPACE = "bench"
@@ -95,6 +111,99 @@ def pod_group(name: str, min_member: int, *, timeout_seconds: int | None = None
             "spec": spec}
 
 
+def elastic_quota(name: str, *, min_: Mapping[str, str], max_: Mapping[str, str],
+                  parent: str = "", is_parent: bool = False) -> dict[str, Any]:
+    labels = {LABEL_QUOTA_PARENT: parent} if parent else {}
+    if is_parent:
+        labels[LABEL_QUOTA_IS_PARENT] = "true"
+    return {"apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "ElasticQuota",
+            "metadata": {"name": name, "namespace": NAMESPACE, "uid": f"uid-eq-{name}",
+                         "resourceVersion": "1", "labels": labels},
+            "spec": {"min": dict(min_), "max": dict(max_)}}
+
+
+# A quota workload's pods: scheduler_perf's pod, in milli-cpu and MiB.
+QUOTA_POD_CPU_MILLI = 100
+QUOTA_POD_MEMORY_MI = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Quotas:
+    """``parents`` parent ElasticQuotas of ``leaves`` leaf quotas each, the pods spread evenly
+    over the leaves; the last leaf's max and each parent's max in percent of what their pods
+    ask."""
+
+    parents: int
+    leaves: int
+    capped: int = 100
+    parent: int = 100
+
+    def leaf_names(self) -> list[str]:
+        return [f"quota-{p}-{leaf}" for p in range(self.parents) for leaf in range(self.leaves)]
+
+    def build(self, pods: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                        dict[str, str]]:
+        """The quotas (parents first), their pods, and each pod's leaf."""
+        per_leaf = pods // (self.parents * self.leaves)
+        cpu, memory = per_leaf * QUOTA_POD_CPU_MILLI, per_leaf * QUOTA_POD_MEMORY_MI
+        quotas: list[dict[str, Any]] = []
+        leaves: list[dict[str, Any]] = []
+        for p in range(self.parents):
+            # The others may borrow up to 120% of what their pods ask.
+            caps = [cpu * 6 // 5] * (self.leaves - 1) + [cpu * self.capped // 100]
+            leaves += [elastic_quota(
+                f"quota-{p}-{leaf}", parent=f"quota-{p}",
+                min_={CPU: f"{cpu * 2 // 5}m", MEMORY: f"{memory * 2 // 5}Mi"},
+                max_={CPU: f"{cap}m", MEMORY: f"{memory * 2}Mi"}) for leaf, cap in enumerate(caps)]
+            asked = sum(min(cpu, cap) for cap in caps)
+            quotas.append(elastic_quota(
+                f"quota-{p}", is_parent=True,
+                min_={CPU: f"{cpu * 2 // 5 * self.leaves}m",
+                      MEMORY: f"{memory * 2 // 5 * self.leaves}Mi"},
+                max_={CPU: f"{asked * self.parent // 100}m",
+                      MEMORY: f"{memory * 2 * self.leaves}Mi"}))
+        todo = [pod(f"{leaf}-{j}", labels={LABEL_QUOTA_NAME: leaf},
+                    cpu=f"{QUOTA_POD_CPU_MILLI}m", memory=f"{QUOTA_POD_MEMORY_MI}Mi")
+                for leaf in self.leaf_names() for j in range(per_leaf)]
+        quota_of = {p["metadata"]["name"]: p["metadata"]["labels"][LABEL_QUOTA_NAME]
+                    for p in todo}
+        return quotas + leaves, todo, quota_of
+
+    def violations(self, quotas: list[dict[str, Any]], bound: Counter[str]) -> int:
+        """Pods bound beyond a quota's max (a parent's: its leaves' pods), over every quota."""
+        request = {CPU: QUOTA_POD_CPU_MILLI, MEMORY: QUOTA_POD_MEMORY_MI * 2**20}
+        over = 0
+        for q in quotas:
+            name = q["metadata"]["name"]
+            max_ = resource_list(q["spec"]["max"])
+            room = min(max_[k] // v for k, v in request.items())
+            pods = sum(n for leaf, n in bound.items()
+                       if leaf == name or leaf.startswith(f"{name}-"))
+            over += max(0, pods - room)
+        return over
+
+
+@functools.cache
+def quota_fitting(quotas: Quotas, nodes: int, pods: int) -> int:
+    """How many of the pods their quotas admit: each leaf's runtime once every pod is known
+    (it does not move while they bind), as the plugin's tree computes it with its defaults."""
+    tree = GroupQuotaManager.from_args(ElasticQuotaArgs())
+    for i in range(nodes):
+        tree.on_node_add(node(i))
+    objects, todo, quota_of = quotas.build(pods)
+    for q in objects:
+        tree.update_quota(q)
+    for p in todo:
+        tree.on_pod_add(quota_of[p["metadata"]["name"]], p)
+    per_leaf = Counter(quota_of.values())
+    fitting = 0
+    for leaf, count in per_leaf.items():
+        runtime = tree.refresh_runtime(leaf) or {}
+        fitting += min(count, runtime.get(CPU, 0) // QUOTA_POD_CPU_MILLI,
+                       runtime.get(MEMORY, 0) // (QUOTA_POD_MEMORY_MI * 2**20))
+    return fitting
+
+
 @dataclass(frozen=True, slots=True)
 class Gangs:
     """``count`` PodGroups of ``members`` pods each (minMember = members), and one that cannot
@@ -113,6 +222,8 @@ class Objects:
     todo: list[dict[str, Any]]
     pod_groups: list[dict[str, Any]] = field(default_factory=list)
     gang_of: dict[str, str] = field(default_factory=dict)  # pod name → PodGroup name
+    quotas: list[dict[str, Any]] = field(default_factory=list)  # ElasticQuotas, parents first
+    quota_of: dict[str, str] = field(default_factory=dict)  # pod name → leaf quota name
 
     @property
     def unfit(self) -> frozenset[str]:
@@ -146,14 +257,25 @@ class Workload:
     make_pod: Callable[[str], dict[str, Any]] = pod
     node_metrics: bool = False
     gangs: Gangs | None = None
+    quotas: Quotas | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def pods(self) -> int:
-        """How many pods the run schedules (the unfit gang's pods not counted)."""
-        return self.gangs.count * self.gangs.members if self.gangs else self.to_schedule
+        """How many pods the run schedules (the unfit gang's pods, and the pods their quotas do
+        not admit, not counted)."""
+        if self.gangs:
+            return self.gangs.count * self.gangs.members
+        if self.quotas:
+            return quota_fitting(self.quotas, self.nodes, self.to_schedule)
+        return self.to_schedule
 
     def build(self, seed: int = 1) -> Objects:
+        if self.quotas is not None:
+            quotas, todo, quota_of = self.quotas.build(self.to_schedule)
+            random.Random(seed).shuffle(todo)
+            return Objects([node(i) for i in range(self.nodes)], [], todo, quotas=quotas,
+                           quota_of=quota_of)
         if self.gangs is not None:
             nodes = [node(i, cpu="32", memory="128Gi") for i in range(self.nodes)]
             groups, todo, gang_of = _gang_pods(self.gangs)
@@ -184,6 +306,8 @@ def _spread_pod(name: str) -> dict[str, Any]:
 
 # Gangs × members on nodes: Volcano's two gang benchmarks, and many small gangs on many nodes.
 GANG_WORKLOADS = ((20, 50, 100), (10, 100, 100), (1000, 10, 5000))
+# Pods, parents × leaves each, nodes: Kueue's CI gate.
+QUOTA_WORKLOADS = ((15000, 5, 6, 1000),)
 
 
 def workloads(nodes: int = 5000, existing: int = 1000, to_schedule: int = 10000
@@ -199,4 +323,7 @@ def workloads(nodes: int = 5000, existing: int = 1000, to_schedule: int = 10000
         **{f"GangScheduling_{g}x{m}": Workload(f"GangScheduling_{g}x{m}", n, 0, 0,
                                                 gangs=Gangs(g, m))
            for g, m, n in GANG_WORKLOADS},
+        **{f"ElasticQuota_{p}x{parents * leaves}": Workload(
+            f"ElasticQuota_{p}x{parents * leaves}", n, 0, p, quotas=Quotas(parents, leaves))
+           for p, parents, leaves, n in QUOTA_WORKLOADS},
     }

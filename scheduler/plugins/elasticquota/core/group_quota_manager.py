@@ -534,8 +534,10 @@ class GroupQuotaManager:
             self._propagate_request(quota.name, counted, non_preemptible, own=True)
         if used:
             self._propagate_used(quota.name, counted, non_preemptible, own=True)
-            keys = self._keys()
-            self._propagate_allocated(quota.name, {k: v for k, v in counted.items() if k in keys})
+            if self._features.enabled(ELASTIC_QUOTA_GUARANTEE_USAGE):
+                keys = self._keys()
+                self._propagate_allocated(quota.name,
+                                          {k: v for k, v in counted.items() if k in keys})
 
     def _ignored(self, pod: KubeDict) -> bool:
         """A terminating pod no longer counts: at once under

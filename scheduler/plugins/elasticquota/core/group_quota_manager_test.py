@@ -351,18 +351,17 @@ def test_one_pod_change_recomputes_only_its_path(monkeypatch: pytest.MonkeyPatch
     for name in m.quota_names():
         m.refresh_runtime(name)
     sizes: list[int] = []
-    real = runtime_quota_calculator.redistribute
+    real = runtime_quota_calculator.Dimension.redistribute
 
-    def counting(total: int, nodes: Any) -> None:
-        nodes = list(nodes)
-        sizes.append(len(nodes))
-        real(total, nodes)
+    def counting(dimension: runtime_quota_calculator.Dimension, total: int) -> None:
+        sizes.append(len(dimension.names))
+        real(dimension, total)
 
-    monkeypatch.setattr(runtime_quota_calculator, "redistribute", counting)
+    monkeypatch.setattr(runtime_quota_calculator.Dimension, "redistribute", counting)
     request(m, "p1-2", 5, name="extra")
     assert m.refresh_runtime("p1-2") == rl(17, 0)
-    # cpu and memory of the root's 3 children, then of p1's 4 children.
-    assert sorted(sizes) == [3, 3, 4, 4]
+    # cpu of the root's 3 children, then of p1's 4 children; memory did not move.
+    assert sorted(sizes) == [3, 4]
     sizes.clear()
     assert m.refresh_runtime("p1-3") == rl(13, 0)
     assert m.refresh_runtime("p2-0") == rl(10, 0)
