@@ -22,8 +22,7 @@ NO_VICTIMS = ("0/1 nodes are available: Insufficient quotas, quotaName: {quota},
               "preemption: 0/1 nodes are available: 1 No victims found on node n1 for "
               "preemptor pod {pod}..")
 
-JOB_PREEMPTION_STEPS_ASIDE = ("preemption not helpful: the pod was refused at PreFilter by "
-                              "ElasticQuota")
+JOB_PREEMPTION_STEPS_ASIDE = "preemption not helpful: ElasticQuota refused the pod at PreFilter"
 
 
 @pytest.fixture(params=[False, True], ids=["quota-preemption", "with-job-preemption"])
@@ -101,3 +100,25 @@ def test_a_pod_that_never_preempts_evicts_nothing(cluster: QuotaCluster) -> None
     assert cluster.failure("polite").endswith(
         "preemption: not eligible due to preemptionPolicy=Never..")
     assert cluster.client.deleted() == []
+
+
+@pytest.mark.parametrize("preemption", ["job", "default"])
+def test_a_pod_its_quota_refuses_never_evicts_another_quotas_pods(preemption: str) -> None:
+    """The node is full and the pod's own quota has no lower-priority pod: Coscheduling's job
+    preemption (before ElasticQuota, the chart's default) and DefaultPreemption (after it,
+    upstream's shipped config) would otherwise make room on the node with team b's pods,
+    which frees nothing in quota a."""
+    c = QuotaCluster(cpu="4", gangs=preemption == "job", job_preemption=preemption == "job",
+                     default_preemption=preemption == "default")
+    try:
+        c.add_quota(make_quota("a", {"cpu": "2"}))
+        c.add_quota(make_quota("b", {"cpu": "2"}))
+        for name, quota, priority in (("a0", "a", 100), ("a1", "a", 100),
+                                      ("b0", "b", 0), ("b1", "b", 0)):
+            _bound(c, name, quota, priority=priority)
+        c.add_pod(make_quota_pod("high", "a", priority=100))
+        assert c.schedule() == {}
+        assert c.client.deleted() == []
+        assert "ElasticQuota refused the pod at PreFilter" in c.failure("high")
+    finally:
+        c.stop()

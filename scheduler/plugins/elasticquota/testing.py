@@ -83,13 +83,17 @@ def make_quota_pod(name: str, quota: str = "", *, cpu: str = "1", memory: str = 
 
 
 def elasticquota_config(*, gangs: bool = False, job_preemption: bool = False,
-                        **args: Any) -> str:
+                        default_preemption: bool = False, **args: Any) -> str:
     """A KubeSchedulerConfiguration (no leader election) whose one profile, koord-scheduler,
     runs ElasticQuota at PreFilter, PostFilter (instead of DefaultPreemption) and Reserve, with
     ``args`` (JSON names) as its ElasticQuotaArgs. With ``gangs``, Coscheduling runs too, in
     upstream's shipped order (before ElasticQuota at PreFilter, PostFilter and Reserve), with
-    ``job_preemption`` its ``enablePreemption`` (the chart's default)."""
+    ``job_preemption`` its ``enablePreemption`` (the chart's default). ``default_preemption``
+    keeps DefaultPreemption, after ElasticQuota (upstream's shipped scheduler-config)."""
     plugin_args = json.dumps(args) if args else "{}"
+    post_filter = ("{disabled: [{name: DefaultPreemption}], enabled: ["
+                   f"{'{name: Coscheduling}, ' if gangs else ''}{{name: ElasticQuota}}"
+                   f"{', {name: DefaultPreemption}' if default_preemption else ''}]}}")
     cosched_args = ("  - name: Coscheduling\n    args: {enablePreemption: true}\n"
                     if gangs and job_preemption else "")
     cosched = "{name: Coscheduling}, " if gangs else ""
@@ -101,8 +105,7 @@ def elasticquota_config(*, gangs: bool = False, job_preemption: bool = False,
             "leaderElection: {leaderElect: false}\n"
             "profiles:\n- schedulerName: koord-scheduler\n  plugins:\n"
             f"    preFilter: {{enabled: [{cosched}{{name: ElasticQuota}}]}}\n"
-            "    postFilter: {disabled: [{name: DefaultPreemption}], "
-            f"enabled: [{cosched}{{name: ElasticQuota}}]}}\n"
+            f"    postFilter: {post_filter}\n"
             f"    reserve: {{enabled: [{cosched}{{name: ElasticQuota}}]}}\n"
             f"{gang_points}"
             "  pluginConfig:\n  - name: ElasticQuota\n"
@@ -115,13 +118,14 @@ class QuotaCluster:
     informers would deliver them."""
 
     def __init__(self, cpu: str = "8", *, gangs: bool = False, job_preemption: bool = False,
-                 **args: Any) -> None:
+                 default_preemption: bool = False, **args: Any) -> None:
         self.binder = InMemoryBinder()
         self.recorder = FakeRecorder()
         self.client = FakeClient()
         self.clock = FakeClock()
         built = build_scheduler(load_scheduler_config(
-            elasticquota_config(gangs=gangs, job_preemption=job_preemption, **args)),
+            elasticquota_config(gangs=gangs, job_preemption=job_preemption,
+                                default_preemption=default_preemption, **args)),
                                 binder=self.binder, clock=self.clock, client=self.client,
                                 recorder_factory=lambda _name: self.recorder, bind_workers=2)
         self.sched = built.scheduler

@@ -81,6 +81,21 @@ class PreemptionPolicy(Protocol):
         ...
 
 
+def refused_at_pre_filter(statuses: NodeToStatus, plugin_name: str) -> str:
+    """The plugin, other than ``plugin_name``, whose PreFilter refused the pod (Unschedulable)
+    before any node was filtered; '' if none.
+
+    Ours, not upstream's: a preemption dry run removes victims and re-runs only Filter, so for
+    such a pod (its ElasticQuota used up) it picks victims that free nothing for it — another
+    quota's pods on a full node. The refusing plugin's own PostFilter is the one that can help.
+    """
+    refused = statuses.absent
+    if refused is None or statuses.statuses or refused.code != Code.UNSCHEDULABLE \
+            or not refused.plugin or refused.plugin == plugin_name:
+        return ""
+    return refused.plugin
+
+
 def terminating_by_preemption(pod: dict[str, Any]) -> bool:
     """Whether ``pod`` is being deleted because a scheduler preempted it."""
     if not (pod.get("metadata") or {}).get("deletionTimestamp"):
@@ -203,6 +218,10 @@ class Evaluator:
         if not ok:
             log.debug("Pod %s is not eligible for preemption: %s", pod.key, msg)
             return None, Status(Code.UNSCHEDULABLE, msg)
+        refused_by = refused_at_pre_filter(statuses, self.plugin_name)
+        if refused_by:
+            return None, Status(Code.UNSCHEDULABLE,
+                                f"not helpful: {refused_by} refused the pod at PreFilter")
 
         all_nodes = self.handle.snapshot.node_infos
         if not all_nodes:

@@ -15,10 +15,9 @@ One attempt:
 
 1. a trigger pod with ``preemptionPolicy: Never`` is not eligible, nor a group whose pending
    member still has a victim terminating by preemption on its nominated node (unless, for the
-   trigger pod, that node became UnschedulableAndUnresolvable); nor a trigger pod another
-   plugin refused at PreFilter (ElasticQuota: its quota is used up), which upstream would
-   dry-run: evicting other quotas' pods frees nothing for it, and ElasticQuota's own
-   PostFilter preempts within the quota;
+   trigger pod, that node became UnschedulableAndUnresolvable); nor, unlike upstream, a trigger
+   pod another plugin refused at PreFilter (``refused_at_pre_filter``: its ElasticQuota is used
+   up; ElasticQuota's own PostFilter preempts within the quota);
 2. candidate nodes are those the trigger pod found ``Unschedulable``; on a clone of each, every
    possible victim — strictly lower priority than the trigger pod, preemptible
    (``is_pod_preemptible``) and not quota non-preemptible — is removed;
@@ -75,6 +74,7 @@ from scheduler.framework.plugins.defaultpreemption.evaluator import (
     SimulationError,
     clear_lower_priority_nominations,
     evict_victim,
+    refused_at_pre_filter,
     simulate_add,
     simulate_remove,
     terminating_by_preemption,
@@ -100,8 +100,8 @@ REASON_TERMINATING_VICTIM_ON_NOMINATED_NODE = \
 REASON_NO_NODES_AVAILABLE = "no nodes available"
 REASON_NO_POTENTIAL_VICTIMS = "no potential victims"
 REASON_PREEMPTION_NOT_HELPFUL = "preemption not helpful"
-# Ours: upstream would dry-run and may evict pods that do not help (see ``_preempt``).
-REASON_REJECTED_AT_PRE_FILTER = "preemption not helpful: the pod was refused at PreFilter by %s"
+# Ours (see ``refused_at_pre_filter``).
+REASON_REFUSED_AT_PRE_FILTER = "preemption not helpful: %s refused the pod at PreFilter"
 REASON_SELECT_VICTIMS_ON_NODE_ERROR = "select victims on node error"
 REASON_PREPARE_CANDIDATES_ERROR = "prepare candidates error"
 REASON_TRIGGER_POD_PREEMPT_SUCCESS = "preempt success, alreadyWaitingForBound: %d/%d"
@@ -273,14 +273,9 @@ class JobPreemptionEvaluator:
         if not ok:
             ps.reason = reason
             return None, Status(Code.UNSCHEDULABLE, reason)
-        refused = statuses.absent
-        if refused is not None and refused.plugin and refused.plugin != self.plugin_name \
-                and not statuses.statuses:
-            # Another plugin's PreFilter refused the pod before any node was filtered (an
-            # ElasticQuota over its runtime): removing victims from nodes re-runs only Filter,
-            # so it would evict pods that do not free what refused it (another quota's). That
-            # plugin's own PostFilter, next in the list, preempts where it helps.
-            ps.reason = REASON_REJECTED_AT_PRE_FILTER % refused.plugin
+        refused_by = refused_at_pre_filter(statuses, self.plugin_name)
+        if refused_by:  # its own PostFilter, later in the list, preempts where it helps
+            ps.reason = REASON_REFUSED_AT_PRE_FILTER % refused_by
             return None, Status(Code.UNSCHEDULABLE, ps.reason)
         all_nodes = self.handle.snapshot.node_infos
         if not all_nodes:
