@@ -662,8 +662,8 @@ class SchedulingQueue:
         activated = False
         label = event.label
         for qpi in pods:
-            if qpi.gated and qpi.gating_plugin not in matched.plugins:
-                continue  # only the gating plugin's events can let PreEnqueue pass now
+            if qpi.gated and not self._gate_may_lift(qpi, matched, old_obj, new_obj):
+                continue  # only the gating plugin's events (and hints) can lift the gate
             strategy = self._worth_requeuing(qpi, event, matched, old_obj, new_obj)
             if strategy == _SKIP:
                 continue
@@ -676,6 +676,28 @@ class SchedulingQueue:
         self._move_request_cycle = self._cycle
         if activated:
             self._cond.notify_all()
+
+    def _gate_may_lift(self, qpi: QueuedPodInfo, matched: _Matched, old_obj: Any,
+                       new_obj: Any) -> bool:
+        """Whether the event may let the gating plugin's PreEnqueue pass: it registered the
+        event and one of its hints for it does not say QueueSkip (as kube-scheduler asks the
+        gating plugin's hints); a failing hint requeues."""
+        plugin = qpi.gating_plugin
+        if plugin not in matched.plugins:
+            return False
+        for registered, hint_fn in matched.hints.get(_profile(qpi.pod)) or []:
+            if registered != plugin:
+                continue
+            if hint_fn is None:
+                return True
+            try:
+                if hint_fn(qpi.pod, old_obj, new_obj) != QueueingHint.QUEUE_SKIP:
+                    return True
+            except Exception:  # noqa: BLE001 - a failing hint must not strand the pod
+                log.warning("queueing hint of plugin %s failed for gated pod %s; requeueing",
+                            plugin, qpi.key, exc_info=True)
+                return True
+        return False
 
     def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, matched: _Matched,
                          old_obj: Any, new_obj: Any) -> int:

@@ -302,6 +302,27 @@ def test_gated_pod_released_only_by_its_gating_plugins_events(clock: FakeClock) 
     assert names(q) == ["a"]
 
 
+def test_a_gated_pod_moves_only_when_its_gating_plugins_hint_allows(clock: FakeClock) -> None:
+    gate = Gate()
+    gate.open = False
+    asked: list[str] = []
+
+    def hint(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+        asked.append(pod["metadata"]["name"])
+        return QueueingHint.QUEUE if new["metadata"]["labels"].get("pool") == "a" else \
+            QueueingHint.QUEUE_SKIP
+
+    hints = {PROFILE: {GATE: [ClusterEventWithHint(NODE_ADD, hint)], **HINTS[PROFILE]}}
+    q = SchedulingQueue(priority_sort, pre_enqueue=gate, events_to_register=hints, clock=clock)
+    q.add(make_pod("a"))
+    gate.open = True
+    calls = gate.calls
+    q.move_all_to_active_or_backoff(NODE_ADD, None, node(pool="b"))
+    assert counts(q) == (0, 0, 0, 1) and gate.calls == calls and asked == ["a"]
+    q.move_all_to_active_or_backoff(NODE_ADD, None, node(pool="a"))
+    assert names(q) == ["a"]
+
+
 def test_gated_again_after_backoff(clock: FakeClock) -> None:
     gate = Gate()
     q = SchedulingQueue(priority_sort, pre_enqueue=gate, clock=clock)

@@ -58,6 +58,7 @@ from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    QueueingHint,
 )
 from scheduler.framework.interface import (
     EnqueueExtensions,
@@ -171,9 +172,23 @@ class Coscheduling(PreEnqueuePlugin, PreFilterPlugin, PostFilterPlugin, PreScore
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(ClusterEvent(POD, ActionType.ADD | ActionType.UPDATE
-                                              | ActionType.DELETE)),
-            ClusterEventWithHint(ClusterEvent(POD_GROUP, ActionType.ADD | ActionType.UPDATE)),
+                                              | ActionType.DELETE), self._gang_hint),
+            ClusterEventWithHint(ClusterEvent(POD_GROUP, ActionType.ADD | ActionType.UPDATE),
+                                 self._gang_hint),
         ]
+
+    def _gang_hint(self, pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+        """QueueSkip while the pod's gang group is incomplete: the gang cache activates its
+        members when a pod or PodGroup completes it, so other events (every bound pod, every
+        PodGroup status write) would only re-run PreEnqueue on each held member again."""
+        gang = self.cache.gang_of(pod)
+        if gang is None or not gang.initialised or self.cache.group_complete(gang):
+            return QueueingHint.QUEUE
+        assert gang.params is not None
+        if (gang.params.match_policy == GangMatchPolicy.ONCE_SATISFIED
+                and self.cache.is_once_satisfied(gang)):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     # PreEnqueue / PreFilter --------------------------------------------------------------
 

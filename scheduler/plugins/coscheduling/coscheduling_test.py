@@ -23,8 +23,11 @@ from scheduler.apis.config import load_scheduler_config
 from scheduler.diagnosis import explain_text
 from scheduler.factory import build_scheduler
 from scheduler.framework.binder import InMemoryBinder
+from scheduler.framework.events import POD_GROUP
 from scheduler.framework.plugins.defaultpreemption.testing import FakeClient, FakeRecorder
 from scheduler.framework.runtime import WaitingPod
+from scheduler.framework.status import Status
+from scheduler.framework.types import PodInfo
 from scheduler.plugins.coscheduling import coscheduling
 from scheduler.plugins.coscheduling.coscheduling import NAME, Coscheduling
 from scheduler.plugins.coscheduling.testing import (
@@ -111,6 +114,31 @@ def wait_bound(c: GangCluster, n: int) -> dict[str, str]:
     assert c.sched.wait_for_bindings(30)
     assert len(c.binder.bindings) == n, c.binder.bindings
     return c.binder.bindings
+
+
+def test_held_members_are_not_asked_again_for_each_bound_pod_or_pod_group_status(
+        cluster: GangCluster) -> None:
+    """Only their gang group's completion (the gang cache's activation) releases them; a pod
+    bound elsewhere or a PodGroup status write does not re-run PreEnqueue on each member."""
+    cluster.add_pod_group(make_pod_group("job", 3))
+    cluster.add_pod(make_pod("a", pod_group="job"))
+    cluster.add_pod(make_pod("b", pod_group="job"))
+    asked: list[str] = []
+    check = cluster.plugin.basic_check
+
+    def counting_check(pod: PodInfo) -> Status | None:
+        asked.append(pod.name)
+        return check(pod)
+
+    cluster.plugin.basic_check = counting_check  # type: ignore[method-assign]
+    cluster.add_pod(make_pod("elsewhere", node="n1"))
+    status_write = make_pod_group("job", 3)
+    status_write["status"] = {"phase": "Pending"}
+    cluster.handlers.custom_resource_handler(POD_GROUP).on_update(
+        make_pod_group("job", 3), status_write)
+    assert asked == [] and set(cluster.held()) == {"default/a", "default/b"}
+    cluster.add_pod(make_pod("c", pod_group="job"))
+    assert cluster.schedule_ready() == 3
 
 
 def test_pod_group_members_are_held_until_min_member_exist_then_all_bind(

@@ -253,6 +253,10 @@ class GangCache:
             if gang is not None:
                 self._mark_bound(gang, _uid(pod))
 
+    def group_complete(self, gang: Gang) -> bool:
+        with self.lock:
+            return self._group_complete(gang)
+
     def _group_complete(self, gang: Gang) -> bool:
         """Every gang of the group is known, initialised and has minMember pods."""
         for gang_id in gang.groups:
