@@ -520,7 +520,12 @@ class ScheduleOne:
             fwk.recorder.eventf(pi.pod, None, WARNING, "FailedScheduling", "Scheduling",
                                 truncate_note(message))
         if self.client is not None:
-            self.binder_pool.submit(self._update_pod, pi, reason, message, nominated)
+            try:
+                self.binder_pool.submit(self._update_pod, pi, reason, message, nominated)
+            except RuntimeError:
+                # Stopping: the pool is shut down once the waiting pods are rejected; the pod
+                # stays in the API as it was, for the next scheduler to try.
+                log.info("scheduler stopping: PodScheduled condition of %s not written", pi.key)
 
     def _update_pod(self, pi: PodInfo, reason: str, message: str,
                     nominated: str | None) -> None:

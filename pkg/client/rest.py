@@ -70,6 +70,13 @@ def _encode(body: Any) -> bytes:
 # How long a token read from the configuration is used before asking it again.
 AUTH_REFRESH_SECONDS = 1.0
 
+# Connections kept open to the server. The kubernetes package's default (5 per core, so 10
+# here) is below what one component holds at once: each watch keeps a connection for its
+# lifetime, and koord-scheduler binds on 16 workers. Past the limit urllib3 discards the
+# connection after each request, so every binding and event paid a new TLS handshake on both
+# sides. client-go keeps 25 idle connections per host and multiplexes over HTTP/2.
+CONNECTION_POOL_MAXSIZE = 64
+
 
 class Client:
     """A rate-limited client for the Kubernetes REST API that speaks parsed JSON."""
@@ -96,6 +103,8 @@ class Client:
 
     @classmethod
     def from_config(cls, configuration: k8s_client.Configuration, **kw: Any) -> Client:
+        if (configuration.connection_pool_maxsize or 0) < CONNECTION_POOL_MAXSIZE:
+            configuration.connection_pool_maxsize = CONNECTION_POOL_MAXSIZE
         return cls(k8s_client.ApiClient(configuration), **kw)
 
     @classmethod

@@ -112,6 +112,26 @@ def test_watch_stop_from_another_thread(client: Client) -> None:
     assert got and set(got) == {"ADDED"}
 
 
+def test_connections_are_reused_when_many_are_open_at_once(srv: ServerHandle) -> None:
+    """A component holds a connection per watch and per binding worker at once: with the
+    kubernetes package's default pool (5 per core) the connections past it were discarded on
+    release, so each later request paid a new TLS handshake."""
+    c = Client.from_kubeconfig(srv.kubeconfig, qps=-1)
+    pool = c._pool.connection_from_url(c.url("/api"))
+
+    def hold(n: int) -> None:
+        open_ = [c.request("GET", "/api/v1/namespaces", stream=True) for _ in range(n)]
+        for resp in open_:
+            resp.read()
+            resp.release_conn()
+
+    hold(30)
+    made = pool.num_connections
+    assert made == 30
+    hold(30)
+    assert pool.num_connections == made, "connections were discarded and made again"
+
+
 def test_expired_resource_version_is_an_error_event() -> None:
     with start(watch_cache_size=2) as small:
         c = Client.from_kubeconfig(small.kubeconfig, qps=-1)

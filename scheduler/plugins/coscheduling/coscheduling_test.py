@@ -7,6 +7,7 @@ Unreserve)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -178,6 +179,28 @@ def test_permit_waits_until_min_member_are_assumed(cluster: GangCluster) -> None
     assert cluster.binder.bindings == {}
     assert cluster.sched.schedule_one(timeout=0)
     wait_bound(cluster, 2)
+
+
+def test_stopping_the_scheduler_with_a_member_waiting_at_permit_logs_no_error(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Stopping rejects the waiting member; its failed binding cycle must not try to use the
+    binding pool the stop is shutting down (it logged 'binding cycle ... failed')."""
+    c = GangCluster()
+    c.add_pod_group(make_pod_group("job", 2, timeout=10))
+    c.add_pod(make_pod("a", pod_group="job"))
+    c.add_pod(make_pod("b", pod_group="job"))
+    assert c.sched.schedule_one(timeout=0)
+    [waiting] = c.waiting()
+    with caplog.at_level("INFO", logger="scheduler.schedule_one"):
+        stopping = threading.Thread(target=c.sched.stop)
+        stopping.start()
+        # The stop waits for the binding cycles; the member is rejected once it has begun.
+        wait_for(lambda: c.sched.binder_pool._shutdown, timeout=10)
+        waiting.reject(NAME, "the scheduler is stopping")
+        stopping.join(10)
+    assert not stopping.is_alive()
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
+    assert c.binder.bindings == {}
 
 
 def test_a_pod_group_without_its_pod_group_object_is_not_scheduled(
