@@ -5,7 +5,8 @@ admin (the user). After each test no component may have been denied anything: th
 ``apiserver_authorization_denied_total`` must hold no row for a ServiceAccount of the chart's
 namespace, or the test fails naming the (user, verb, group, resource) rows.
 
-A suite narrows what is installed by overriding ``chart_skip`` (RBAC always comes from the
+A suite narrows what is installed by overriding ``chart_skip`` (or, without koord-manager,
+with the ``without_webhooks`` marker) (RBAC always comes from the
 chart), and a test that provokes denials on purpose overrides ``expected_denials``.
 """
 
@@ -60,9 +61,21 @@ def webhook_configurations(obj: dict[str, Any]) -> bool:
                                "ValidatingWebhookConfiguration") or webhook_service(obj)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{WITHOUT_WEBHOOKS}: the suite runs no koord-manager, so the chart's webhook "
+                   "configurations are left out (see webhook_configurations)")
+
+
+WITHOUT_WEBHOOKS = "without_webhooks"
+
+
 @pytest.fixture
-def chart_skip() -> ChartSkip | None:
-    """What ``client`` leaves out of the chart (None: all of it but the workloads)."""
+def chart_skip(request: pytest.FixtureRequest) -> ChartSkip | None:
+    """What ``client`` leaves out of the chart (None: all of it but the workloads); a module
+    marked ``pytestmark = pytest.mark.without_webhooks`` leaves out webhook_configurations."""
+    if request.node.get_closest_marker(WITHOUT_WEBHOOKS) is not None:
+        return webhook_configurations
     return None
 
 

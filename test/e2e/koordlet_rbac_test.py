@@ -20,7 +20,7 @@ from pkg.client.resources import CLUSTER_ROLES, NODE_METRICS
 from pkg.client.rest import Client
 from test.apiserver import ServerHandle
 from test.e2e.cluster import http_ok, wait_for
-from test.e2e.conftest import ChartSkip, Launch, denials, webhook_configurations
+from test.e2e.conftest import Launch, denials
 
 REPORT_INTERVAL = 30  # the floor of reportIntervalSeconds
 ROLE = "koordlet-role"
@@ -30,9 +30,7 @@ SLO = "slo.koordinator.sh"
 STATUS_UPDATE = (USER, "update", SLO, "nodemetrics/status")
 
 
-@pytest.fixture
-def chart_skip() -> ChartSkip:
-    return webhook_configurations
+pytestmark = pytest.mark.without_webhooks
 
 
 @pytest.fixture

@@ -32,14 +32,12 @@ from pkg.client.rest import Client
 from pkg.component import DEFAULT_GRACE_PERIOD
 from test.apiserver import ServerHandle
 from test.e2e.cluster import http_ok, wait_for
-from test.e2e.conftest import ChartSkip, Launch, webhook_configurations
+from test.e2e.conftest import Launch
 
 REPORT_INTERVAL = 30  # the floor of reportIntervalSeconds
 
 
-@pytest.fixture
-def chart_skip() -> ChartSkip:
-    return webhook_configurations
+pytestmark = pytest.mark.without_webhooks
 
 
 def node_metric(client: Client, node: str, **policy: Any) -> None:

@@ -26,7 +26,7 @@ from pkg.client.rest import Client
 from pkg.events import EventBroadcaster
 from test.apiserver import ServerHandle
 from test.e2e.cluster import wait_for
-from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
+from test.e2e.conftest import KubeconfigOf
 
 NS = "koordinator-system"
 NAME = "slo-controller-config"
@@ -75,9 +75,7 @@ class Manager:
         return {i["metadata"]["name"]: i["spec"] for i in self.client.list(NODE_SLOS)["items"]}
 
 
-@pytest.fixture
-def chart_skip() -> ChartSkip:
-    return webhook_configurations
+pytestmark = pytest.mark.without_webhooks
 
 
 @pytest.fixture

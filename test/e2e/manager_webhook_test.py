@@ -50,7 +50,7 @@ from test.e2e.cluster import (
     route_service,
     wait_for,
 )
-from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
+from test.e2e.conftest import KubeconfigOf
 
 NS = "koordinator-system"
 # The chart labels its own namespace control-plane, which every webhook exempts.
@@ -61,10 +61,8 @@ SPARK_LABEL = "sparkoperator.k8s.io/launched-by-spark-operator"
 ALPHA_GATES = "NodeMutatingWebhook=true,NodeValidatingWebhook=true,ReservationMutatingWebhook=true"
 
 
-@pytest.fixture
-def chart_skip() -> ChartSkip:
-    # _serve registers the configurations rendered for its gates, and routes the Service here.
-    return webhook_configurations
+# _serve registers the configurations rendered for its gates, and routes the Service here.
+pytestmark = pytest.mark.without_webhooks
 
 
 @pytest.fixture

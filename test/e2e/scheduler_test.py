@@ -27,7 +27,7 @@ from pkg.client.rest import Client
 from pkg.component import DEFAULT_GRACE_PERIOD
 from test.apiserver import ServerHandle
 from test.e2e.cluster import REPO_ROOT, ComponentProcess, http_ok, start_scheduler, wait_for
-from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
+from test.e2e.conftest import KubeconfigOf
 
 SCHEDULER = "koord-scheduler"
 LEASE_DURATION = 3.0
@@ -70,9 +70,7 @@ def _config(leader_elect: bool) -> str:
     return CONFIG % {"leader_elect": str(leader_elect).lower(), "lease": LEASE_DURATION}
 
 
-@pytest.fixture
-def chart_skip() -> ChartSkip:
-    return webhook_configurations
+pytestmark = pytest.mark.without_webhooks
 
 
 @pytest.fixture
