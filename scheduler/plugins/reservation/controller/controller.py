@@ -17,7 +17,9 @@ neither Failed nor Succeeded:
 A live Reservation with an expiry is looked at again before it is due: in the time left,
 clamped to 3..15 s. Status goes through the status subresource; a write that loses a race
 (409) is recomputed from the server's copy and retried, other errors requeue the name with
-backoff. Upstream's controller records no events and none are recorded here.
+backoff. Upstream's controller records no events and none are recorded here; it keeps
+``scheduler_reservation_status_phase`` (1 for the current phase) and
+``scheduler_reservation_resource_allocated`` (allocated / allocatable) per Reservation.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from pkg.util.periodic import Periodic
 from pkg.util.podresources import CPU, pod_requests, resource_list
 from scheduler.apis.config.koord_args import ReservationArgs
 from scheduler.frameworkext.interface import InformerFactory
+from scheduler.metrics.metrics import SchedulerMetrics
 from scheduler.plugins.reservation.controller.garbage_collection import (
     DEFAULT_GC_CHECK_INTERVAL_SECONDS,
     DEFAULT_GC_DURATION_SECONDS,
@@ -64,6 +67,9 @@ MIN_RETRY_AFTER_SECONDS = 3.0
 MAX_RETRY_AFTER_SECONDS = 15.0
 # client-go retry.DefaultRetry: five tries of a status write that meets a conflict.
 CONFLICT_RETRY_STEPS = 5
+# The phases scheduler_reservation_status_phase reports (upstream leaves out Waiting).
+RECORDED_PHASES = (ReservationPhase.PENDING, ReservationPhase.AVAILABLE,
+                   ReservationPhase.SUCCEEDED, ReservationPhase.FAILED)
 
 
 class ReservationClient(Protocol):
@@ -147,9 +153,11 @@ class ReservationController:
     """
 
     def __init__(self, client: ReservationClient, informer_factory: InformerFactory,
-                 args: ReservationArgs, clock: Clock) -> None:
+                 args: ReservationArgs, clock: Clock,
+                 metrics: SchedulerMetrics | None = None) -> None:
         self.client = client
         self.clock = clock
+        self.metrics = metrics
         self.reservations = informer_factory.informer_for(RESERVATIONS)
         self.pods = informer_factory.informer_for(PODS, typed=False)
         self.nodes = informer_factory.informer_for(NODES, typed=False)
@@ -228,6 +236,7 @@ class ReservationController:
         for step in range(CONFLICT_RETRY_STEPS):
             if not self.sync_status(r):
                 break
+            self._record_phases(r)
             try:
                 self.client.update_status(RESERVATIONS, r)
                 log.debug("%s: synced the status of Reservation %s", NAME, name)
@@ -257,6 +266,7 @@ class ReservationController:
             return True
         status = r.status or ReservationStatus()
         if not status.node_name:
+            self._record_phases(r)
             return False
         owners, requests = self._consumers(status.node_name, r.metadata.uid or "")
         allocatable = status.allocatable or {}
@@ -269,7 +279,25 @@ class ReservationController:
         r.status = status
         if r.spec.allocate_once_effective:
             set_reservation_succeeded(r, now)
+        self._record_utilization(r, allocated)
         return True
+
+    def _record_phases(self, r: Reservation) -> None:
+        """Gauge 1 for the current phase (Pending while unset), 0 for the others."""
+        if self.metrics is None:
+            return
+        gauge = self.metrics.reservation_status_phase
+        for phase in RECORDED_PHASES:
+            gauge.labels(r.metadata.name, phase).set(1.0 if r.phase == phase else 0.0)
+
+    def _record_utilization(self, r: Reservation, allocated: Mapping[str, int]) -> None:
+        """allocated / allocatable per resource (cpu in milli, others in units)."""
+        if self.metrics is None or r.status is None or r.status.allocatable is None:
+            return
+        for name, capacity in resource_list(r.status.allocatable).items():
+            if capacity:
+                self.metrics.reservation_resource_allocated.labels(
+                    r.metadata.name, name).set(allocated.get(name, 0) / capacity)
 
     def _consumers(self, node: str, uid: str) -> tuple[list[ObjectReference], dict[str, int]]:
         """The pods on ``node`` allocated to the Reservation ``uid`` (by UID) and the sum of

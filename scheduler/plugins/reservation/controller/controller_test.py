@@ -1,8 +1,9 @@
 """The Reservation controller against the embedded API server, time on a fake clock: upstream's
 controller_test.go and garbage_collection_test.go cases (finished Reservations left alone;
 expiry by ttl, by expires and by a missing node, a pending one included; the next look in 3 to
-15 s; currentOwners/allocated synced and allocate-once Succeeded; GC of what finished a day ago
-or lost its node), plus ttl 0, reusable Reservations, and a status write that loses a race."""
+15 s; currentOwners/allocated synced and allocate-once Succeeded, with the phase and utilization
+gauges; GC of what finished a day ago or lost its node), plus ttl 0, reusable Reservations, and
+a status write that loses a race."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from api.scheduling.v1alpha1.reservation import Reservation
 from pkg.client.errors import is_not_found
@@ -21,6 +23,7 @@ from pkg.client.rest import Client
 from pkg.controller.controller import Result
 from pkg.util.clock import FakeClock
 from scheduler.apis.config.koord_args import ReservationArgs
+from scheduler.metrics.metrics import SchedulerMetrics
 from scheduler.plugins.reservation.controller.controller import (
     MAX_RETRY_AFTER_SECONDS,
     MIN_RETRY_AFTER_SECONDS,
@@ -41,6 +44,16 @@ from test.e2e.cluster import install_crds, wait_for
 
 NODE = "test-node"
 DAY = 24 * 3600
+
+
+def _sample(metrics: SchedulerMetrics, metric: str, labels: dict[str, str]) -> float | None:
+    gauge = {"scheduler_reservation_status_phase": metrics.reservation_status_phase,
+             "scheduler_reservation_resource_allocated": metrics.reservation_resource_allocated}
+    for family in gauge[metric].collect():
+        for sample in family.samples:
+            if sample.labels == labels:
+                return float(sample.value)
+    return None
 
 
 class RacingClient:
@@ -71,6 +84,10 @@ class Env:
     client: Client
     clock: FakeClock
     ctl: ReservationController
+    metrics: SchedulerMetrics
+
+    def gauge(self, metric: str, **labels: str) -> float | None:
+        return _sample(self.metrics, metric, labels)
 
     def get(self, name: str) -> dict[str, Any]:
         return self.client.get(RESERVATIONS, name)
@@ -115,12 +132,13 @@ def make_env(client_wrapper: Any = None) -> Iterator[Env]:
     factory = SharedInformerFactory(client)
     # The fake clock starts at the server's time: Reservations are created "now".
     clock = FakeClock(start=time.time())
+    metrics = SchedulerMetrics(CollectorRegistry())
     ctl = ReservationController(client_wrapper(client) if client_wrapper else client, factory,
-                                ReservationArgs(gc_duration_seconds=DAY), clock)
+                                ReservationArgs(gc_duration_seconds=DAY), clock, metrics)
     factory.start()
     assert factory.wait_for_cache_sync(10)
     try:
-        yield Env(srv, client, clock, ctl)
+        yield Env(srv, client, clock, ctl, metrics)
     finally:
         factory.shutdown()
         client.close()
@@ -230,6 +248,11 @@ def test_allocate_once_reservation_succeeds_with_its_consumers(env: Env) -> None
     assert (ready["status"], ready["reason"]) == ("False", "Succeeded")
     # Its Scheduled condition stays as Bind wrote it.
     assert status["conditions"][0]["reason"] == "Scheduled"
+    phases = {p: env.gauge("scheduler_reservation_status_phase", name="once", phase=p)
+              for p in ("Pending", "Available", "Succeeded", "Failed")}
+    assert phases == {"Pending": 0, "Available": 0, "Succeeded": 1, "Failed": 0}
+    assert [env.gauge("scheduler_reservation_resource_allocated", name="once", resource=r)
+            for r in ("cpu", "memory")] == [0.8, 0.8]
 
 
 def test_reusable_reservation_follows_its_consumers_and_stays_available(env: Env) -> None:
