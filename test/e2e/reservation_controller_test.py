@@ -50,6 +50,7 @@ class History:
     def __init__(self, client: Client) -> None:
         self.lock = threading.Lock()
         self.states: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        self.owners: dict[str, list[str]] = {}
         self.deleted: set[str] = set()
         self.factory = SharedInformerFactory(client)
         self.factory.informer_for(RESERVATIONS, typed=False).add_event_handler(
@@ -63,6 +64,9 @@ class History:
                       if c.get("type") == "Ready"), "")
         with self.lock:
             self.states[obj["metadata"]["name"]].append((status.get("phase") or "", ready))
+            if status.get("currentOwners"):
+                self.owners[obj["metadata"]["name"]] = [
+                    o["name"] for o in status["currentOwners"]]
 
     def _gone(self, obj: Any) -> None:
         with self.lock:
@@ -121,6 +125,8 @@ def test_ttl_expiry_allocate_once_success_and_gc(srv: ServerHandle, client: Clie
              what="Reservation expiring Failed (Expired)")
     wait_for(partial(history.went_through, "once", ("Succeeded", "Succeeded")), DEADLINE,
              what="Reservation once Succeeded")
+    assert history.owners["once"] == ["rollout-0"]
+    assert "expiring" not in history.owners  # its owner never came
     # Finished 2 s ago (gcDurationSeconds): collected.
     for name in ("expiring", "once"):
         wait_for(partial(history.gone, name), DEADLINE, what=f"{name} garbage-collected")
