@@ -6,7 +6,7 @@ registered handlers as client-go's would."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -34,17 +34,23 @@ class FakeInformer:
         self.handlers: list[Any] = []
         self.indexer = Indexer()
         self.lister: Lister[Any] = Lister(self.indexer)
+        self.transform: Callable[[dict[str, Any]], Any] = lambda obj: obj
 
     def add_event_handler(self, handler: Any) -> Any:
         self.handlers.append(handler)
         return handler
 
+    def set_transform(self, transform: Callable[[dict[str, Any]], Any] | None) -> None:
+        self.transform = transform or (lambda obj: obj)
+
     def add(self, obj: dict[str, Any]) -> None:
+        obj = self.transform(obj)
         self.indexer.add(obj)
         for h in self.handlers:
             h.on_add(obj, False)
 
     def update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        old, new = self.transform(old), self.transform(new)
         self.indexer.update(new)
         for h in self.handlers:
             h.on_update(old, new)

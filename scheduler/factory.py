@@ -35,6 +35,7 @@ from scheduler.frameworkext.interface import (
     NextPodPlugin,
     RecorderFactory,
 )
+from scheduler.frameworkext.node_transformer import install_node_transformer
 from scheduler.frameworkext.outoftree import register_plugin_modules
 from scheduler.metrics.metrics import SchedulerMetrics
 from scheduler.plugins.registry import NOT_YET_IMPLEMENTED, new_registry
@@ -106,6 +107,10 @@ def build_scheduler(cfg: KubeSchedulerConfiguration, *, client: ClientSet | None
     """
     registry = dict(registry) if registry is not None else new_registry()
     register_plugin_modules(registry, plugin_modules, plugin_path)
+    if informer_factory is not None:
+        # Before any plugin reads nodes: all of them see the allocatable less the node's
+        # reservation, as upstream's transformer on the shared Node informer.
+        install_node_transformer(informer_factory)
     if binder is None and client is not None:
         binder = ApiBinder(client)
     snapshot = Snapshot()

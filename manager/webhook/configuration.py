@@ -35,6 +35,8 @@ VALIDATE_CONFIGMAP = "/validate-configmap"
 MUTATE_RESERVATION = "/mutate-reservation"
 VALIDATE_CLUSTER_COLOCATION_PROFILE = \
     "/validate-config-koordinator-sh-v1alpha1-clustercolocationprofile"
+# Beyond upstream, like the profile hook: see manager/webhook/reservation/validating.py.
+VALIDATE_RESERVATION = "/validate-scheduling-koordinator-sh-v1alpha1-reservation"
 
 _NO_CONTROL_PLANE = {"matchExpressions": [{"key": "control-plane", "operator": "DoesNotExist"}]}
 
@@ -92,6 +94,8 @@ VALIDATING_WEBHOOKS: tuple[Obj, ...] = (
     _hook("vclustercolocationprofile.koordinator.sh", VALIDATE_CLUSTER_COLOCATION_PROFILE,
           "config.koordinator.sh", "v1alpha1", ["clustercolocationprofiles"],
           ["CREATE", "UPDATE"], "Fail"),
+    _hook("vreservation.koordinator.sh", VALIDATE_RESERVATION, "scheduling.koordinator.sh",
+          "v1alpha1", ["reservations"], ["CREATE", "UPDATE"], "Fail"),
 )
 
 

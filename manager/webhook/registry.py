@@ -17,10 +17,12 @@ from .node import validating as node_validating
 from .pod import mutating as pod_mutating
 from .pod import validating as pod_validating
 from .reservation import mutating as reservation_mutating
+from .reservation import validating as reservation_validating
 
 HANDLER_BUILDERS: dict[str, HandlerBuilder] = {
     builder.path: builder
     for module in (pod_mutating, pod_validating, elasticquota_handlers, configmap_validating,
-                   node_mutating, node_validating, reservation_mutating, profile_validating)
+                   node_mutating, node_validating, reservation_mutating, reservation_validating,
+                   profile_validating)
     for builder in module.HANDLER_BUILDERS
 }

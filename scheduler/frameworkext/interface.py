@@ -194,6 +194,8 @@ class Informer(Protocol):
 
     def add_event_handler(self, handler: ResourceEventHandler) -> object: ...
 
+    def set_transform(self, transform: Callable[[dict[str, Any]], Any] | None) -> None: ...
+
 
 class InformerFactory(Protocol):
     """``pkg.client.informers.SharedInformerFactory``."""

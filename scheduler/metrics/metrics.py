@@ -13,7 +13,9 @@ in one ``SchedulerMetrics`` object per registry, so tests build theirs on a fres
   ``queue_incoming_pods_total`` and ``unschedulable_pods``;
 * preemption: ``preemption_attempts_total`` and ``preemption_victims``;
 * the cache: ``scheduler_cache_size`` (upstream's name really is
-  ``scheduler_scheduler_cache_size``).
+  ``scheduler_scheduler_cache_size``);
+* Koordinator's Reservation controller: ``reservation_status_phase`` and
+  ``reservation_resource_allocated`` (koordinator ``pkg/scheduler/metrics``).
 
 Durations are seconds. The SLI duration runs from the pod's first entry into activeQ on the
 queue's monotonic clock, so ``clock`` must be the clock the queue uses.
@@ -125,6 +127,15 @@ class SchedulerMetrics:
             "Number of attempts to schedule pods by each plugin and the extension point "
             "(available only in PreFilter and Filter.).",
             ["plugin", "extension_point", "profile"], registry=r)
+        # Koordinator's (pkg/scheduler/metrics), written by the Reservation controller.
+        self.reservation_status_phase = Gauge(
+            "scheduler_reservation_status_phase",
+            "The current number of reservations in each status phase (e.g. Pending, "
+            "Available, Succeeded, Failed)", ["name", "phase"], registry=r)
+        self.reservation_resource_allocated = Gauge(
+            "scheduler_reservation_resource_allocated",
+            "Utilization of a specific resource in a reservation (allocated / allocatable).",
+            ["name", "resource"], registry=r)
 
     def observe_attempt(self, result: str, profile: str, duration: float,
                         qpi: QueuedPodInfo | None = None) -> None:

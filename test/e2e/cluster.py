@@ -98,15 +98,16 @@ def chart_webhooks(client: Client) -> list[dict[str, Any]] | None:
     return hooks
 
 
-def with_profile_hook(config: dict[str, Any]) -> dict[str, Any]:
+def with_profile_hook(config: dict[str, Any], name: str = PROFILE_HOOK) -> dict[str, Any]:
     """The chart's ValidatingWebhookConfiguration, which (as upstream's) has no
-    ClusterColocationProfile hook, with koord-manager's own definition of it added as a user
-    would register it: served through the chart's Service like the others (koord-manager keeps
-    the configurations' hooks as installed, so an unregistered one is never called)."""
+    ClusterColocationProfile hook (nor ``name``, another hook beyond upstream's), with
+    koord-manager's own definition of it added as a user would register it: served through the
+    chart's Service like the others (koord-manager keeps the configurations' hooks as
+    installed, so an unregistered one is never called)."""
     hooks = config.get("webhooks") or []
-    if any(h["name"] == PROFILE_HOOK for h in hooks):
+    if any(h["name"] == name for h in hooks):
         return config
-    [hook] = [h for h in VALIDATING_WEBHOOKS if h["name"] == PROFILE_HOOK]
+    [hook] = [h for h in VALIDATING_WEBHOOKS if h["name"] == name]
     client_config = hooks[0]["clientConfig"]
     hook = {**hook, "clientConfig": {**client_config, "service": {
         **client_config["service"], "path": hook["clientConfig"]["service"]["path"]}}}

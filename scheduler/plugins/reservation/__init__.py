@@ -1,0 +1,1 @@
+"""koord-scheduler's Reservation plugin (upstream ``pkg/scheduler/plugins/reservation``)."""
