@@ -35,16 +35,15 @@ from test.e2e.cluster import (
     wait_for,
     with_profile_hook,
 )
-from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
+from test.e2e.conftest import KubeconfigOf
 
 NS = "koordinator-system"
 HOOK = "vreservation.koordinator.sh"
 GATES = "ReservationMutatingWebhook=true"
 
 
-@pytest.fixture
-def chart_skip() -> ChartSkip:
-    return webhook_configurations  # installed below, with the gate and the hook
+# The webhook configurations are installed below, with the gate and the hook.
+pytestmark = pytest.mark.without_webhooks
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from test.e2e.cluster import (
     unschedulable_message,
     wait_for,
 )
-from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
+from test.e2e.conftest import KubeconfigOf
 
 SCHEDULER = "koord-scheduler"
 DEADLINE = 60.0
@@ -38,9 +38,7 @@ profiles:
 """
 
 
-@pytest.fixture
-def chart_skip() -> ChartSkip:
-    return webhook_configurations  # no koord-manager here
+pytestmark = pytest.mark.without_webhooks
 
 
 @pytest.fixture

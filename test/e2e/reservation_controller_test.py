@@ -33,14 +33,12 @@ from scheduler.plugins.reservation.controller.testing import (
 from test.apiserver import ServerHandle
 from test.apiserver.testing import Kubectl
 from test.e2e.cluster import wait_for
-from test.e2e.conftest import ChartSkip, KubeconfigOf, webhook_configurations
+from test.e2e.conftest import KubeconfigOf
 
 DEADLINE = 30.0
 
 
-@pytest.fixture
-def chart_skip() -> ChartSkip:
-    return webhook_configurations  # no koord-manager here
+pytestmark = pytest.mark.without_webhooks
 
 
 class History:
