@@ -121,6 +121,29 @@ def _node_metric(client: Client, node: str, cpu_milli: int, age_seconds: float =
     client.update_status(NODE_METRICS, obj)
 
 
+def _refused_on(client: Client, node: str, message: str) -> tuple[str, dict[str, Any]]:
+    """Creates pods pinned to ``node`` until one is refused with ``message``.
+
+    The scheduler reads NodeMetrics through its own informer, which may lag the test's
+    writes: a pod scheduled before the node's NodeMetric arrives is fit there (no metric, no
+    filter), so a probe that binds is deleted and another is tried. Returns the refused
+    pod's name and its PodScheduled=False condition; a filter that never refuses fails.
+    """
+    for attempt in range(5):
+        name = f"pinned-{attempt}"
+        client.create(PODS, _pod(name, nodeSelector={"kubernetes.io/hostname": node}))
+
+        def outcome(name: str = name) -> str | dict[str, Any] | None:
+            cond = _scheduled_condition(client, name)
+            return _node_of(client, name) or (cond if cond and message in cond["message"]
+                                              else None)
+        result = wait_for(outcome, what=f"pod {name} bound or refused with {message!r}")
+        if isinstance(result, dict):
+            return name, result
+        client.delete(PODS, name, "default")
+    raise AssertionError(f"every pod pinned to {node} was bound, none refused with {message!r}")
+
+
 def _debug(url: str, key: str) -> dict[str, Any]:
     with urllib.request.urlopen(f"{url}/debug/pods/{key}", timeout=5) as r:
         return json.loads(r.read())
@@ -189,18 +212,16 @@ def test_node_above_cpu_threshold_gets_no_new_pods(srv: ServerHandle, client: Cl
     srv.add_nodes(2, cpu="4", memory="8Gi")
     _node_metric(client, "node-0", cpu_milli=3600)  # 90% > 65%
     _node_metric(client, "node-1", cpu_milli=400)
+    pinned, _ = _refused_on(client, "node-0", "1 node(s) cpu usage exceed threshold")
     for i in range(4):
         client.create(PODS, _pod(f"p{i}"))
     assert {_wait_bound(client, f"p{i}") for i in range(4)} == {"node-1"}
-    client.create(PODS, _pod("pinned", nodeSelector={"kubernetes.io/hostname": "node-0"}))
-    cond = wait_for(lambda: _scheduled_condition(client, "pinned"), what="PodScheduled=False")
-    assert "1 node(s) cpu usage exceed threshold" in cond["message"]
     # The load drops: the NodeMetric update requeues the pod and it lands.
     nm = client.get(NODE_METRICS, "node-0")
     nm["status"]["nodeMetric"]["nodeUsage"]["resources"]["cpu"] = "500m"
     nm["status"]["updateTime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     client.update_status(NODE_METRICS, nm)
-    assert _wait_bound(client, "pinned", timeout=30) == "node-0"
+    assert _wait_bound(client, pinned, timeout=30) == "node-0"
 
 
 def test_expired_node_metric_is_filtered(srv: ServerHandle, client: Client,
@@ -208,11 +229,9 @@ def test_expired_node_metric_is_filtered(srv: ServerHandle, client: Client,
     srv.add_nodes(2, cpu="4", memory="8Gi")
     _node_metric(client, "node-0", cpu_milli=100, age_seconds=600)  # older than 300 s
     _node_metric(client, "node-1", cpu_milli=100)
-    client.create(PODS, _pod("a", nodeSelector={"kubernetes.io/hostname": "node-0"}))
+    _refused_on(client, "node-0", "1 node(s) nodeMetric expired")
     client.create(PODS, _pod("b", nodeSelector={"kubernetes.io/hostname": "node-1"}))
     assert _wait_bound(client, "b") == "node-1"
-    cond = wait_for(lambda: _scheduled_condition(client, "a"), what="PodScheduled=False")
-    assert "1 node(s) nodeMetric expired" in cond["message"]
 
 
 def test_batch_pods_land_only_where_batch_allocatable_fits(srv: ServerHandle, client: Client,
