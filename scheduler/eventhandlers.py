@@ -129,6 +129,7 @@ class EventHandlers:
                                          (ev.ELASTIC_QUOTA, ELASTIC_QUOTAS)):
             if event_resource in registered:
                 informer = informer_factory.informer_for(resource, typed=False)
+                # After the plugins' own handlers: their caches hold the change first.
                 regs.append(informer.add_event_handler(
-                    self.custom_resource_handler(event_resource)))
+                    self.custom_resource_handler(event_resource), after_existing=True))
         return regs

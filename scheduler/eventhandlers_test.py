@@ -36,7 +36,9 @@ class FakeInformer:
         self.lister: Lister[Any] = Lister(self.indexer)
         self.transform: Callable[[dict[str, Any]], Any] = lambda obj: obj
 
-    def add_event_handler(self, handler: Any) -> Any:
+    def add_event_handler(self, handler: Any, resync_period: float | None = None, *,
+                          after_existing: bool = False) -> Any:
+        # Handlers run in registration order, so ``after_existing`` holds by construction.
         self.handlers.append(handler)
         return handler
 

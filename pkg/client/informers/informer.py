@@ -54,18 +54,24 @@ class Registration:
     """A handler registered on an informer (client-go ``ResourceEventHandlerRegistration``).
 
     ``has_synced()`` is true once the informer has synced and this handler has processed
-    every notification of the initial list.
+    every notification of the initial list. Each handler runs on its own thread, as client-go's
+    listeners do; one registered with ``after`` handles a notification only once those
+    registrations have handled it.
     """
 
     def __init__(self, informer: SharedInformer, handler: ResourceEventHandler,
-                 resync_period: float) -> None:
+                 resync_period: float, after: tuple[Registration, ...] = ()) -> None:
         self.informer = informer
         self.handler = handler
         self.resync_period = resync_period
         self.next_resync = 0.0
-        self._queue: deque[tuple[str, Any, Any]] = deque()
+        # (kind, a, b, seq): seq numbers the informer's notifications, 0 for those only this
+        # registration gets (the replay of the store when it is added, resyncs, sync marks).
+        self._queue: deque[tuple[str, Any, Any, int]] = deque()
         self._cond = threading.Condition()
         self._stopped = False
+        self._after = after
+        self._done_seq = 0
         self._synced = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"handler-{informer.name}")
@@ -77,10 +83,15 @@ class Registration:
     def wait_for_sync(self, timeout: float | None = None) -> bool:
         return self._synced.wait(timeout)
 
-    def _push(self, kind: str, a: Any = None, b: Any = None) -> None:
+    def _push(self, kind: str, a: Any = None, b: Any = None, seq: int = 0) -> None:
         with self._cond:
-            self._queue.append((kind, a, b))
+            self._queue.append((kind, a, b, seq))
             self._cond.notify()
+
+    def _wait_handled(self, seq: int) -> None:
+        with self._cond:
+            while self._done_seq < seq and not self._stopped:
+                self._cond.wait()
 
     def pending(self) -> int:
         with self._cond:
@@ -89,7 +100,7 @@ class Registration:
     def _stop(self) -> None:
         with self._cond:
             self._stopped = True
-            self._cond.notify()
+            self._cond.notify_all()  # its thread, and later registrations waiting on it
 
     def _run(self) -> None:
         h = self.handler
@@ -99,7 +110,10 @@ class Registration:
                     self._cond.wait()
                 if self._stopped:
                     return
-                kind, a, b = self._queue.popleft()
+                kind, a, b, seq = self._queue.popleft()
+            if seq:
+                for earlier in self._after:
+                    earlier._wait_handled(seq)
             try:
                 if kind == _ADD:
                     h.on_add(a, bool(b))
@@ -111,6 +125,10 @@ class Registration:
                     self._synced.set()
             except Exception:  # noqa: BLE001 - a failing handler must not stop the others
                 log.exception("%s: event handler failed on %s", self.informer.name, kind)
+            if seq:
+                with self._cond:
+                    self._done_seq = seq
+                    self._cond.notify_all()
 
 
 class SharedInformer:
@@ -129,6 +147,7 @@ class SharedInformer:
         self._transform = transform
         self._lock = threading.RLock()  # orders store changes and notifications
         self._registrations: list[Registration] = []
+        self._seq = 0  # notifications distributed so far (Registration's ordering)
         self._synced = threading.Event()
         self._started = False
         self._stop = threading.Event()
@@ -147,17 +166,22 @@ class SharedInformer:
         self._transform = transform
 
     def add_event_handler(self, handler: ResourceEventHandler,
-                          resync_period: float | None = None) -> Registration:
+                          resync_period: float | None = None, *,
+                          after_existing: bool = False) -> Registration:
         """Register a handler; on a running informer it first gets an add per cached object.
         ``resync_period`` (default: the informer's) is raised to the informer's when shorter
-        and ignored when the informer does not resync."""
+        and ignored when the informer does not resync. With ``after_existing`` the handler
+        sees each change only once every handler registered before it has handled it: a
+        scheduler requeues pods on a change only after the plugins' caches fed by the same
+        informer took it in (where Go's plugins read the informer's store itself)."""
         period = self.resync_period if resync_period is None else resync_period
         if period > 0 and self.resync_period > 0:
             period = max(period, self.resync_period)
         elif self.resync_period <= 0:
             period = 0.0
         with self._lock:
-            reg = Registration(self, handler, period)
+            reg = Registration(self, handler, period,
+                               tuple(self._registrations) if after_existing else ())
             reg.next_resync = self.clock.monotonic() + period
             if self._synced.is_set():
                 for obj in self.indexer.list():
@@ -242,17 +266,19 @@ class SharedInformer:
                 if obj is None:
                     continue
                 self.indexer.update(obj)
+                seq = self._next_seq()
                 for r in regs:
                     if old is None:
-                        r._push(_ADD, obj, initial)
+                        r._push(_ADD, obj, initial, seq)
                     else:
-                        r._push(_UPDATE, old, obj)
+                        r._push(_UPDATE, old, obj, seq)
             for key in self.indexer.list_keys():
                 if key not in seen:
                     old = self.indexer.delete_key(key)
                     tomb = DeletedFinalStateUnknown(key, old)
+                    seq = self._next_seq()
                     for r in regs:
-                        r._push(_DELETE, tomb)
+                        r._push(_DELETE, tomb, None, seq)
             if initial:
                 self._synced.set()
                 for r in regs:
@@ -275,18 +301,24 @@ class SharedInformer:
                 last = obj if obj is not None else old
                 if last is None:
                     return
+                seq = self._next_seq()
                 for r in self._registrations:
-                    r._push(_DELETE, last)
+                    r._push(_DELETE, last, None, seq)
                 return
             obj = self._decode(raw)
             if obj is None:
                 return
             self.indexer.update(obj)
+            seq = self._next_seq()
             for r in self._registrations:
                 if old is None:
-                    r._push(_ADD, obj, False)
+                    r._push(_ADD, obj, False, seq)
                 else:
-                    r._push(_UPDATE, old, obj)
+                    r._push(_UPDATE, old, obj, seq)
+
+    def _next_seq(self) -> int:
+        self._seq += 1  # under self._lock
+        return self._seq
 
     # -- resync ---------------------------------------------------------------------------
 

@@ -202,6 +202,34 @@ def test_late_handler_gets_the_cache_and_slow_handler_blocks_nobody(
     assert Recorder().wait(lambda _: len(slow_seen) == 3, 5)
 
 
+
+def test_handler_after_existing_sees_a_change_once_the_earlier_handlers_have(
+        src: FakeListerWatcher, running) -> None:
+    """A scheduler's requeue handler must not run before the plugin cache it relies on."""
+    inf, rec = running
+    gate = threading.Event()
+    cache: set[str] = set()
+
+    def fill_cache(o: dict) -> None:
+        gate.wait(5)
+        cache.add(o["metadata"]["name"])
+
+    seen: list[tuple[str, bool]] = []
+    inf.add_event_handler(EventHandlerFuncs(add=fill_cache))
+    after = inf.add_event_handler(
+        EventHandlerFuncs(add=lambda o: seen.append((o["metadata"]["name"],
+                                                     o["metadata"]["name"] in cache))),
+        after_existing=True)
+    # Its replay of the store does not wait: those objects are not news to anyone.
+    assert after.wait_for_sync(5) and sorted(seen) == [("a", False), ("b", False)]
+    wait_watching(src)
+    src.add(obj("c"))
+    assert rec.wait_count(3)  # a handler without ``after_existing`` already has it
+    assert ("c", False) not in seen and len(seen) == 2
+    gate.set()
+    assert Recorder().wait(lambda _: len(seen) == 3, 5)
+    assert seen[-1] == ("c", True)
+
 def test_resync_delivers_updates_for_every_object() -> None:
     src = FakeListerWatcher()
     src.add(obj("a"))
