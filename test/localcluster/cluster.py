@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pkg.client import ApiError, ConnectionFailure
-from pkg.client.resources import EVENTS, POD_GROUPS
+from pkg.client.resources import EVENTS, POD_GROUPS, RESERVATIONS
 from pkg.client.rest import Client
 from test.e2e.cluster import chart_webhooks, install_chart, wait_for
 
@@ -37,7 +37,7 @@ from .components import LEASE_NAMESPACE, LEASES, MANAGER, SCHEDULER, Components,
 from .recorder import Recorder, Sample, phase_counts
 from .scenario import Scenario
 from .supervisor import Restart, describe_exit
-from .workload import BATCH, GANG, ONLINE, QUOTA, Workload
+from .workload import BACKFILL, BATCH, GANG, ONLINE, QUOTA, Workload
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +190,8 @@ class LocalCluster:
         rec.sample(t, pods, scrape=not self.settle)
         events = self.client.list(EVENTS)["items"]
         pod_groups = self.client.list(POD_GROUPS)["items"]
-        return self.write_report(t, pods, events, leases, pod_groups)
+        reservations = self.client.list(RESERVATIONS)["items"]
+        return self.write_report(t, pods, events, leases, pod_groups, reservations)
 
     def _settle(self) -> None:
         """Controllers off, then wait until no batch or gang pod runs: the objects hold
@@ -199,22 +200,27 @@ class LocalCluster:
         assert rec is not None
         self.components.stop_controllers()
         longest = max([j.run_seconds for j in self.scenario.batch]
-                      + [g.run_seconds for g in self.scenario.gangs], default=0.0)
+                      + [g.run_seconds for g in self.scenario.gangs]
+                      + [r.backfill.run_seconds for r in self.scenario.rollouts if r.backfill],
+                      default=0.0)
 
         def quiet() -> bool:
             phases = phase_counts(rec.list_pods())
-            return not any(phases.get(kind, {}).get("Running") for kind in (BATCH, GANG))
+            return not any(phases.get(kind, {}).get("Running")
+                           for kind in (BATCH, GANG, BACKFILL))
 
         wait_for(quiet, timeout=longest + 15, interval=0.5, what="batch pods to finish")
 
     def write_report(self, t: float, pods, events,
                      leases: list[reports.LeaseRow] | None = None,
-                     pod_groups: list[reports.Obj] | None = None) -> reports.Report:
+                     pod_groups: list[reports.Obj] | None = None,
+                     reservations: list[reports.Obj] | None = None) -> reports.Report:
         assert self.workload is not None
         sc = self.scenario
         r = reports.build(sc.name, sc.nodes.count, sc.day_length_seconds, t,
                           self.samples, pods, events, self.workload.created,
-                          self.workload.replaced, pod_groups or [], self.started)
+                          self.workload.replaced, pod_groups or [], self.started,
+                          reservations or [])
         png = self.workdir / "utilisation.png"
         reports.render_png(r, self.samples, png)
         r.png = str(png)

@@ -15,6 +15,9 @@ as real processes, the workload goes through the manager's webhook and the sched
   pointed the chart's webhook configuration at itself.
 * Gang jobs bind whole or not at all: the one that fits ran, the one larger than the free
   cores bound no member, and the report's Gang jobs rows match the PodGroups and their pods.
+* A rollout reserved ahead: each of its pods landed in one of its Reservations (on that node,
+  the allocated annotation naming it, the Reservation Succeeded with the pod as its owner),
+  no backfill pod used one though some had to wait, and the report's Reservations rows say so.
 * The co-location story holds: batch pods were turned into BE / koord-batch pods requesting
   ``kubernetes.io/batch-cpu`` and ran on batch capacity the manager published, and CPU
   utilisation with co-location is above the online-only figure.
@@ -39,6 +42,7 @@ import psutil
 import pytest
 from kubernetes.utils import parse_quantity
 
+from api.extension.reservation import ANNOTATION_RESERVATION_ALLOCATED
 from manager.webhook.options import DEFAULT_MUTATING_NAME
 from pkg.client.resources import (
     EVENTS,
@@ -47,13 +51,14 @@ from pkg.client.resources import (
     NODES,
     POD_GROUPS,
     PODS,
+    RESERVATIONS,
 )
 from test.apiserver.testing import Kubectl, kubectl_binary
 from test.e2e.cluster import REPO_ROOT, wait_for
 from test.localcluster.cluster import LocalCluster
 from test.localcluster.report import Report
 from test.localcluster.scenario import SCENARIO_DIR, load
-from test.localcluster.workload import GANG, LABEL_GROUP, LABEL_KIND
+from test.localcluster.workload import BACKFILL, GANG, LABEL_GROUP, LABEL_KIND, ROLLOUT
 
 GI = 1 << 30
 
@@ -98,6 +103,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                "metrics": {m["metadata"]["name"]: m for m in c.list(NODE_METRICS)["items"]},
                "events": c.list(EVENTS)["items"], "scenario": scenario,
                "pod_groups": c.list(POD_GROUPS)["items"],
+               "reservations": c.list(RESERVATIONS)["items"],
                "webhooks": c.get(MUTATING_WEBHOOK_CONFIGURATIONS, DEFAULT_MUTATING_NAME)}
     finally:
         cluster.down()
@@ -215,6 +221,49 @@ def test_gang_jobs_bind_whole_or_not_at_all_and_the_report_says_so(
                                   "ci-train-large" in m for m in large.messages)
     text = (run["workdir"] / "report.txt").read_text()
     assert "Gang jobs (PodGroups" in text and "    why not bound: " in text
+
+
+def test_rollout_pods_land_in_their_reservations_and_the_backfill_never_does(
+        run: dict[str, Any]) -> None:
+    report: Report = run["report"]
+    reservations = {r["metadata"]["name"]: r for r in run["reservations"]}
+    assert set(reservations) == {"ci-checkout-0", "ci-checkout-1"}
+
+    def of_kind(kind: str) -> list[dict[str, Any]]:
+        return [p for p in run["pods"]
+                if (p["metadata"].get("labels") or {}).get(LABEL_KIND) == kind]
+
+    rollout, backfill = of_kind(ROLLOUT), of_kind(BACKFILL)
+    assert len(rollout) == 2 and len(backfill) == 4
+    consumed = {json.loads(p["metadata"]["annotations"][ANNOTATION_RESERVATION_ALLOCATED])
+                ["name"]: p for p in rollout}
+    assert set(consumed) == set(reservations)
+    for name, r in reservations.items():
+        pod = consumed[name]
+        status = r["status"]
+        assert status["nodeName"] == pod["spec"]["nodeName"]
+        assert status["phase"] == "Succeeded"  # allocate-once: consumed
+        assert [o["name"] for o in status["currentOwners"]] == [pod["metadata"]["name"]]
+    assert not [p for p in backfill
+                if ANNOTATION_RESERVATION_ALLOCATED in (p["metadata"].get("annotations") or {})]
+    # The backfill wanted more than the cores left free: some of it was refused while the
+    # Reservations held theirs.
+    refused = {e["involvedObject"]["name"] for e in run["events"]
+               if e.get("reason") == "FailedScheduling"
+               and e["involvedObject"]["name"] in {p["metadata"]["name"] for p in backfill}}
+    assert refused
+    rows = {r.name: r for r in report.reservations}
+    assert {n: (r.node, r.phase, r.owners) for n, r in rows.items()} == {
+        n: (r["status"]["nodeName"], "Succeeded",
+            [f"{consumed[n]['metadata']['namespace']}/{consumed[n]['metadata']['name']}"])
+        for n, r in reservations.items()}
+    (ro,) = report.rollouts
+    assert (ro.rollout, ro.pods, ro.bound, ro.in_reservations, ro.backfill,
+            ro.backfill_in_reservations) == ("ci-checkout", 2, 2, 2, 4, 0)
+    assert ro.backfill_waited == len(refused) and ro.backfill_messages
+    text = (run["workdir"] / "report.txt").read_text()
+    assert "Reservations (koord-scheduler's Reservation" in text
+    assert "rollout ci-checkout: 2/2 pods bound, 2 in a Reservation" in text
 
 
 def test_report_files(run: dict[str, Any]) -> None:

@@ -28,11 +28,12 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from api.extension.reservation import ANNOTATION_RESERVATION_ALLOCATED
 from scheduler.plugins.elasticquota.quota_overuse_revoke import REVOKED_REASON
 from test.apiserver.rbac import Denial, denials
 
 from .recorder import NodeSample, QuotaSample, Sample
-from .workload import GANG, LABEL_GROUP, LABEL_KIND
+from .workload import BACKFILL, GANG, LABEL_GROUP, LABEL_KIND, ROLLOUT
 
 Obj = dict[str, Any]
 EVICTED_REASON = "evictPodSuccess"  # koordlet's evictor event
@@ -158,6 +159,84 @@ def gang_rows(pod_groups: Iterable[Obj], pods: Iterable[Obj]) -> list[GangRow]:
             str((pg.get("status") or {}).get("phase") or ""),
             [m for m, _ in messages.most_common(GANG_MESSAGES)]))
     return sorted(rows, key=lambda r: natural_key(r.gang))
+
+
+@dataclass(slots=True)
+class ReservationRow:
+    """A rollout's Reservation at the end: where it held capacity and who consumed it."""
+
+    name: str
+    rollout: str
+    node: str  # status.nodeName ("" while not scheduled)
+    phase: str  # status.phase ("" before koord-scheduler wrote one)
+    reason: str  # why it is not Available (the latest condition's reason), or ""
+    owners: list[str]  # status.currentOwners, namespace/name
+
+
+@dataclass(slots=True)
+class RolloutRow:
+    """A rollout's pods and its backfill's, and how many went into a Reservation."""
+
+    rollout: str
+    pods: int
+    bound: int
+    in_reservations: int  # pods carrying the reservation-allocated annotation
+    backfill: int
+    backfill_bound: int
+    backfill_in_reservations: int  # must be 0: the capacity was held for the rollout
+    backfill_waited: int  # backfill pods that were refused at least once
+    backfill_messages: list[str] = field(default_factory=list)
+
+
+def reservation_rows(reservations: Iterable[Obj]) -> list[ReservationRow]:
+    """The scenario's Reservations (labelled as rollouts)."""
+    rows = []
+    for r in reservations:
+        md = r.get("metadata") or {}
+        labels = md.get("labels") or {}
+        if labels.get(LABEL_KIND) != ROLLOUT:
+            continue
+        status = r.get("status") or {}
+        phase = str(status.get("phase") or "")
+        conditions = status.get("conditions") or []
+        reason = str(conditions[-1].get("reason") or "") if conditions and \
+            phase != "Available" else ""
+        rows.append(ReservationRow(
+            str(md.get("name")), str(labels.get(LABEL_GROUP, "")),
+            str(status.get("nodeName") or ""), phase, reason,
+            [f"{o.get('namespace')}/{o.get('name')}" for o in status.get("currentOwners") or ()]))
+    return sorted(rows, key=lambda r: natural_key(r.name))
+
+
+def rollout_rows(pods: Iterable[Obj], events: Iterable[Obj]) -> list[RolloutRow]:
+    """Per rollout: its pods and its backfill's, bound and inside Reservations."""
+    failed = _events_by_pod(events, "FailedScheduling")
+    rows: dict[str, RolloutRow] = {}
+    messages: dict[str, Counter[str]] = {}
+    for key, group, pod in _workload_pods(pods):
+        kind = pod["metadata"]["labels"][LABEL_KIND]
+        if kind not in (ROLLOUT, BACKFILL):
+            continue
+        rollout = group.removesuffix("-backfill") if kind == BACKFILL else group
+        row = rows.setdefault(rollout, RolloutRow(rollout, 0, 0, 0, 0, 0, 0, 0))
+        bound = bool((pod.get("spec") or {}).get("nodeName"))
+        inside = ANNOTATION_RESERVATION_ALLOCATED in (pod["metadata"].get("annotations") or {})
+        if kind == ROLLOUT:
+            row.pods += 1
+            row.bound += bound
+            row.in_reservations += inside
+            continue
+        row.backfill += 1
+        row.backfill_bound += bound
+        row.backfill_in_reservations += inside
+        refusals = [e.get("message", "") for e in failed.get(key, [])]
+        if not refusals and (m := _unschedulable_message(pod)):
+            refusals = [m]
+        row.backfill_waited += bool(refusals)
+        messages.setdefault(rollout, Counter()).update(refusals)
+    for rollout, counter in messages.items():
+        rows[rollout].backfill_messages = [m for m, _ in counter.most_common(GANG_MESSAGES)]
+    return [rows[k] for k in sorted(rows, key=natural_key)]
 
 
 @dataclass(slots=True)
@@ -300,6 +379,8 @@ class Report:
     denied: list[Denial] = field(default_factory=list)
     requests_by_user: dict[str, int] = field(default_factory=dict)
     gangs: list[GangRow] = field(default_factory=list)
+    reservations: list[ReservationRow] = field(default_factory=list)
+    rollouts: list[RolloutRow] = field(default_factory=list)
     quotas: list[QuotaRow] = field(default_factory=list)
     quota_timeline: list[QuotaMoment] = field(default_factory=list)
     disruptions: list[Disruption] = field(default_factory=list)
@@ -429,7 +510,7 @@ def _last_message(events: list[Obj]) -> str:
 def build(scenario: str, nodes: int, day: float, ran: float,
           samples: list[Sample], pods: list[Obj], events: list[Obj], created: int,
           replacements: int, pod_groups: Sequence[Obj] = (),
-          epoch: float | None = None) -> Report:
+          epoch: float | None = None, reservations: Sequence[Obj] = ()) -> Report:
     """The report; ``epoch`` is the wall-clock start of the day (events get their time in
     it)."""
     by_node: dict[str, tuple[list[NodeSample], list[float]]] = {}
@@ -469,6 +550,8 @@ def build(scenario: str, nodes: int, day: float, ran: float,
                   batch_timeline(samples), placements, pending, reasons.most_common(5),
                   scheduled, sum(reasons.values()), evictions, util,
                   gangs=gang_rows(pod_groups, pods), quotas=quota_rows(samples),
+                  reservations=reservation_rows(reservations),
+                  rollouts=rollout_rows(pods, events),
                   quota_timeline=quota_timeline(samples),
                   disruptions=disruptions(events, pods, epoch) if any(
                       s.quotas for s in samples) else [])
@@ -510,6 +593,26 @@ def _render_gangs(r: Report) -> list[str]:
         if g.bound < g.members:
             for m in g.messages or ["no PodScheduled message yet"]:
                 out.append(f"    why not bound: {m}")
+    return out
+
+
+def _render_reservations(r: Report) -> list[str]:
+    if not r.reservations and not r.rollouts:
+        return []
+    out = ["", "Reservations (koord-scheduler's Reservation: capacity held ahead for a rollout's "
+               "pods)",
+           f"  {'reservation':<24}{'node':<12}{'phase':<20}consumed by"]
+    for res in r.reservations:
+        phase = f"{res.phase or '-'}" + (f" ({res.reason})" if res.reason else "")
+        out.append(f"  {res.name:<24}{res.node or '-':<12}{phase:<20}"
+                   f"{', '.join(res.owners) or '-'}")
+    for ro in r.rollouts:
+        out.append(f"  rollout {ro.rollout}: {ro.bound}/{ro.pods} pods bound, "
+                   f"{ro.in_reservations} in a Reservation; backfill {ro.backfill_bound}/"
+                   f"{ro.backfill} bound, {ro.backfill_in_reservations} in a Reservation, "
+                   f"{ro.backfill_waited} waited")
+        for m in ro.backfill_messages:
+            out.append(f"    backfill waited: {m}")
     return out
 
 
@@ -597,6 +700,7 @@ def render_text(r: Report) -> str:
         if len(r.pending) > 8:
             out.append(f"  ... and {len(r.pending) - 8} more (placements.tsv)")
     out.extend(_render_gangs(r))
+    out.extend(_render_reservations(r))
     out.extend(_render_quotas(r))
     out.append("")
     supp = [n for n in r.node_rows if n.be_cap_min is not None]

@@ -14,7 +14,14 @@ import pytest
 
 from test.localcluster.recorder import Sample, node_sample, quota_sample
 from test.localcluster.report import api_access, build, render_png, render_text
-from test.localcluster.workload import GANG, LABEL_GROUP, LABEL_KIND, QUOTA
+from test.localcluster.workload import (
+    BACKFILL,
+    GANG,
+    LABEL_GROUP,
+    LABEL_KIND,
+    QUOTA,
+    ROLLOUT,
+)
 
 
 def _pod(name: str, node: str = "") -> dict[str, Any]:
@@ -211,6 +218,55 @@ def test_a_report_without_gang_jobs_has_no_gang_section() -> None:
     r = build("colo", 2, 60.0, 10.0, [], [_pod("web-0", "node-1")], [], 1, 0)
     assert r.gangs == [] and "Gang jobs" not in render_text(r)
 
+
+
+def _rollout_pod(name: str, kind: str, node: str = "", reservation: str = "") -> dict[str, Any]:
+    annotations = ({"scheduling.koordinator.sh/reservation-allocated":
+                    json.dumps({"name": reservation, "uid": f"uid-{reservation}"})}
+                   if reservation else {})
+    group = "checkout" if kind == ROLLOUT else "checkout-backfill"
+    return {"metadata": {"name": name, "namespace": "online", "annotations": annotations,
+                         "labels": {LABEL_KIND: kind, LABEL_GROUP: group}},
+            "spec": {"nodeName": node} if node else {}, "status": {}}
+
+
+def _reservation(name: str, node: str, phase: str, owners: list[str],
+                 reason: str = "") -> dict[str, Any]:
+    conditions = [{"type": "Ready", "status": "False", "reason": reason}] if reason else []
+    return {"metadata": {"name": name, "labels": {LABEL_KIND: ROLLOUT, LABEL_GROUP: "checkout"}},
+            "status": {"nodeName": node, "phase": phase, "conditions": conditions,
+                       "currentOwners": [{"namespace": "online", "name": o} for o in owners]}}
+
+
+def test_reservations_show_their_node_phase_and_consumer_and_the_backfill_kept_out() -> None:
+    pods = [_rollout_pod("checkout-0", ROLLOUT, "node-1", "checkout-0"),
+            _rollout_pod("checkout-1", ROLLOUT),
+            _rollout_pod("checkout-backfill-0", BACKFILL, "node-2"),
+            _rollout_pod("checkout-backfill-1", BACKFILL)]
+    refused = "0/2 nodes are available: 2 Insufficient cpu."
+    events = [{**_event("checkout-backfill-1", "FailedScheduling", refused,
+                        "2026-01-01T00:00:10Z"), "involvedObject": {
+                   "kind": "Pod", "namespace": "online", "name": "checkout-backfill-1"}}]
+    reservations = [_reservation("checkout-1", "", "Failed", [], reason="Expired"),
+                    _reservation("checkout-0", "node-1", "Succeeded", ["checkout-0"]),
+                    {"metadata": {"name": "someone-elses"}, "status": {"phase": "Available"}}]
+    r = build("colo", 2, 60.0, 10.0, [], pods, events, 4, 0, reservations=reservations)
+    assert [(x.name, x.node, x.phase, x.reason, x.owners) for x in r.reservations] == [
+        ("checkout-0", "node-1", "Succeeded", "", ["online/checkout-0"]),
+        ("checkout-1", "", "Failed", "Expired", [])]
+    (ro,) = r.rollouts
+    assert (ro.rollout, ro.pods, ro.bound, ro.in_reservations, ro.backfill, ro.backfill_bound,
+            ro.backfill_in_reservations, ro.backfill_waited) == ("checkout", 2, 1, 1, 2, 1, 0, 1)
+    assert ro.backfill_messages == [refused]
+    text = render_text(r)
+    assert "Reservations (koord-scheduler's Reservation" in text
+    assert ["checkout-0", "node-1", "Succeeded", "online/checkout-0"] in [
+        line.split() for line in text.splitlines()]
+    assert "  checkout-1              -           Failed (Expired)    -" in text
+    assert ("rollout checkout: 1/2 pods bound, 1 in a Reservation; backfill 1/2 bound, "
+            "0 in a Reservation, 1 waited") in text
+    assert f"    backfill waited: {refused}" in text
+    assert "Reservations" not in render_text(build("colo", 2, 60.0, 10.0, [], [], [], 0, 0))
 
 def _quota(name: str, min_cpu: str, max_cpu: str, runtime: str | None = None,
            used: str | None = None, request: str | None = None) -> dict[str, Any]:

@@ -7,7 +7,9 @@ batch jobs that arrive in waves through the day. Counts are per node, so ``--nod
 the whole workload, except gang jobs (``gangs``): training jobs of a fixed number of workers,
 each a PodGroup that koord-scheduler's Coscheduling binds all together or not at all, and
 quota jobs (``quotaJobs``): a team's pods charged to one of the scenario's ElasticQuotas
-(``quotas``, created before the workload), submitted at once at their time.
+(``quotas``, created before the workload), submitted at once at their time, and service
+rollouts reserved ahead (``rollouts``): koord-scheduler Reservations for a service's pods,
+then a backfill job of plain pods that wants more than is free, then the service's pods.
 ``sloControllerConfig`` is merged key by key onto the chart's
 ``slo-controller-config`` ConfigMap (each key's JSON object onto the chart's), so a sped-up day
 gets NodeMetric windows that fit it. ``chartValues`` are Helm values given to the chart on top
@@ -171,6 +173,48 @@ class QuotaJob(_Model):
     retries: int = Field(3, ge=0)
 
 
+class Backfill(_Model):
+    """Plain koord-scheduler pods (default priority, no QoS label) asking for real cores, all
+    submitted at ``submitAtFraction``; more than the cluster has free, so some wait."""
+
+    pods: int = Field(ge=1)
+    submit_at_fraction: float = Field(alias="submitAtFraction", ge=0, lt=1)
+    requests: Resources
+    run_seconds: float = Field(alias="runSeconds", gt=0)
+
+
+class Rollout(_Model):
+    """A service rollout reserved ahead with koord-scheduler's Reservation: at
+    ``reserveAtFraction`` one Reservation per replica (owners: pods labelled ``app: <name>``,
+    allocate-once, ``ttl`` two days) holds ``requests`` on a node; the ``backfill`` pods come
+    next and cannot use that capacity; at ``rolloutAtFraction`` the service's pods arrive
+    (koord-prod, LS, usage on a diurnal curve like ``online`` services) and each lands in a
+    Reservation."""
+
+    name: str
+    namespace: str = "online"
+    replicas: int = Field(ge=1)
+    requests: Resources
+    cpu_usage: CurveSpec = Field(alias="cpuUsage")
+    memory_usage: CurveSpec = Field(alias="memoryUsage")
+    reserve_at_fraction: float = Field(0.0, alias="reserveAtFraction", ge=0, lt=1)
+    rollout_at_fraction: float = Field(alias="rolloutAtFraction", gt=0, lt=1)
+    backfill: Backfill | None = None
+
+    @model_validator(mode="after")
+    def _reserved_before_rollout(self) -> Rollout:
+        if self.rollout_at_fraction <= self.reserve_at_fraction:
+            raise ValueError(f"rolloutAtFraction {self.rollout_at_fraction} must come after "
+                             f"reserveAtFraction {self.reserve_at_fraction}")
+        return self
+
+    def service(self) -> OnlineService:
+        """The service whose pods the rollout brings."""
+        return OnlineService(name=self.name, namespace=self.namespace, replicas_per_node=0,
+                             requests=self.requests, cpu_usage=self.cpu_usage,
+                             memory_usage=self.memory_usage)
+
+
 class Scenario(_Model):
     name: str
     description: str = ""
@@ -186,6 +230,7 @@ class Scenario(_Model):
     chart_values: dict[str, Any] = Field(default_factory=dict, alias="chartValues")
     quotas: list[Quota] = Field(default_factory=list)
     quota_jobs: list[QuotaJob] = Field(default_factory=list, alias="quotaJobs")
+    rollouts: list[Rollout] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _quota_jobs_name_their_quotas(self) -> Scenario:
@@ -206,7 +251,9 @@ class Scenario(_Model):
         n = self.nodes.count
         return (sum(s.replicas_per_node for s in self.online) * n
                 + sum(j.waves * j.pods_per_node_per_wave for j in self.batch) * n
-                + sum(g.workers for g in self.gangs) + sum(j.pods for j in self.quota_jobs))
+                + sum(g.workers for g in self.gangs) + sum(j.pods for j in self.quota_jobs)
+                + sum(r.replicas + (r.backfill.pods if r.backfill else 0)
+                      for r in self.rollouts))
 
 
 def load(path: str | Path) -> Scenario:

@@ -22,11 +22,14 @@ from test.localcluster.workload import (
     GANG,
     LABEL_KIND,
     QUOTA,
+    ROLLOUT,
+    Workload,
     batch_pod,
     gang_pod,
     online_pod,
     pod_group,
     quota_pod,
+    reservation,
     wave_times,
 )
 
@@ -37,11 +40,11 @@ def test_shipped_scenarios_load(path: Path) -> None:
     assert s.pod_count() > 0 and s.nodes.count >= 1
 
 
-def test_default_scenario_is_40_pods_per_node_and_two_gang_jobs() -> None:
+def test_default_scenario_is_40_pods_per_node_two_gang_jobs_and_a_rollout() -> None:
     s = load(DEFAULT_SCENARIO)
-    assert (s.nodes.count, s.pod_count()) == (5, 200 + 10)
+    assert (s.nodes.count, s.pod_count()) == (5, 200 + 10 + 3 + 8)
     s.nodes.count = 50
-    assert s.pod_count() == 2000 + 10  # gang jobs do not scale with nodes
+    assert s.pod_count() == 2000 + 10 + 3 + 8  # gangs and rollouts do not scale with nodes
 
 
 @pytest.mark.parametrize(("doc", "message"), [
@@ -58,6 +61,10 @@ def test_default_scenario_is_40_pods_per_node_and_two_gang_jobs() -> None:
     ("name: x\nquotas: [{name: a, min: {cpu: 1, memory: 1Gi}, max: {cpu: 1, memory: 1Gi}}]\n"
      "quotaJobs: [{name: j, namespace: b, pods: 1, requests: {cpu: 1, memory: 1Gi}, "
      "runSeconds: 5}]", "quota job j: no quota named like its namespace 'b'"),
+    ("name: x\nrollouts: [{name: r, replicas: 1, requests: {cpu: 1, memory: 1Gi}, cpuUsage: "
+     "{base: 1, peak: 1}, memoryUsage: {base: 1Gi, peak: 1Gi}, reserveAtFraction: 0.5, "
+     "rolloutAtFraction: 0.2}]",
+     "rollouts.0: Value error, rolloutAtFraction 0.2 must come after reserveAtFraction 0.5"),
     ("name: x\nquotas: [{name: a, parent: p, min: {cpu: 1, memory: 1Gi}, "
      "max: {cpu: 1, memory: 1Gi}}]", "quota a: parent 'p' is no quota here with isParent"),
 ])
@@ -226,3 +233,33 @@ def test_chart_values_reach_koord_schedulers_config() -> None:
         load(DEFAULT_SCENARIO))))
     default_args = {c["name"]: c["args"] for c in default["profiles"][0]["pluginConfig"]}
     assert "monitorAllQuotas" not in default_args["ElasticQuota"]
+
+
+def test_a_rollouts_reservations_are_owned_by_its_pods_and_created_before_them() -> None:
+    """The Reservation an upstream user would write for a rollout, and the order of
+    submission: Reservations, then the backfill, then the rollout's pods."""
+    s = load(DEFAULT_SCENARIO)
+    (ro,) = s.rollouts
+    day = s.day_length_seconds
+    r = reservation(ro, 1, day)
+    assert r["metadata"]["name"] == "checkout-1"
+    assert r["spec"]["owners"] == [{"labelSelector": {"matchLabels": {"app": "checkout"}}}]
+    assert r["spec"]["allocateOnce"] is True and r["spec"]["ttl"] == f"{2 * day:g}s"
+    (container,) = r["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["requests"] == {"cpu": "3", "memory": "4Gi"}
+    assert r["spec"]["template"]["spec"]["schedulerName"] == "koord-scheduler"
+    w = Workload(client=None, scenario=s, epoch=0.0)  # type: ignore[arg-type]  # no API calls
+    try:
+        assert w.reservations_due == [(ro.reserve_at_fraction * day, ro)]
+        slots = [x for x in w.slots if x.group == "checkout"]
+        rollout = [x for x in slots if x.kind == ROLLOUT]
+        backfill = [x for x in slots if x.kind != ROLLOUT]
+        assert [x.name for x in rollout] == ["checkout-0", "checkout-1", "checkout-2"]
+        assert len(backfill) == 8
+        assert ro.reserve_at_fraction * day < backfill[0].submit_at < rollout[0].submit_at
+    finally:
+        w.close()
+    # Its pods carry the label the Reservations' owners select.
+    pod = online_pod(ro.service(), "checkout-0", day, 0.0, kind=ROLLOUT)
+    assert pod["metadata"]["labels"]["app"] == "checkout"
+    assert pod["metadata"]["labels"][LABEL_KIND] == ROLLOUT

@@ -12,7 +12,9 @@ and its workers, labelled ``pod-group.scheduling.sigs.k8s.io``, created together
 submit time and never replaced: a gang that cannot fit stays pending, as a training job would.
 A quota job's pods (``quota_pod``) are plain koord-scheduler pods in their team's namespace,
 charged to the ElasticQuota named like it, and replaced like batch pods when revoked or
-preempted.
+preempted. A rollout first creates its Reservations (``reservation``, one per replica, owned
+by the pods labelled ``app: <name>``), then its backfill pods (plain pods like quota pods), then
+the service's pods (online pods labelled as the rollout).
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from typing import Any
 from api.extension.coscheduling import LABEL_POD_GROUP
 from koordlet.metricsadvisor.simulated import ANNOTATION_USAGE
 from pkg.client import ApiError
-from pkg.client.resources import POD_GROUPS, PODS
+from pkg.client.resources import POD_GROUPS, PODS, RESERVATIONS
 from pkg.client.rest import Client
 from test.apiserver.nodes import RUN_DURATION
 
-from .scenario import BatchJob, GangJob, OnlineService, QuotaJob, Scenario
+from .scenario import BatchJob, GangJob, OnlineService, QuotaJob, Resources, Rollout, Scenario
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +41,7 @@ SCHEDULER_NAME = "koord-scheduler"
 LABEL_GROUP = "local-up.koordinator.sh/group"
 LABEL_KIND = "local-up.koordinator.sh/kind"
 ONLINE, BATCH, GANG, QUOTA = "online", "batch", "gang", "quota"
+ROLLOUT, BACKFILL = "rollout", "backfill"
 CREATE_WORKERS = 8
 Obj = dict[str, Any]
 
@@ -62,14 +65,15 @@ class Slot:
         return self.name if self.attempt == 0 else f"{self.name}-r{self.attempt}"
 
 
-def online_pod(svc: OnlineService, name: str, day: float, epoch: float) -> Obj:
+def online_pod(svc: OnlineService, name: str, day: float, epoch: float,
+               kind: str = ONLINE) -> Obj:
     usage = {"cpu": svc.cpu_usage.annotation(day, epoch),
              "memory": svc.memory_usage.annotation(day, epoch)}
     res = {"cpu": svc.requests.cpu, "memory": svc.requests.memory}
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": svc.namespace,
-                     "labels": {"app": svc.name, LABEL_GROUP: svc.name, LABEL_KIND: ONLINE,
+                     "labels": {"app": svc.name, LABEL_GROUP: svc.name, LABEL_KIND: kind,
                                 "koordinator.sh/qosClass": "LS"},
                      "annotations": {ANNOTATION_USAGE: json.dumps(usage)}},
         "spec": {"schedulerName": SCHEDULER_NAME, "priorityClassName": "koord-prod",
@@ -94,19 +98,47 @@ def batch_pod(job: BatchJob, name: str) -> Obj:
     }
 
 
-def quota_pod(job: QuotaJob, name: str) -> Obj:
-    res = {"cpu": job.requests.cpu, "memory": job.requests.memory}
+def plain_pod(name: str, namespace: str, group: str, kind: str, requests: Resources,
+              run_seconds: float, priority_class_name: str = "") -> Obj:
+    """A koord-scheduler pod with requests and nothing else Koordinator-specific."""
+    res = {"cpu": requests.cpu, "memory": requests.memory}
     spec: Obj = {"schedulerName": SCHEDULER_NAME, "restartPolicy": "Never",
                  "containers": [{"name": "worker", "image": "registry.local/worker:v1",
                                  "resources": {"requests": dict(res), "limits": dict(res)}}]}
-    if job.priority_class_name:
-        spec["priorityClassName"] = job.priority_class_name
+    if priority_class_name:
+        spec["priorityClassName"] = priority_class_name
     return {
         "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": job.namespace,
-                     "labels": {LABEL_GROUP: job.name, LABEL_KIND: QUOTA},
-                     "annotations": {RUN_DURATION: f"{job.run_seconds:g}s"}},
+        "metadata": {"name": name, "namespace": namespace,
+                     "labels": {LABEL_GROUP: group, LABEL_KIND: kind},
+                     "annotations": {RUN_DURATION: f"{run_seconds:g}s"}},
         "spec": spec,
+    }
+
+
+def quota_pod(job: QuotaJob, name: str) -> Obj:
+    return plain_pod(name, job.namespace, job.name, QUOTA, job.requests, job.run_seconds,
+                     job.priority_class_name)
+
+
+def reservation(rollout: Rollout, index: int, day: float) -> Obj:
+    """One replica's Reservation: the replica's requests on one node, for the pods labelled
+    ``app: <name>`` in the rollout's namespace, used once, expiring two days later."""
+    res = {"cpu": rollout.requests.cpu, "memory": rollout.requests.memory}
+    return {
+        "apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "Reservation",
+        "metadata": {"name": f"{rollout.name}-{index}",
+                     "labels": {LABEL_GROUP: rollout.name, LABEL_KIND: ROLLOUT}},
+        "spec": {
+            "template": {"metadata": {"namespace": rollout.namespace},
+                         "spec": {"schedulerName": SCHEDULER_NAME,
+                                  "priorityClassName": "koord-prod",
+                                  "containers": [{"name": rollout.name, "resources": {
+                                      "requests": dict(res), "limits": dict(res)}}]}},
+            "owners": [{"labelSelector": {"matchLabels": {"app": rollout.name}}}],
+            "allocateOnce": True,
+            "ttl": f"{2 * day:g}s",
+        },
     }
 
 
@@ -150,6 +182,7 @@ class Workload:
         self._jobs = {j.name: j for j in scenario.batch}
         self._services = {s.name: s for s in scenario.online}
         self._quota_jobs = {j.name: j for j in scenario.quota_jobs}
+        self._rollouts = {r.name: r for r in scenario.rollouts}
         for svc in scenario.online:
             for i in range(svc.replicas_per_node * n):
                 self.slots.append(Slot(ONLINE, svc.name, svc.namespace, f"{svc.name}-{i}", 0.0,
@@ -163,6 +196,17 @@ class Workload:
             for i in range(qjob.pods):
                 self.slots.append(Slot(QUOTA, qjob.name, qjob.namespace, f"{qjob.name}-{i}",
                                        qjob.submit_at_fraction * day, qjob.retries))
+        for r in scenario.rollouts:
+            for i in range(r.replicas):
+                self.slots.append(Slot(ROLLOUT, r.name, r.namespace, f"{r.name}-{i}",
+                                       r.rollout_at_fraction * day, retries_left=1 << 30))
+            if r.backfill is not None:
+                for i in range(r.backfill.pods):
+                    self.slots.append(Slot(BACKFILL, r.name, r.namespace,
+                                           f"{r.name}-backfill-{i}",
+                                           r.backfill.submit_at_fraction * day, retries_left=0))
+        # Rollouts whose Reservations are not created yet, with their time.
+        self.reservations_due = [(r.reserve_at_fraction * day, r) for r in scenario.rollouts]
         # Gang jobs not submitted yet, with their submit time.
         self.gangs_due = [(g.submit_at_fraction * day, g) for g in scenario.gangs]
         self.replaced = 0
@@ -177,6 +221,14 @@ class Workload:
                              self.scenario.day_length_seconds, self.epoch)
         elif slot.kind == QUOTA:
             pod = quota_pod(self._quota_jobs[slot.group], name)
+        elif slot.kind == ROLLOUT:
+            pod = online_pod(self._rollouts[slot.group].service(), name,
+                             self.scenario.day_length_seconds, self.epoch, kind=ROLLOUT)
+        elif slot.kind == BACKFILL:
+            backfill = self._rollouts[slot.group].backfill
+            assert backfill is not None
+            pod = plain_pod(name, slot.namespace, f"{slot.group}-backfill", BACKFILL,
+                            backfill.requests, backfill.run_seconds)
         else:
             pod = batch_pod(self._jobs[slot.group], name)
         try:
@@ -209,8 +261,24 @@ class Workload:
                     self.created += 1
         return True
 
+    def _create_reservations(self, rollout: Rollout) -> bool:
+        """Every Reservation of the rollout; False when a create failed (retried next tick)."""
+        for i in range(rollout.replicas):
+            obj = reservation(rollout, i, self.scenario.day_length_seconds)
+            try:
+                self.client.create(RESERVATIONS, obj)
+            except ApiError as e:
+                if e.status != 409:
+                    log.warning("creating Reservation %s failed (retried next tick): %s",
+                                obj["metadata"]["name"], e)
+                    return False
+        return True
+
     def step(self, t: float, pods: dict[tuple[str, str], Obj]) -> None:
         """Advance to ``t`` seconds into the day, given the current pods by (ns, name)."""
+        # Reservations first: a rollout's backfill or pods due at the same tick come after.
+        self.reservations_due = [(at, r) for at, r in self.reservations_due
+                                 if t < at or not self._create_reservations(r)]
         due: list[Slot] = []
         for slot in self.slots:
             if slot.outcome or t < slot.submit_at:
