@@ -1,0 +1,257 @@
+"""Tests of the Reservation plugin in the scheduling loop (bindings in memory, Reservations fed
+to its cache as the informer would) and of its arithmetic, after upstream's
+``plugin_test.go`` / ``scoring_test.go`` cases: a matching pod lands in its Reservation and
+is annotated with it; others cannot use reserved capacity; allocate-once Reservations serve
+one pod; reusable ones count their consumers once; order and score pick the Reservation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from api.extension.reservation import ANNOTATION_RESERVATION_ALLOCATED
+from api.scheduling.v1alpha1.reservation import Reservation as ReservationObject
+from scheduler.apis.config import load_scheduler_config
+from scheduler.eventhandlers import EventHandlers
+from scheduler.factory import build_scheduler
+from scheduler.framework.binder import InMemoryBinder
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.status import is_success
+from scheduler.framework.types import NodeInfo, PodInfo
+from scheduler.plugins.reservation.cache import new_reservation_info
+from scheduler.plugins.reservation.plugin import (
+    ERR_REASON_RESERVATION_NODE,
+    STATE_KEY,
+    Reservation,
+    ReservationState,
+    score_reservation,
+)
+from scheduler.plugins.reservation.testing import (
+    SCHEDULER,
+    make_node,
+    make_pod,
+    make_reservation,
+    reservation_config,
+)
+from scheduler.scheduler import Scheduler
+
+GI = 1024**3
+
+
+@dataclass
+class Cluster:
+    sched: Scheduler
+    handlers: EventHandlers
+    binder: InMemoryBinder
+    plugin: Reservation
+
+    def node(self, name: str, cpu: str = "8") -> None:
+        self.handlers.add_node(make_node(name, cpu))
+
+    def reservation(self, r: ReservationObject) -> None:
+        self.plugin.cache.update_reservation(r)
+
+    def bound_pod(self, pod: dict[str, Any]) -> None:
+        """A pod the informer reports bound."""
+        self.handlers.add_pod_to_cache(pod)
+        self.plugin.cache.on_pod(pod)
+
+    def schedule(self, *pods: dict[str, Any]) -> dict[str, str]:
+        """Queue the pods and run cycles until the queue is idle; the bindings."""
+        for p in pods:
+            self.handlers.add_pod_to_queue(p)
+        while self.sched.schedule_one(timeout=0):
+            assert self.sched.wait_for_bindings(5)
+        return dict(self.binder.bindings)
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    holder: list[Cluster] = []
+
+    def on_bind(pod: dict[str, Any]) -> None:
+        holder[0].bound_pod(pod)
+
+    binder = InMemoryBinder(on_bind=on_bind)
+    built = build_scheduler(load_scheduler_config(reservation_config()), binder=binder,
+                            bind_workers=1)
+    plugin = built.scheduler.profiles[SCHEDULER].plugin("Reservation")
+    assert isinstance(plugin, Reservation)
+    plugin.cache.adapter = built.handlers
+    c = Cluster(built.scheduler, built.handlers, binder, plugin)
+    holder.append(c)
+    yield c
+    built.scheduler.stop()
+
+
+def test_a_matching_pod_lands_in_its_reservation_with_the_allocated_annotation(
+        cluster: Cluster) -> None:
+    cluster.node("n1")
+    cluster.node("n2")
+    cluster.reservation(make_reservation("web", node="n1"))
+    assert cluster.schedule(make_pod("web-0", labels={"app": "web"})) == {"default/web-0": "n1"}
+    assert cluster.binder.annotations["default/web-0"] == {
+        ANNOTATION_RESERVATION_ALLOCATED: '{"name":"web","uid":"r-web"}'}
+
+
+def test_reserved_capacity_is_taken_for_everyone_else(cluster: Cluster) -> None:
+    cluster.node("n1")
+    cluster.reservation(make_reservation("web", node="n1"))
+    cluster.bound_pod(make_pod("filler", cpu="4", node="n1"))
+    assert cluster.schedule(make_pod("other")) == {}
+    assert cluster.schedule(make_pod("web-0", labels={"app": "web"})) == {"default/web-0": "n1"}
+
+
+def test_deleting_a_reservation_gives_its_resources_back(cluster: Cluster) -> None:
+    cluster.node("n1")
+    r = make_reservation("web", node="n1")
+    cluster.reservation(r)
+    cluster.bound_pod(make_pod("filler", cpu="4", node="n1"))
+    assert cluster.schedule(make_pod("other")) == {}
+    cluster.plugin.cache.delete_reservation(r)
+    assert cluster.schedule(make_pod("other-2")) == {"default/other-2": "n1"}
+
+
+def test_an_allocate_once_reservation_serves_one_pod(cluster: Cluster) -> None:
+    cluster.node("n1")
+    cluster.reservation(make_reservation("web", node="n1"))
+    cluster.bound_pod(make_pod("filler", cpu="4", node="n1"))
+    web = {"app": "web"}
+    assert cluster.schedule(make_pod("web-0", labels=web)) == {"default/web-0": "n1"}
+    # The rest of the Reservation (2 cpu) stays reserved, for no one.
+    assert cluster.schedule(make_pod("web-1", labels=web)) == {"default/web-0": "n1"}
+
+
+def test_a_reusable_reservation_serves_pods_until_full_and_counts_them_once(
+        cluster: Cluster) -> None:
+    cluster.node("n1")
+    cluster.reservation(make_reservation("web", node="n1", allocate_once=False))
+    web = {"app": "web"}
+    assert cluster.schedule(make_pod("web-0", labels=web), make_pod("web-1", labels=web)) == {
+        "default/web-0": "n1", "default/web-1": "n1"}
+    # 8 cpu: the Reservation's 4 (all consumed, not counted twice) leave 4 for others.
+    assert cluster.schedule(make_pod("other", cpu="4")) == {
+        "default/web-0": "n1", "default/web-1": "n1", "default/other": "n1"}
+
+
+def test_a_consumer_of_a_partly_used_reservation_does_not_double_count(
+        cluster: Cluster) -> None:
+    cluster.node("n1")
+    r = make_reservation("web", node="n1", allocate_once=False)
+    cluster.reservation(r)
+    cluster.bound_pod(make_pod("web-0", labels={"app": "web"}, node="n1", annotations={
+        ANNOTATION_RESERVATION_ALLOCATED: '{"name":"web","uid":"r-web"}'}))
+    info = cluster.plugin.cache.get("r-web")
+    assert info is not None and info.allocated == {"cpu": 2000, "memory": 4 * GI}
+    # Node: 8 cpu; Reservation 4 of which 2 used by web-0: 4 left for others.
+    assert cluster.schedule(make_pod("other", cpu="4")) == {"default/other": "n1"}
+
+
+def test_the_reservation_with_the_smallest_order_is_preferred(cluster: Cluster) -> None:
+    for n in ("n1", "n2", "n3"):
+        cluster.node(n)
+    web = {"app": "web"}
+    cluster.reservation(make_reservation("a", node="n1", owner_labels=web, order=2))
+    cluster.reservation(make_reservation("b", node="n2", owner_labels=web, order=1))
+    assert cluster.schedule(make_pod("web-0", labels=web)) == {"default/web-0": "n2"}
+    assert cluster.binder.annotations["default/web-0"][ANNOTATION_RESERVATION_ALLOCATED] == \
+        '{"name":"b","uid":"r-b"}'
+
+
+def test_the_fullest_reservation_wins_without_order(cluster: Cluster) -> None:
+    cluster.node("n1")
+    cluster.node("n2")
+    web = {"app": "web"}
+    cluster.reservation(make_reservation("big", node="n1", owner_labels=web))
+    cluster.reservation(make_reservation("exact", node="n2", owner_labels=web, cpu="2",
+                                         memory="4Gi"))
+    assert cluster.schedule(make_pod("web-0", labels=web)) == {"default/web-0": "n2"}
+
+
+def test_a_pod_no_single_reservation_fits_is_unschedulable_by_node(
+        cluster: Cluster) -> None:
+    cluster.node("n1")
+    web = {"app": "web"}
+    for name in ("a", "b"):
+        cluster.reservation(make_reservation(name, node="n1", cpu="2", memory="4Gi",
+                                             owner_labels=web))
+    cluster.bound_pod(make_pod("filler", cpu="4", node="n1"))
+    # Together the two Reservations have 3 cpu, but a pod uses one of them.
+    assert cluster.schedule(make_pod("web-0", cpu="3", memory="1Gi", labels=web)) == {}
+    diagnosis = cluster.sched.diagnosis_of("default/web-0")
+    assert diagnosis is not None
+    assert diagnosis["message"].startswith("0/1 nodes are available: 1 Insufficient cpu by "
+                                           "node.")
+
+
+def test_restricted_reservation_limits_the_pod_to_it_or_the_node_alone(
+        cluster: Cluster) -> None:
+    cluster.node("n1")
+    cluster.reservation(make_reservation("web", node="n1", cpu="2", memory="4Gi",
+                                         allocate_policy="Restricted"))
+    web = {"app": "web"}
+    # 3 cpu do not fit the Restricted Reservation of 2, but fit the node's 6 free.
+    assert cluster.schedule(make_pod("web-0", cpu="3", labels=web)) == {"default/web-0": "n1"}
+    assert ANNOTATION_RESERVATION_ALLOCATED not in cluster.binder.annotations.get(
+        "default/web-0", {})
+
+
+def test_pods_without_reservations_skip_the_plugin(cluster: Cluster) -> None:
+    cluster.node("n1")
+    cluster.reservation(make_reservation("web", node="n1"))
+    plugin = cluster.plugin
+    state = CycleState()
+    pod = PodInfo(make_pod("other"))
+    plugin.before_pre_filter(state, pod)
+    _, status = plugin.pre_filter(state, pod, plugin.handle.snapshot)
+    assert status is not None and status.code.name == "SKIP"
+
+
+def test_filter_and_filter_nodes_agree(cluster: Cluster) -> None:
+    for n in ("n1", "n2"):
+        cluster.node(n)
+    cluster.reservation(make_reservation("web", node="n1", cpu="2", memory="4Gi"))
+    cluster.bound_pod(make_pod("filler", cpu="6", node="n1"))
+    cluster.sched.cache.update_snapshot(cluster.sched.snapshot)
+    plugin = cluster.plugin
+    snap = plugin.handle.snapshot
+    for cpu, expected in (("2", True), ("3", False)):
+        cluster.sched.cache.update_snapshot(snap)
+        state = CycleState()
+        pod = PodInfo(make_pod("web-0", cpu=cpu, labels={"app": "web"}))
+        plugin.before_pre_filter(state, pod)
+        mask = plugin.filter_nodes(state, pod, snap)
+        scalar = [is_success(plugin.filter(state, pod, ni)) for ni in snap.node_infos]
+        assert (mask.tolist() if mask is not None else [True] * len(scalar)) == scalar
+        assert scalar[snap.index["n1"]] is expected
+
+
+def test_a_reserve_pod_pinned_by_its_template_fits_only_that_node(cluster: Cluster) -> None:
+    plugin = cluster.plugin
+    state = CycleState()
+    state.write(STATE_KEY, ReservationState(reserve_pod=True))
+    from pkg.util.reservation import new_reserve_pod
+    pod = PodInfo(new_reserve_pod(make_reservation("pinned", template_node="n2")))
+    status = plugin.filter(state, pod, NodeInfo(make_node("n1")))
+    assert status is not None and status.reasons == (ERR_REASON_RESERVATION_NODE,)
+    assert plugin.filter(state, pod, NodeInfo(make_node("n2"))) is None
+
+
+# ScoreReservation (upstream scoring_test.go) ------------------------------------------------
+
+
+@pytest.mark.parametrize(("reservation", "consumer", "expected"), [
+    (("4", "8Gi"), None, 50),
+    (("2", "4Gi"), None, 100),
+    (("2", "4Gi"), ("2", "3Gi"), 0),
+])
+def test_score_reservation(reservation: tuple[str, str], consumer: tuple[str, str] | None,
+                           expected: int) -> None:
+    info = new_reservation_info(make_reservation("r", node="n1", cpu=reservation[0],
+                                                 memory=reservation[1]))
+    if consumer is not None:
+        info.assigned["c"] = info.masked(PodInfo(make_pod("c", *consumer)).requests)
+    assert score_reservation(PodInfo(make_pod("p", "2", "4Gi")).requests, info) == expected
