@@ -75,7 +75,4 @@ profiles:
 {points}
     score: {{enabled: [{{name: Reservation, weight: 5000}}]}}
     bind: {{disabled: [{{name: "*"}}], enabled: [{{name: Reservation}}, {{name: DefaultBinder}}]}}
-  pluginConfig:
-  - name: Reservation
-    args: {{gcDurationSeconds: 2, gcIntervalSeconds: 1}}
 """
