@@ -54,12 +54,14 @@ class ReservationInfo:
     name: str
     node_name: str
     allocatable: dict[str, int]
+    allocatable_quantities: dict[str, str]
     owners: list[ReservationOwner]
     allocate_once: bool
     allocate_policy: str
     order: int
     reserve_pod: dict[str, Any]  # as upstream's NewReservePod (full allocatable)
-    # Consumer pod uid → its requests masked to the Reservation's resources.
+    # Consumer pod uid → its requests masked to the Reservation's resources. Replaced, never
+    # changed in place: the scheduling thread reads it without the cache's lock.
     assigned: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
@@ -105,11 +107,11 @@ def new_reservation_info(r: Reservation, assigned: dict[str, dict[str, int]] | N
     info = ReservationInfo(
         reservation=r, uid=r.metadata.uid or "", name=r.metadata.name or "",
         node_name=r.status.node_name or "", allocatable=resource_list(r.status.allocatable),
+        allocatable_quantities={k: str(v) for k, v in (r.status.allocatable or {}).items()},
         owners=list(r.spec.owners), allocate_once=r.spec.allocate_once_effective,
         allocate_policy=r.spec.allocate_policy_effective,
         order=get_reservation_order(r.metadata.labels), reserve_pod=new_reserve_pod(r))
-    for uid, requests in (assigned or {}).items():
-        info.assigned[uid] = info.masked(requests)
+    info.assigned = {uid: info.masked(requests) for uid, requests in (assigned or {}).items()}
     return info
 
 
@@ -267,7 +269,7 @@ class ReservationCache:
             self._consumers[pod_uid] = (reservation_uid, masked)
             if info is not None:
                 old = info.cache_pod()
-                info.assigned[pod_uid] = masked
+                info.assigned = {**info.assigned, pod_uid: masked}
                 self._refresh(old, info)
 
     def unassign(self, pod_uid: str) -> None:
@@ -278,7 +280,7 @@ class ReservationCache:
             info = self._infos.get(prev[0])
             if info is not None and pod_uid in info.assigned:
                 old = info.cache_pod()
-                del info.assigned[pod_uid]
+                info.assigned = {k: v for k, v in info.assigned.items() if k != pod_uid}
                 self._refresh(old, info)
 
     def _refresh(self, old: dict[str, Any], info: ReservationInfo) -> None:

@@ -35,9 +35,16 @@ With a client and informers the plugin also runs the Reservation controller
 Coscheduling's PodGroup controller it starts once the informers synced, which they do only on
 the scheduler that leads.
 
-Not implemented yet: reservation affinity, exact match, pre-allocation, preemption by or of
+A pod with a reservation affinity (``affinity.py``) must use a Reservation: PreFilter
+restricts it to the nodes of the Reservations it may use (none: "node(s) no reservations match
+reservation affinity"), and Filter keeps every reason instead of falling back to the node
+alone. Exact match and Reservation taints/unschedulable narrow what a pod matches.
+
+Not implemented yet: the ``reservation-ignored`` label (such a pod is treated as matching no
+Reservation, so it cannot use reserved resources), pre-allocation, preemption by or of
 Reservations (PostFilter reports no reasons), the nominator's BeforeFilter for reserve pods
-nominated by preemption, operating-mode pods, ignored resources.
+nominated by preemption, operating-mode pods, ignored resources, the allocate-policy conflict
+of reserve pods (this API has no Default policy to conflict with).
 """
 
 from __future__ import annotations
@@ -51,7 +58,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from api.errors import MalformedValueError
 from api.extension.reservation import (
+    ANNOTATION_EXACT_MATCH_RESERVATION_SPEC,
+    ANNOTATION_RESERVATION_AFFINITY,
     ANNOTATION_RESERVATION_ALLOCATED,
     format_reservation_allocated,
     is_reservation_ignored,
@@ -69,6 +79,7 @@ from pkg.client.errors import is_conflict
 from pkg.client.informers import EventHandlerFuncs, FilteringEventHandler, deleted_object
 from pkg.client.resources import PODS, RESERVATIONS, Resource
 from pkg.events.recorder import NORMAL, WARNING
+from pkg.util.labels import InvalidSelectorError
 from pkg.util.podresources import PODS as PODS_RESOURCE
 from pkg.util.reservation import (
     ANNOTATION_RESERVATION_NODE,
@@ -108,6 +119,7 @@ from scheduler.frameworkext.interface import (
     PreFilterTransformer,
     SchedulerAdapter,
 )
+from scheduler.plugins.reservation.affinity import NO_AFFINITY, PodReservationAffinity
 from scheduler.plugins.reservation.cache import ReservationCache, ReservationInfo
 from scheduler.plugins.reservation.controller import ReservationController
 from scheduler.plugins.reservation.controller.util import metav1_now
@@ -122,6 +134,7 @@ STATE_KEY = NAME + "/state"
 MOST_PREFERRED_SCORE = 1000
 ERR_REASON_RESERVATION_NODE = "node(s) didn't match the nodeName specified by reservation"
 ERR_REASON_NO_RESERVATIONS_MEET = "node(s) no reservation(s) to meet the requirements"
+ERR_REASON_AFFINITY = "node(s) no reservations match reservation affinity"
 ERR_REASON_NOT_FOUND = "reservation not found"
 # client-go retry.DefaultRetry: status writes that meet a conflict are retried this often.
 CONFLICT_RETRIES = 5
@@ -158,6 +171,7 @@ class ReservationState:
     (simulations add or remove other pods, never Reservations)."""
 
     reserve_pod: bool = False
+    affinity: PodReservationAffinity = NO_AFFINITY
     nodes: dict[str, NodeReservations] = field(default_factory=dict)
     # Node → the Reservation nominated there (None: the pod uses the node alone).
     nominated: dict[str, ReservationInfo | None] = field(default_factory=dict)
@@ -363,15 +377,24 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
             return pod, None
         s = ReservationState()
         state.write(STATE_KEY, s)
-        if not len(self.cache) or is_reservation_ignored(pod.pod):
+        if is_reservation_ignored(pod.pod):
+            return pod, None
+        annotations = pod.annotations
+        if (ANNOTATION_RESERVATION_AFFINITY in annotations
+                or ANNOTATION_EXACT_MATCH_RESERVATION_SPEC in annotations):
+            try:
+                s.affinity = PodReservationAffinity.of(pod)
+            except (MalformedValueError, InvalidSelectorError, ValueError) as err:
+                return pod, unresolvable(str(err))
+        if not len(self.cache):
             return pod, None
         snapshot = self.handle.snapshot
         for r in self.cache.matching(pod):
             ns = s.nodes.get(r.node_name)
+            ni = ns.node_info if ns is not None else snapshot.get(r.node_name)
+            if ni is None or not s.affinity.matches(r, ni.labels):
+                continue
             if ns is None:
-                ni = snapshot.get(r.node_name)
-                if ni is None:
-                    continue
                 ns = s.nodes[r.node_name] = NodeReservations(ni, [])
             ns.matched.append(r)
         for ns in s.nodes.values():
@@ -396,6 +419,10 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
             if invalid is not None:
                 return None, Status(Code.ERROR, invalid)
             return None, None
+        if s.affinity.required:
+            if not s.nodes:
+                return None, unresolvable(ERR_REASON_AFFINITY)
+            return PreFilterResult(set(s.nodes)), None
         if not s.nodes:
             return None, Status(Code.SKIP)
         return None, None
@@ -409,8 +436,8 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
             return None
         ns = s.nodes.get(node_info.name)
         if ns is None:
-            return None
-        return self._filter_with_reservations(pod, ns)
+            return unresolvable(ERR_REASON_AFFINITY) if s.affinity.required else None
+        return self._filter_with_reservations(pod, s.affinity, ns)
 
     def filter_nodes(self, state: CycleState, pod: PodInfo,
                      snapshot: Snapshot) -> np.ndarray | None:
@@ -420,13 +447,19 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
             if not node:
                 return None
             return np.asarray(snapshot.names == node, dtype=bool)
-        mask: np.ndarray | None = None
+        if s.affinity.required:
+            mask = np.zeros(len(snapshot), dtype=bool)
+            for name, ns in s.nodes.items():
+                mask[snapshot.index[name]] = self._filter_with_reservations(
+                    pod, s.affinity, ns) is None
+            return mask
+        failed: np.ndarray | None = None
         for name, ns in s.nodes.items():
-            if self._filter_with_reservations(pod, ns) is not None:
-                if mask is None:
-                    mask = np.ones(len(snapshot), dtype=bool)
-                mask[snapshot.index[name]] = False
-        return mask
+            if self._filter_with_reservations(pod, s.affinity, ns) is not None:
+                if failed is None:
+                    failed = np.ones(len(snapshot), dtype=bool)
+                failed[snapshot.index[name]] = False
+        return failed
 
     def _fitting(self, pod: PodInfo, ns: NodeReservations, r: ReservationInfo
                  ) -> tuple[list[str], list[str]]:
@@ -436,25 +469,38 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
                           if r.allocate_policy == ReservationAllocatePolicy.RESTRICTED else [])
         return by_node, by_reservation
 
-    def _filter_with_reservations(self, pod: PodInfo, ns: NodeReservations) -> Status | None:
-        requests = pod.requests
+    def _usable(self, pod: PodInfo, affinity: PodReservationAffinity,
+                ns: NodeReservations) -> list[ReservationInfo]:
+        """The matched Reservations worth trying: only the named one, if the pod names one;
+        without affinity, none that shares no resource with the pod (of no use to it)."""
+        if affinity.name:
+            return [r for r in ns.matched if r.name == affinity.name]
+        if affinity.required:
+            return ns.matched
+        return [r for r in ns.matched if any(name in r.allocatable for name in pod.requests)]
+
+    def _filter_with_reservations(self, pod: PodInfo, affinity: PodReservationAffinity,
+                                  ns: NodeReservations) -> Status | None:
         by_node: set[str] = set()
         by_reservation: list[str] = []
-        for r in ns.matched:
-            # A v1alpha1.Reservation sharing no resource with the pod is no use to it.
-            if not any(name in r.allocatable for name in requests):
-                continue
+        for r in self._usable(pod, affinity, ns):
             node_lacks, reasons = self._fitting(pod, ns, r)
             if not node_lacks and not reasons:
                 return None
             by_node.update(node_lacks)
             by_reservation.extend(reasons)
+        node_reasons = [f"Insufficient {name} by node" for name in sorted(by_node)]
+        if affinity.required:
+            # The pod must use a Reservation: every reason counts.
+            return unschedulable(*(node_reasons + by_reservation
+                                   or [ERR_REASON_NO_RESERVATIONS_MEET]))
         if not by_node:
-            # Through no v1alpha1.Reservation: the pod may still fit the node alone.
-            by_node.update(fits_node(requests, ns.node_info, {}, len(ns.matched)))
-            if not by_node:
+            # Through no Reservation: the pod may still fit the node alone.
+            node_reasons = [f"Insufficient {name} by node" for name in
+                            fits_node(pod.requests, ns.node_info, {}, len(ns.matched))]
+            if not node_reasons:
                 return None
-        return unschedulable(*(f"Insufficient {name} by node" for name in sorted(by_node)))
+        return unschedulable(*node_reasons)
 
     def post_filter(self, state: CycleState, pod: PodInfo,
                     statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
@@ -470,8 +516,7 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
         ns = s.nodes.get(node)
         chosen: ReservationInfo | None = None
         if ns is not None:
-            candidates = [r for r in ns.matched if r.matchable()
-                          and any(name in r.allocatable for name in pod.requests)
+            candidates = [r for r in self._usable(pod, s.affinity, ns) if r.matchable()
                           and self._fitting(pod, ns, r) == ([], [])]
             if len(candidates) == 1:
                 chosen = candidates[0]
@@ -534,12 +579,14 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s = state.get(STATE_KEY)
-        if not isinstance(s, ReservationState) or s.reserve_pod or not s.nodes:
+        if not isinstance(s, ReservationState) or s.reserve_pod:
             return None
+        if not s.nodes:
+            return unschedulable(ERR_REASON_AFFINITY) if s.affinity.required else None
         # Nominated at PreScore, or now when only one node was feasible (no scoring).
         r = self.nominate(s, pod, node_name)
         if r is None or not r.matchable():
-            return None
+            return unschedulable(ERR_REASON_AFFINITY) if s.affinity.required else None
         self.cache.assign(r.uid, pod.uid, pod.requests)
         s.assumed = r
         return None

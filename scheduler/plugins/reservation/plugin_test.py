@@ -6,14 +6,21 @@ one pod; reusable ones count their consumers once; order and score pick the Rese
 
 from __future__ import annotations
 
+import copy
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from api.extension.reservation import ANNOTATION_RESERVATION_ALLOCATED
+from api.extension.reservation import (
+    ANNOTATION_EXACT_MATCH_RESERVATION_SPEC,
+    ANNOTATION_RESERVATION_AFFINITY,
+    ANNOTATION_RESERVATION_ALLOCATED,
+)
 from api.scheduling.v1alpha1.reservation import Reservation as ReservationObject
+from pkg.util.reservation import new_reserve_pod
 from scheduler.apis.config import load_scheduler_config
 from scheduler.eventhandlers import EventHandlers
 from scheduler.factory import build_scheduler
@@ -23,6 +30,7 @@ from scheduler.framework.status import is_success
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins.reservation.cache import new_reservation_info
 from scheduler.plugins.reservation.plugin import (
+    ERR_REASON_AFFINITY,
     ERR_REASON_RESERVATION_NODE,
     STATE_KEY,
     Reservation,
@@ -233,7 +241,6 @@ def test_a_reserve_pod_pinned_by_its_template_fits_only_that_node(cluster: Clust
     plugin = cluster.plugin
     state = CycleState()
     state.write(STATE_KEY, ReservationState(reserve_pod=True))
-    from pkg.util.reservation import new_reserve_pod
     pod = PodInfo(new_reserve_pod(make_reservation("pinned", template_node="n2")))
     status = plugin.filter(state, pod, NodeInfo(make_node("n1")))
     assert status is not None and status.reasons == (ERR_REASON_RESERVATION_NODE,)
@@ -255,3 +262,138 @@ def test_score_reservation(reservation: tuple[str, str], consumer: tuple[str, st
     if consumer is not None:
         info.assigned["c"] = info.masked(PodInfo(make_pod("c", *consumer)).requests)
     assert score_reservation(PodInfo(make_pod("p", "2", "4Gi")).requests, info) == expected
+
+
+# Reservation affinity, exact match, taints (M3) ----------------------------------------------
+
+
+def _affinity(**fields: Any) -> dict[str, str]:
+    return {ANNOTATION_RESERVATION_AFFINITY: json.dumps(fields)}
+
+
+def test_a_pod_naming_a_reservation_uses_that_one(cluster: Cluster) -> None:
+    for n in ("n1", "n2"):
+        cluster.node(n)
+    web = {"app": "web"}
+    cluster.reservation(make_reservation("a", node="n1", owner_labels=web, order=1))
+    cluster.reservation(make_reservation("b", node="n2", owner_labels=web))
+    pod = make_pod("web-0", labels=web, annotations=_affinity(name="b"))
+    assert cluster.schedule(pod) == {"default/web-0": "n2"}
+    assert cluster.binder.annotations["default/web-0"][ANNOTATION_RESERVATION_ALLOCATED] == \
+        '{"name":"b","uid":"r-b"}'
+
+
+def test_a_pod_with_affinity_and_no_reservation_to_match_is_unresolvable(
+        cluster: Cluster) -> None:
+    cluster.node("n1")
+    cluster.reservation(make_reservation("web", node="n1"))
+    pod = make_pod("web-0", labels={"app": "web"}, annotations=_affinity(name="other"))
+    assert cluster.schedule(pod) == {}
+    diagnosis = cluster.sched.diagnosis_of("default/web-0")
+    assert diagnosis is not None
+    assert ERR_REASON_AFFINITY in diagnosis["message"]
+
+
+def test_a_reservation_selector_picks_reservations_by_label(cluster: Cluster) -> None:
+    for n in ("n1", "n2"):
+        cluster.node(n)
+    web = {"app": "web"}
+    plain = make_reservation("plain", node="n1", owner_labels=web, order=1)
+    gpu = make_reservation("gpu", node="n2", owner_labels=web)
+    gpu.metadata.labels = {"pool": "gpu"}
+    cluster.reservation(plain)
+    cluster.reservation(gpu)
+    pod = make_pod("web-0", labels=web, annotations=_affinity(reservationSelector={
+        "pool": "gpu"}))
+    assert cluster.schedule(pod) == {"default/web-0": "n2"}
+
+
+def test_an_affinity_pod_too_big_for_its_reservations_keeps_every_reason(
+        cluster: Cluster) -> None:
+    cluster.node("n1", cpu="16")
+    cluster.reservation(make_reservation("web", node="n1", cpu="2", memory="4Gi",
+                                         allocate_policy="Restricted"))
+    pod = make_pod("web-0", cpu="3", labels={"app": "web"}, annotations=_affinity(name="web"))
+    assert cluster.schedule(pod) == {}
+    diagnosis = cluster.sched.diagnosis_of("default/web-0")
+    assert diagnosis is not None
+    assert "Reservation(s) Insufficient cpu" in diagnosis["message"]
+
+
+def test_exact_match_leaves_a_reservation_of_another_size_unmatched(cluster: Cluster) -> None:
+    cluster.node("n1")
+    cluster.reservation(make_reservation("web", node="n1"))
+    cluster.bound_pod(make_pod("filler", cpu="4", node="n1"))
+    exact = {ANNOTATION_EXACT_MATCH_RESERVATION_SPEC: '{"resourceNames":["cpu"]}'}
+    assert cluster.schedule(make_pod("web-0", labels={"app": "web"},
+                                     annotations=exact)) == {}
+    assert cluster.schedule(make_pod("web-1", cpu="4", labels={"app": "web"},
+                                     annotations=exact)) == {"default/web-1": "n1"}
+
+
+def test_an_unschedulable_reservation_serves_only_pods_tolerating_it(
+        cluster: Cluster) -> None:
+    cluster.node("n1")
+    r = make_reservation("web", node="n1")
+    r.spec.unschedulable = True
+    cluster.reservation(r)
+    cluster.bound_pod(make_pod("filler", cpu="4", node="n1"))
+    web = {"app": "web"}
+    assert cluster.schedule(make_pod("web-0", labels=web)) == {}
+    tolerating = _affinity(tolerations=[{"key": "node.kubernetes.io/unschedulable",
+                                         "operator": "Exists", "effect": "NoSchedule"}])
+    assert cluster.schedule(make_pod("web-1", labels=web, annotations=tolerating)) == {
+        "default/web-1": "n1"}
+
+
+# Reserve pods -------------------------------------------------------------------------------
+
+
+class FakeReservationClient:
+    """Reservations by name, as dicts; ``update_status`` replaces the status."""
+
+    def __init__(self, *reservations: ReservationObject) -> None:
+        self.objects = {r.metadata.name: r.to_dict() for r in reservations}
+
+    def get(self, resource: Any, name: str, namespace: str | None = None) -> Any:
+        return copy.deepcopy(self.objects[name])
+
+    def update_status(self, resource: Any, obj: Any, namespace: str | None = None) -> Any:
+        self.objects[obj["metadata"]["name"]]["status"] = copy.deepcopy(obj["status"])
+        return copy.deepcopy(self.objects[obj["metadata"]["name"]])
+
+    def patch(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("no patch expected")
+
+
+def test_a_reserve_pod_is_bound_by_writing_its_reservation_available(
+        cluster: Cluster) -> None:
+    cluster.node("n1", cpu="2")
+    cluster.node("n2")
+    r = make_reservation("web")
+    client = FakeReservationClient(r)
+    cluster.plugin.client = client
+    cluster.handlers.add_pod_to_queue(new_reserve_pod(r))
+    while cluster.sched.schedule_one(timeout=0):
+        assert cluster.sched.wait_for_bindings(5)
+    assert cluster.binder.bindings == {}  # DefaultBinder left it alone
+    status = client.objects["web"]["status"]
+    assert (status["phase"], status["nodeName"]) == ("Available", "n2")
+    assert status["allocatable"] == {"cpu": "4", "memory": "8Gi"}
+    assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == [
+        ("Scheduled", "True", "Scheduled"), ("Ready", "True", "Available")]
+    # The assumed reserve pod holds the node until the informer reports it Available.
+    assert cluster.sched.cache.is_assumed(f"default/{r.metadata.uid}")
+
+
+def test_a_failed_reservation_is_not_bound(cluster: Cluster) -> None:
+    cluster.node("n1")
+    r = make_reservation("web")
+    client = FakeReservationClient(r)
+    client.objects["web"]["status"] = {"phase": "Failed"}
+    cluster.plugin.client = client
+    state = CycleState()
+    status = cluster.plugin.bind(state, PodInfo(new_reserve_pod(r)), "n1")
+    assert status is not None and status.message() == "reservation is not active"
+    skipped = cluster.plugin.bind(state, PodInfo(make_pod("p")), "n1")
+    assert skipped is not None and skipped.code.name == "SKIP"
