@@ -534,7 +534,9 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
         s = _state(state)
         if s.reserve_pod or not s.nodes:
             return Status(Code.SKIP)
-        feasible = _names(nodes) if len(nodes) < len(s.nodes) * 4 else None
+        # The preferred node must be feasible: with one matched node, an infeasible one is
+        # simply never scored.
+        feasible = _names(nodes) if len(s.nodes) > 1 else None
         best = 0
         for node in s.nodes:
             if feasible is not None and node not in feasible:

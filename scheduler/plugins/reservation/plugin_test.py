@@ -169,6 +169,21 @@ def test_the_reservation_with_the_smallest_order_is_preferred(cluster: Cluster) 
         '{"name":"b","uid":"r-b"}'
 
 
+def test_the_preferred_order_is_the_smallest_among_feasible_nodes(cluster: Cluster) -> None:
+    for n in ("n1", "n2", "n3"):
+        cluster.node(n)
+    web = {"app": "web"}
+    # Order 1 is on a node the pod does not fit (1 cpu reserved, the rest taken).
+    cluster.reservation(make_reservation("a", node="n1", owner_labels=web, order=1, cpu="1",
+                                         memory="1Gi"))
+    cluster.bound_pod(make_pod("filler", cpu="7", memory="1Gi", node="n1"))
+    cluster.reservation(make_reservation("b", node="n2", owner_labels=web, order=2))
+    # Fuller (score 100) than b (50), but without order.
+    cluster.reservation(make_reservation("c", node="n3", owner_labels=web, cpu="2",
+                                         memory="4Gi"))
+    assert cluster.schedule(make_pod("web-0", labels=web)) == {"default/web-0": "n2"}
+
+
 def test_the_fullest_reservation_wins_without_order(cluster: Cluster) -> None:
     cluster.node("n1")
     cluster.node("n2")
