@@ -38,6 +38,9 @@ from scheduler.framework.types import PodInfo
 from scheduler.plugins.reservation.cache import ReservationInfo
 
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+REASON_AFFINITY_UNMATCHED = "didn't match affinity rules"
+REASON_UNSCHEDULABLE = "is unschedulable"
+REASON_NOT_EXACT_MATCHED = "is not exact matched"
 _UNSCHEDULABLE_TAINT = {"key": TAINT_NODE_UNSCHEDULABLE, "effect": NO_SCHEDULE}
 
 
@@ -83,29 +86,34 @@ class PodReservationAffinity:
     def name(self) -> str:
         return self.affinity.name if self.affinity is not None else ""
 
-    def matches(self, r: ReservationInfo, node_labels: Mapping[str, str]) -> bool:
-        """May the pod (whose owners ``r`` matches) use ``r`` on its node?"""
+    def mismatch(self, r: ReservationInfo, node_labels: Mapping[str, str]) -> str | None:
+        """Why the pod (whose owners ``r`` matches) may not use ``r`` on its node, as the
+        PostFilter diagnosis words it ("N Reservation(s) <why>"); None when it may."""
         if self.exact is not None and not exact_match_reservation(
                 self.requests, r.allocatable_quantities, self.exact):
-            return False
+            return REASON_NOT_EXACT_MATCHED
         if self.name:
-            return r.name == self.name
+            return None if r.name == self.name else REASON_AFFINITY_UNMATCHED
         spec = r.reservation.spec
         if spec.unschedulable and not tolerates(self.tolerations, _UNSCHEDULABLE_TAINT):
-            return False
-        if spec.taints and find_untolerated_taint(
-                (_dump(t) for t in spec.taints), self.tolerations, DO_NOT_SCHEDULE_EFFECTS):
-            return False
+            return REASON_UNSCHEDULABLE
+        if spec.taints:
+            taint = find_untolerated_taint((_dump(t) for t in spec.taints), self.tolerations,
+                                           DO_NOT_SCHEDULE_EFFECTS)
+            if taint is not None:
+                return f"had untolerated taint {taint.get('key')}"
         if self.affinity is None:
-            return True
+            return None
         labels = {**node_labels, **(r.reservation.metadata.labels or {})}
-        if not match_node_selector(self.affinity.reservation_selector, labels):
-            return False
-        return self.terms is None or self.terms.matches(labels, r.name)
+        if not match_node_selector(self.affinity.reservation_selector, labels) or (
+                self.terms is not None and not self.terms.matches(labels, r.name)):
+            return REASON_AFFINITY_UNMATCHED
+        return None
 
 
 # A pod without reservation affinity or exact match.
 NO_AFFINITY = PodReservationAffinity(None, None, (), None, {})
 
 
-__all__ = ["NO_AFFINITY", "PodReservationAffinity", "TAINT_NODE_UNSCHEDULABLE"]
+__all__ = ["NO_AFFINITY", "REASON_AFFINITY_UNMATCHED", "REASON_NOT_EXACT_MATCHED",
+           "REASON_UNSCHEDULABLE", "PodReservationAffinity", "TAINT_NODE_UNSCHEDULABLE"]

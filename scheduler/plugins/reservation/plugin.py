@@ -177,6 +177,10 @@ class ReservationState:
     nominated: dict[str, ReservationInfo | None] = field(default_factory=dict)
     preferred_node: str = ""
     assumed: ReservationInfo | None = None
+    # For PostFilter: Reservations whose owners match the pod, and why the pod may not use
+    # some of them (reason → count).
+    owner_matched: int = 0
+    unusable: dict[str, int] = field(default_factory=dict)
 
     def clone(self) -> ReservationState:
         return self
@@ -392,7 +396,12 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
         for r in self.cache.matching(pod):
             ns = s.nodes.get(r.node_name)
             ni = ns.node_info if ns is not None else snapshot.get(r.node_name)
-            if ni is None or not s.affinity.matches(r, ni.labels):
+            if ni is None:
+                continue
+            s.owner_matched += 1
+            why = s.affinity.mismatch(r, ni.labels)
+            if why is not None:
+                s.unusable[why] = s.unusable.get(why, 0) + 1
                 continue
             if ns is None:
                 ns = s.nodes[r.node_name] = NodeReservations(ni, [])
@@ -504,8 +513,12 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
 
     def post_filter(self, state: CycleState, pod: PodInfo,
                     statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
-        """No preemption for or by Reservations yet: nothing to add."""
-        return None, Status(Code.UNSCHEDULABLE)
+        """No preemption for or by Reservations (yet): says why the Reservations whose owners
+        match the pod did not take it, for the pod's FailedScheduling message."""
+        s = _state(state)
+        if s.reserve_pod or not (s.owner_matched or s.affinity.required):
+            return None, Status(Code.UNSCHEDULABLE)
+        return None, unschedulable(*reservation_diagnosis(s, statuses))
 
     # Nomination, PreScore, Score (§7.7) --------------------------------------------------
 
@@ -656,6 +669,21 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
 
 class _NotActive(Exception):
     """The Reservation failed (or was replaced) before its reserve pod was bound."""
+
+
+def reservation_diagnosis(s: ReservationState, statuses: NodeToStatus) -> list[str]:
+    """Upstream's PostFilter reasons: why matched Reservations were unusable, the nodes'
+    reasons counted per Reservation there, and how many matched the pod's owners."""
+    reasons = [f"{n} Reservation(s) {why}" for why, n in s.unusable.items()]
+    by_node: dict[str, int] = {}
+    for name, ns in s.nodes.items():
+        status = statuses.get(name)
+        for reason in status.reasons if status is not None else ():
+            by_node[reason] = by_node.get(reason, 0) + len(ns.matched)
+    reasons.extend(f"{n} Reservation(s) for node reason that {reason}"
+                   for reason, n in by_node.items())
+    reasons.append(f"{s.owner_matched} Reservation(s) matched owner total")
+    return reasons
 
 
 def _state(state: CycleState) -> ReservationState:

@@ -208,6 +208,10 @@ def test_a_pod_no_single_reservation_fits_is_unschedulable_by_node(
     assert diagnosis is not None
     assert diagnosis["message"].startswith("0/1 nodes are available: 1 Insufficient cpu by "
                                            "node.")
+    # PostFilter says what became of the Reservations the pod's owners matched.
+    assert diagnosis["message"].endswith(
+        ", 2 Reservation(s) for node reason that Insufficient cpu by node, "
+        "2 Reservation(s) matched owner total.")
 
 
 def test_restricted_reservation_limits_the_pod_to_it_or_the_node_alone(
@@ -307,6 +311,8 @@ def test_a_pod_with_affinity_and_no_reservation_to_match_is_unresolvable(
     diagnosis = cluster.sched.diagnosis_of("default/web-0")
     assert diagnosis is not None
     assert ERR_REASON_AFFINITY in diagnosis["message"]
+    assert diagnosis["message"].endswith(
+        ", 1 Reservation(s) didn't match affinity rules, 1 Reservation(s) matched owner total.")
 
 
 def test_a_reservation_selector_picks_reservations_by_label(cluster: Cluster) -> None:
