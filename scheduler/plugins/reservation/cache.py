@@ -184,6 +184,11 @@ class ReservationCache:
         with self._lock:
             return list(self._by_node.get(node, {}).values())
 
+    def by_node(self) -> dict[str, list[ReservationInfo]]:
+        """Every node with Available Reservations, and those."""
+        with self._lock:
+            return {node: list(infos.values()) for node, infos in self._by_node.items()}
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._infos)

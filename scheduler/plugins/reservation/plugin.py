@@ -40,8 +40,10 @@ restricts it to the nodes of the Reservations it may use (none: "node(s) no rese
 reservation affinity"), and Filter keeps every reason instead of falling back to the node
 alone. Exact match and Reservation taints/unschedulable narrow what a pod matches.
 
-Not implemented yet: the ``reservation-ignored`` label (such a pod is treated as matching no
-Reservation, so it cannot use reserved resources), pre-allocation, preemption by or of
+A pod labelled ``reservation-ignored`` sees every node without reserve pods (what
+Reservations hold back is free to it) and uses no Reservation.
+
+Not implemented yet: pre-allocation, preemption by or of
 Reservations (PostFilter reports no reasons), the nominator's BeforeFilter for reserve pods
 nominated by preemption, operating-mode pods, ignored resources, the allocate-policy conflict
 of reserve pods (this API has no Default policy to conflict with).
@@ -171,6 +173,7 @@ class ReservationState:
     (simulations add or remove other pods, never Reservations)."""
 
     reserve_pod: bool = False
+    ignored: bool = False  # the pod is labelled reservation-ignored
     affinity: PodReservationAffinity = NO_AFFINITY
     nodes: dict[str, NodeReservations] = field(default_factory=dict)
     # Node → the Reservation nominated there (None: the pod uses the node alone).
@@ -381,7 +384,15 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
             return pod, None
         s = ReservationState()
         state.write(STATE_KEY, s)
+        snapshot = self.handle.snapshot
         if is_reservation_ignored(pod.pod):
+            # The pod ignores Reservations: what they hold back is free to it (rare pods, so
+            # every node with Reservations is restored).
+            s.ignored = True
+            for node, infos in self.cache.by_node().items():
+                ni = snapshot.get(node)
+                if ni is not None:
+                    _restore(snapshot, ni, infos)
             return pod, None
         annotations = pod.annotations
         if (ANNOTATION_RESERVATION_AFFINITY in annotations
@@ -392,7 +403,6 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
                 return pod, unresolvable(str(err))
         if not len(self.cache):
             return pod, None
-        snapshot = self.handle.snapshot
         for r in self.cache.matching(pod):
             ns = s.nodes.get(r.node_name)
             ni = ns.node_info if ns is not None else snapshot.get(r.node_name)
@@ -407,10 +417,7 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
                 ns = s.nodes[r.node_name] = NodeReservations(ni, [])
             ns.matched.append(r)
         for ns in s.nodes.values():
-            restored = ns.node_info.clone()
-            for r in ns.matched:
-                restored.remove_pod(r.key)
-            snapshot.override_for_cycle(restored)
+            _restore(snapshot, ns.node_info, ns.matched)
         return pod, None
 
     # PreFilter / Filter ------------------------------------------------------------------
@@ -684,6 +691,15 @@ def reservation_diagnosis(s: ReservationState, statuses: NodeToStatus) -> list[s
                    for reason, n in by_node.items())
     reasons.append(f"{s.owner_matched} Reservation(s) matched owner total")
     return reasons
+
+
+def _restore(snapshot: Snapshot, node_info: NodeInfo,
+             reservations: Iterable[ReservationInfo]) -> None:
+    """Show this cycle's pod the node without the Reservations' reserve pods."""
+    restored = node_info.clone()
+    for r in reservations:
+        restored.remove_pod(r.key)
+    snapshot.override_for_cycle(restored)
 
 
 def _state(state: CycleState) -> ReservationState:

@@ -226,6 +226,17 @@ def test_restricted_reservation_limits_the_pod_to_it_or_the_node_alone(
         "default/web-0", {})
 
 
+def test_a_pod_ignoring_reservations_may_use_what_they_hold(cluster: Cluster) -> None:
+    cluster.node("n1")
+    cluster.reservation(make_reservation("web", node="n1"))
+    cluster.bound_pod(make_pod("filler", cpu="4", node="n1"))
+    ignoring = make_pod("other", labels={"scheduling.koordinator.sh/reservation-ignored": "true"})
+    assert cluster.schedule(ignoring) == {"default/other": "n1"}
+    assert cluster.binder.annotations.get("default/other") is None
+    info = cluster.plugin.cache.get("r-web")
+    assert info is not None and info.assigned == {}
+
+
 def test_pods_without_reservations_skip_the_plugin(cluster: Cluster) -> None:
     cluster.node("n1")
     cluster.reservation(make_reservation("web", node="n1"))
