@@ -180,6 +180,7 @@ class ReservationState:
     nominated: dict[str, ReservationInfo | None] = field(default_factory=dict)
     preferred_node: str = ""
     assumed: ReservationInfo | None = None
+    patched: bool = False  # PreBind patched the annotation (not left to the binding)
     # For PostFilter: Reservations whose owners match the pod, and why the pod may not use
     # some of them (reason → count).
     owner_matched: int = 0
@@ -615,9 +616,19 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         s = state.get(STATE_KEY)
-        if isinstance(s, ReservationState) and s.assumed is not None:
-            self.cache.unassign(pod.uid)
-            s.assumed = None
+        if not isinstance(s, ReservationState) or s.assumed is None:
+            return
+        self.cache.unassign(pod.uid)
+        s.assumed = None
+        if s.patched and self.client is not None:
+            # PreBind patched the annotation, but the pod was not bound: take it back.
+            s.patched = False
+            try:
+                self.client.patch(PODS, pod.name, {"metadata": {"annotations": {
+                    ANNOTATION_RESERVATION_ALLOCATED: None}}}, pod.namespace)
+            except Exception as err:  # noqa: BLE001 - the pod may be gone
+                log.warning("Removing the reservation-allocated annotation of %s failed: %s",
+                            pod.key, err)
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s = state.get(STATE_KEY)
@@ -634,6 +645,7 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
                               pod.namespace)
         except Exception as err:  # noqa: BLE001 - reported as the PreBind error
             return Status.as_error(err)
+        s.patched = True
         return None
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

@@ -429,3 +429,34 @@ def test_a_failed_reservation_is_not_bound(cluster: Cluster) -> None:
     assert status is not None and status.message() == "reservation is not active"
     skipped = cluster.plugin.bind(state, PodInfo(make_pod("p")), "n1")
     assert skipped is not None and skipped.code.name == "SKIP"
+
+
+class PatchRecorder:
+    def __init__(self) -> None:
+        self.patches: list[tuple[str, Any]] = []
+
+    def patch(self, resource: Any, name: str, patch: Any, namespace: str | None = None,
+              **kwargs: Any) -> Any:
+        self.patches.append((name, patch))
+        return {}
+
+
+def test_without_a_binding_to_carry_it_the_annotation_is_patched_and_taken_back(
+        cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster.node("n1")
+    cluster.reservation(make_reservation("web", node="n1"))
+    plugin = cluster.plugin
+    client = PatchRecorder()
+    plugin.client = client  # type: ignore[assignment]
+    monkeypatch.setattr(plugin.handle, "defer_to_binding", lambda state, annotations: False)
+    cluster.sched.cache.update_snapshot(cluster.sched.snapshot)
+    state, pod = CycleState(), PodInfo(make_pod("web-0", labels={"app": "web"}))
+    plugin.before_pre_filter(state, pod)
+    assert plugin.reserve(state, pod, "n1") is None
+    assert plugin.pre_bind(state, pod, "n1") is None
+    plugin.unreserve(state, pod, "n1")
+    assert client.patches == [
+        ("web-0", {"metadata": {"annotations": {
+            ANNOTATION_RESERVATION_ALLOCATED: '{"name":"web","uid":"r-web"}'}}}),
+        ("web-0", {"metadata": {"annotations": {ANNOTATION_RESERVATION_ALLOCATED: None}}})]
+    assert cluster.plugin.cache.get("r-web").assigned == {}  # type: ignore[union-attr]
