@@ -173,6 +173,14 @@ class ReservationCache:
         # (yet) known, so that a Reservation seen after its consumers counts them.
         self._consumers: dict[str, tuple[str, dict[str, int]]] = {}
         self.adapter: SchedulerAdapter | None = None
+        self._controller_claimed = False
+
+    def claim_controller(self) -> bool:
+        """True once: the Reservation controller of the scheduler this cache serves is
+        started by the plugin instance (of the first profile) that claims it."""
+        with self._lock:
+            claimed, self._controller_claimed = self._controller_claimed, True
+            return not claimed
 
     # Reading -----------------------------------------------------------------------------
 

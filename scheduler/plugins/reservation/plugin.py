@@ -278,7 +278,8 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
         self._reservations = (factory.informer_for(RESERVATIONS) if factory is not None
                               else None)
         self.controller: ReservationController | None = None
-        if factory is not None and self.client is not None:
+        # One controller per scheduler, however many profiles run the plugin.
+        if factory is not None and self.client is not None and self.cache.claim_controller():
             self.controller = ReservationController(self.client,  # type: ignore[arg-type]
                                                     factory, args, handle.clock,
                                                     handle.metrics)
