@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pytest
 
 from api.extension.reservation import (
@@ -32,9 +33,12 @@ from scheduler.plugins.reservation.cache import new_reservation_info
 from scheduler.plugins.reservation.plugin import (
     ERR_REASON_AFFINITY,
     ERR_REASON_RESERVATION_NODE,
+    MOST_PREFERRED_SCORE,
     STATE_KEY,
     Reservation,
     ReservationState,
+    fits_node,
+    fits_reservation,
     score_reservation,
 )
 from scheduler.plugins.reservation.testing import (
@@ -460,3 +464,57 @@ def test_without_a_binding_to_carry_it_the_annotation_is_patched_and_taken_back(
             ANNOTATION_RESERVATION_ALLOCATED: '{"name":"web","uid":"r-web"}'}}}),
         ("web-0", {"metadata": {"annotations": {ANNOTATION_RESERVATION_ALLOCATED: None}}})]
     assert cluster.plugin.cache.get("r-web").assigned == {}  # type: ignore[union-attr]
+
+
+# Fit arithmetic (upstream TestFitsNode / TestFitsReservation cases) --------------------------
+
+
+def _node_with(reservation_cpu: str, other_cpu: str) -> tuple[NodeInfo, Any]:
+    ni = NodeInfo(make_node("n1", cpu="8", memory="16Gi"))
+    r = new_reservation_info(make_reservation("r", node="n1", cpu=reservation_cpu,
+                                              memory="4Gi"))
+    ni.add_pod(PodInfo(r.cache_pod()))
+    ni.add_pod(PodInfo(make_pod("other", cpu=other_cpu, memory="1Gi", node="n1")))
+    return ni, r
+
+
+@pytest.mark.parametrize(("request_cpu", "expected"), [
+    ("4", []),  # the Reservation's 2 and the node's free 2
+    ("5", ["cpu"]),
+])
+def test_fits_node_counts_the_reservation_left_and_the_free_node(
+        request_cpu: str, expected: list[str]) -> None:
+    ni, r = _node_with("2", "4")
+    requests = PodInfo(make_pod("p", cpu=request_cpu, memory="1Gi")).requests
+    assert fits_node(requests, ni, r.available, 1) == expected
+    # Without the Reservation only the node's free 2 cpu are there.
+    assert fits_node(requests, ni, {}, 1) == ["cpu"]
+
+
+def test_fits_node_counts_pods_without_the_matched_reserve_pods() -> None:
+    ni = NodeInfo({"metadata": {"name": "n1"}, "status": {"allocatable": {
+        "cpu": "8", "memory": "16Gi", "pods": "2"}}})
+    r = new_reservation_info(make_reservation("r", node="n1", cpu="1", memory="1Gi"))
+    ni.add_pod(PodInfo(r.cache_pod()))
+    ni.add_pod(PodInfo(make_pod("other", cpu="1", memory="1Gi", node="n1")))
+    requests = PodInfo(make_pod("p", cpu="1", memory="1Gi")).requests
+    assert fits_node(requests, ni, r.available, 1) == []
+    assert fits_node(requests, ni, r.available, 0) == ["pods"]
+
+
+def test_fits_reservation_restricted() -> None:
+    r = new_reservation_info(make_reservation("r", node="n1", cpu="2", memory="4Gi",
+                                              allocate_policy="Restricted"))
+    fits = PodInfo(make_pod("p", cpu="2", memory="4Gi")).requests
+    assert fits_reservation(fits, r) == []
+    r.assigned = {"c": {"cpu": 1000}}
+    assert fits_reservation(fits, r) == ["Reservation(s) Insufficient cpu"]
+    r.allocatable = {**r.allocatable, "pods": 1}
+    assert fits_reservation(fits, r) == ["Reservation(s) Too many pods",
+                                         "Reservation(s) Insufficient cpu"]
+
+
+def test_normalize_score_makes_the_preferred_node_100(cluster: Cluster) -> None:
+    scores = np.array([MOST_PREFERRED_SCORE, 50, 0], dtype=np.int64)
+    assert cluster.plugin.normalize_score(CycleState(), PodInfo(make_pod("p")), scores) is None
+    assert scores.tolist() == [100, 5, 0]
