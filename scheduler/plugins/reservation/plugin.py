@@ -354,6 +354,10 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
             return
         condition = {"type": ReservationConditionType.SCHEDULED.value, "status": "False",
                      "reason": REASON_RESERVATION_UNSCHEDULABLE, "message": message}
+        # Said already (as the informer has it): no API call for a repeated failure.
+        if any((c.type, c.status, c.reason, c.message) == tuple(condition.values())
+               for c in (r.status.conditions if r.status else None) or ()):
+            return
         try:
             self._update_status(r.metadata.name or "", lambda obj: _set_condition(
                 obj, condition, metav1_now(self.handle.clock.now())))

@@ -518,3 +518,56 @@ def test_normalize_score_makes_the_preferred_node_100(cluster: Cluster) -> None:
     scores = np.array([MOST_PREFERRED_SCORE, 50, 0], dtype=np.int64)
     assert cluster.plugin.normalize_score(CycleState(), PodInfo(make_pod("p")), scores) is None
     assert scores.tolist() == [100, 5, 0]
+
+
+@dataclass
+class FakeLister:
+    objects: dict[str, ReservationObject]
+
+    def get(self, name: str) -> ReservationObject | None:
+        return self.objects.get(name)
+
+
+@dataclass
+class FakeInformer:
+    lister: FakeLister
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str]] = []
+
+    def eventf(self, regarding: Any, related: Any, type_: str, reason: str, action: str,
+               note: str, *args: Any) -> None:
+        self.events.append((regarding.metadata.name, reason, note % args))
+
+
+def test_a_failed_reserve_pod_is_reported_on_its_reservation_once(
+        cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    plugin = cluster.plugin
+    r = make_reservation("web")
+    lister = FakeLister({"web": r})
+    client = FakeReservationClient(r)
+    recorder = Recorder()
+    plugin.client = client
+    plugin._reservations = FakeInformer(lister)  # type: ignore[assignment]
+    monkeypatch.setattr(plugin.handle, "_recorder", recorder)
+    pod = PodInfo(new_reserve_pod(r))
+    assert plugin.still_pending(pod)
+    message = "0/1 nodes are available: 1 Insufficient cpu."
+    plugin.report_failure(pod, "Unschedulable", message)
+    conditions = client.objects["web"]["status"]["conditions"]
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in conditions] == [
+        ("Scheduled", "False", "Unschedulable", message)]
+    assert recorder.events == [("web", "FailedScheduling", message)]
+    # The informer now has the condition: a repeated failure writes nothing.
+    lister.objects["web"] = ReservationObject.model_validate(client.objects["web"])
+    client.objects["web"]["status"]["conditions"] = []
+    plugin.report_failure(pod, "Unschedulable", message)
+    assert client.objects["web"]["status"]["conditions"] == []
+    # Scheduled meanwhile, or replaced by a new Reservation of that name: not pending.
+    lister.objects["web"] = make_reservation("web", node="n1")
+    assert not plugin.still_pending(pod)
+    lister.objects["web"] = ReservationObject.model_validate(
+        {**r.to_dict(), "metadata": {"name": "web", "uid": "other"}})
+    assert not plugin.still_pending(pod)
