@@ -12,6 +12,7 @@ resources on its node. Reserve pods never exist in the API server.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -32,6 +33,9 @@ ANNOTATION_RESERVE_POD = SCHEDULING_DOMAIN_PREFIX + "/reserve-pod"
 ANNOTATION_RESERVATION_NAME = SCHEDULING_DOMAIN_PREFIX + "/reservation-name"
 ANNOTATION_RESERVATION_NODE = SCHEDULING_DOMAIN_PREFIX + "/reservation-node"
 ANNOTATION_PRE_ALLOCATION = SCHEDULING_DOMAIN_PREFIX + "/is-pre-allocation"
+# On a Reservation: ``{"resources": {...}}`` overriding what Bind makes its allocatable.
+ANNOTATION_RESERVATION_RESIZE_ALLOCATABLE = (
+    SCHEDULING_DOMAIN_PREFIX + "/reservation-resize-allocatable")
 
 # The container a reserve pod gets when its Reservation's allocatable differs from the
 # template's requests.
@@ -113,6 +117,24 @@ def template_requests_quantities(r: Reservation) -> dict[str, str]:
         amount = Decimal(value) / 1000 if name == CPU else Decimal(value)
         out[name] = format_quantity(amount, formats.get(name, QuantityFormat.DECIMAL_SI))
     return out
+
+
+def allocatable_at_bind(r: Reservation) -> dict[str, str]:
+    """What Bind writes as ``status.allocatable``: the template's requests, each overridden
+    by the ``reservation-resize-allocatable`` annotation. Raises ValueError when the
+    annotation does not parse."""
+    allocatable = template_requests_quantities(r)
+    raw = (r.metadata.annotations or {}).get(ANNOTATION_RESERVATION_RESIZE_ALLOCATABLE)
+    if raw:
+        try:
+            resize = json.loads(raw)
+            resources = resize.get("resources") or {}
+            for name, q in resources.items():
+                allocatable[name] = format_quantity(str(q))
+        except (ValueError, AttributeError, TypeError) as err:
+            raise ValueError(f"invalid {ANNOTATION_RESERVATION_RESIZE_ALLOCATABLE} "
+                             f"annotation: {err}") from err
+    return allocatable
 
 
 def requests_as_quantities(requests: Mapping[str, int]) -> dict[str, str]:
@@ -239,7 +261,8 @@ def match_reservation_owners(pod: Mapping[str, Any], owners: Sequence[Reservatio
 
 __all__ = [
     "ANNOTATION_PRE_ALLOCATION", "ANNOTATION_RESERVATION_NAME", "ANNOTATION_RESERVATION_NODE",
-    "ANNOTATION_RESERVE_POD", "DEFAULT_RESERVE_POD_PRIORITY", "FAKE_CONTAINER",
+    "ANNOTATION_RESERVATION_RESIZE_ALLOCATABLE", "ANNOTATION_RESERVE_POD",
+    "allocatable_at_bind", "DEFAULT_RESERVE_POD_PRIORITY", "FAKE_CONTAINER",
     "REASON_RESERVATION_FAILED", "is_reservation_active", "is_reservation_available",
     "is_reservation_failed", "is_reservation_succeeded", "is_reserve_pod",
     "is_unassigned_active", "match_reservation_owners", "new_reserve_pod", "owner_matches",

@@ -14,9 +14,11 @@ from pkg.util.reservation import (
     ANNOTATION_PRE_ALLOCATION,
     ANNOTATION_RESERVATION_NAME,
     ANNOTATION_RESERVATION_NODE,
+    ANNOTATION_RESERVATION_RESIZE_ALLOCATABLE,
     ANNOTATION_RESERVE_POD,
     DEFAULT_RESERVE_POD_PRIORITY,
     FAKE_CONTAINER,
+    allocatable_at_bind,
     is_reserve_pod,
     is_unassigned_active,
     match_reservation_owners,
@@ -136,3 +138,14 @@ POD = {"apiVersion": "v1", "metadata": {
 def test_match_reservation_owners(owners: list[dict[str, Any]], expected: bool) -> None:
     parsed = [ReservationOwner.model_validate(o) for o in owners]
     assert match_reservation_owners(POD, parsed) is expected
+
+
+def test_allocatable_at_bind_is_resized_by_the_annotation() -> None:
+    r = reservation()
+    assert allocatable_at_bind(r) == {"cpu": "1500m", "memory": "1Gi"}
+    r.metadata.annotations = {ANNOTATION_RESERVATION_RESIZE_ALLOCATABLE:
+                              '{"resources":{"cpu":"2","nvidia.com/gpu":"1"}}'}
+    assert allocatable_at_bind(r) == {"cpu": "2", "memory": "1Gi", "nvidia.com/gpu": "1"}
+    r.metadata.annotations = {ANNOTATION_RESERVATION_RESIZE_ALLOCATABLE: "{"}
+    with pytest.raises(ValueError, match="reservation-resize-allocatable"):
+        allocatable_at_bind(r)

@@ -86,13 +86,13 @@ from pkg.util.podresources import PODS as PODS_RESOURCE
 from pkg.util.reservation import (
     ANNOTATION_RESERVATION_NODE,
     REASON_RESERVATION_FAILED,
+    allocatable_at_bind,
     is_reservation_available,
     is_reservation_failed,
     is_reserve_pod,
     is_unassigned_active,
     new_reserve_pod,
     reservation_name_of,
-    template_requests_quantities,
     validate_reservation,
 )
 from scheduler.apis.config.koord_args import ReservationArgs
@@ -667,7 +667,7 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
             if is_reservation_failed(r) or r.metadata.uid != pod.uid:
                 raise _NotActive()
             status = obj.setdefault("status", {})
-            status["allocatable"] = template_requests_quantities(r)
+            status["allocatable"] = allocatable_at_bind(r)
             status["nodeName"] = node_name
             status["phase"] = ReservationPhase.AVAILABLE.value
             status["conditions"] = [
