@@ -27,6 +27,7 @@ from scheduler.eventhandlers import EventHandlers
 from scheduler.factory import build_scheduler
 from scheduler.framework.binder import InMemoryBinder
 from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.plugins.defaultpreemption import DefaultPreemption
 from scheduler.framework.status import is_success
 from scheduler.framework.types import NodeInfo, PodInfo
 from scheduler.plugins.reservation.cache import new_reservation_info
@@ -571,3 +572,16 @@ def test_a_failed_reserve_pod_is_reported_on_its_reservation_once(
     lister.objects["web"] = ReservationObject.model_validate(
         {**r.to_dict(), "metadata": {"name": "web", "uid": "other"}})
     assert not plugin.still_pending(pod)
+
+
+def test_a_reserve_pod_is_never_a_preemption_victim(cluster: Cluster) -> None:
+    preemption = cluster.sched.profiles[SCHEDULER].plugin("DefaultPreemption")
+    assert isinstance(preemption, DefaultPreemption)
+    reserve_pod = new_reserve_pod(make_reservation("web", node="n1"))
+    reserve_pod["spec"]["priority"] = 0
+    preemptor = make_pod("important")
+    preemptor["spec"]["priority"] = 1000
+    ni = NodeInfo(make_node("n1"))
+    low = make_pod("low", node="n1")
+    assert preemption.is_preemption_allowed(ni, PodInfo(low), PodInfo(preemptor))
+    assert not preemption.is_preemption_allowed(ni, PodInfo(reserve_pod), PodInfo(preemptor))
