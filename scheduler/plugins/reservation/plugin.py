@@ -43,10 +43,18 @@ alone. Exact match and Reservation taints/unschedulable narrow what a pod matche
 A pod labelled ``reservation-ignored`` sees every node without reserve pods (what
 Reservations hold back is free to it) and uses no Reservation.
 
-Not implemented yet: pre-allocation, preemption by or of
-Reservations (PostFilter reports no reasons), the nominator's BeforeFilter for reserve pods
-nominated by preemption, operating-mode pods, ignored resources, the allocate-policy conflict
-of reserve pods (this API has no Default policy to conflict with).
+PostFilter preempts nothing; it says why the Reservations matching the pod's owners did not
+take it ("N Reservation(s) didn't match affinity rules", ..., "N Reservation(s) matched owner
+total"), which ends the pod's FailedScheduling message.
+
+As upstream, a pod only sees the nodes the scheduler samples (``percentageOfNodesToScore``):
+on a large cluster its Reservation's node may be left out of a cycle; a reservation affinity
+restricts the pod to its Reservations' nodes.
+
+Not implemented yet: pre-allocation, preemption by or of Reservations (``enablePreemption``),
+the BeforeFilter transformer for reserve pods nominated by preemption (which would also make
+every profile filter node by node), operating-mode pods, ignored resources, the allocate-policy
+conflict of reserve pods (this API has no Default policy to conflict with).
 """
 
 from __future__ import annotations
