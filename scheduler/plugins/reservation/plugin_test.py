@@ -585,3 +585,61 @@ def test_a_reserve_pod_is_never_a_preemption_victim(cluster: Cluster) -> None:
     low = make_pod("low", node="n1")
     assert preemption.is_preemption_allowed(ni, PodInfo(low), PodInfo(preemptor))
     assert not preemption.is_preemption_allowed(ni, PodInfo(reserve_pod), PodInfo(preemptor))
+
+
+# The informer wiring (register_scheduler_handlers) -----------------------------------------
+
+
+class FakeFactory:
+    """Informers whose handlers the test calls as the informer would."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, list[Any]] = {}
+
+    def informer_for(self, resource: Any, *, typed: bool | None = None) -> Any:
+        factory = self
+
+        class _Informer:
+            def add_event_handler(self, handler: Any) -> object:
+                factory.handlers.setdefault(resource.plural, []).append(handler)
+                return handler
+
+        return _Informer()
+
+    def add(self, plural: str, obj: Any) -> None:
+        for h in self.handlers.get(plural, ()):
+            h.on_add(obj, False)
+
+    def update(self, plural: str, old: Any, new: Any) -> None:
+        for h in self.handlers.get(plural, ()):
+            h.on_update(old, new)
+
+    def delete(self, plural: str, obj: Any) -> None:
+        for h in self.handlers.get(plural, ()):
+            h.on_delete(obj)
+
+
+def test_pending_reservations_are_queued_and_available_ones_cached(cluster: Cluster) -> None:
+    factory = FakeFactory()
+    cluster.plugin.register_scheduler_handlers(cluster.handlers, factory)
+    cluster.node("n1")
+    pending = make_reservation("web")
+    other = make_reservation("other", scheduler="someone-else")
+    factory.add("reservations", pending)
+    factory.add("reservations", other)
+    queued = cluster.sched.queue.pending_pods()
+    assert queued["active"] == 1 and "r-web" in str(queued["pods"])
+    available = make_reservation("web", node="n1")
+    factory.update("reservations", pending, available)
+    assert cluster.sched.queue.pending_pods()["active"] == 0
+    assert cluster.sched.cache.get_pod("default/r-web") is not None
+    assert cluster.plugin.cache.get("r-web") is not None
+    # A consumer seen by the pod informer is counted in the Reservation.
+    consumer = make_pod("web-0", labels={"app": "web"}, node="n1", annotations={
+        ANNOTATION_RESERVATION_ALLOCATED: '{"name":"web","uid":"r-web"}'})
+    factory.add("pods", consumer)
+    assert list(cluster.plugin.cache.get("r-web").assigned) == ["uid-web-0"]  # type: ignore[union-attr]
+    expired = make_reservation("web", node="n1", phase="Failed")
+    factory.update("reservations", available, expired)
+    assert cluster.sched.cache.get_pod("default/r-web") is None
+    assert cluster.plugin.cache.get("r-web") is None
