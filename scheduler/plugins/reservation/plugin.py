@@ -64,7 +64,7 @@ import threading
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -156,7 +156,7 @@ def reservation_reason(reason: str) -> str:
 
 
 class ReservationClient(Protocol):
-    """What the plugin uses of ``pkg.client.rest.Client``."""
+    """What the plugin (and the controller it runs) uses of ``pkg.client.rest.Client``."""
 
     def get(self, resource: Resource, name: str, namespace: str | None = None) -> Any: ...
 
@@ -165,6 +165,8 @@ class ReservationClient(Protocol):
 
     def patch(self, resource: Resource, name: str, patch: Any, namespace: str | None = None,
               *, patch_type: str = "merge", subresource: str | None = None) -> Any: ...
+
+    def delete(self, resource: Resource, name: str, namespace: str | None = None) -> Any: ...
 
 
 @dataclass(slots=True)
@@ -281,15 +283,15 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
         super().__init__(args, handle)
         self.args = args
         self.cache = shared_cache(handle.snapshot)
-        self.client: ReservationClient | None = handle.client  # type: ignore[assignment]
+        # The handle's client is pkg's Client: it reads and writes Reservations too.
+        self.client = cast(ReservationClient | None, handle.client)
         factory = handle.informer_factory
         self._reservations = (factory.informer_for(RESERVATIONS) if factory is not None
                               else None)
         self.controller: ReservationController | None = None
         # One controller per scheduler, however many profiles run the plugin.
         if factory is not None and self.client is not None and self.cache.claim_controller():
-            self.controller = ReservationController(self.client,  # type: ignore[arg-type]
-                                                    factory, args, handle.clock,
+            self.controller = ReservationController(self.client, factory, args, handle.clock,
                                                     handle.metrics)
             # Its workers start once the informers synced, which they do only once the
             # scheduler runs them (after winning leader election).

@@ -402,6 +402,9 @@ class FakeReservationClient:
     def patch(self, *args: Any, **kwargs: Any) -> Any:
         raise AssertionError("no patch expected")
 
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("no delete expected")
+
 
 def test_a_reserve_pod_is_bound_by_writing_its_reservation_available(
         cluster: Cluster) -> None:
