@@ -4,6 +4,8 @@ Corresponds to kube-scheduler ``pkg/scheduler/eventhandlers.go``: unscheduled po
 ``schedulerName`` is one of our profiles go to the scheduling queue; assigned pods and nodes
 go to the cache, and their changes move pods that some plugin rejected back to the queue
 when a registered cluster event says they may now fit. Objects are parsed JSON dicts.
+``EventHandlers`` is also the scheduler adapter plugins with fake pods of their own feed
+(``frameworkext.interface.SchedulerEventSource``: Reservation's reserve pods).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from api.extension.objects import is_pod_terminated
 from pkg.client.informers import EventHandlerFuncs, FilteringEventHandler, deleted_object
 from pkg.client.resources import ELASTIC_QUOTAS, NODE_METRICS, NODES, POD_GROUPS, PODS
 from scheduler.framework import events as ev
+from scheduler.framework.cache import Cache
 from scheduler.framework.types import pod_key
-from scheduler.frameworkext.interface import InformerFactory
+from scheduler.frameworkext.interface import InformerFactory, SchedulerEventSource
 from scheduler.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -32,6 +35,10 @@ class EventHandlers:
     def __init__(self, sched: Scheduler) -> None:
         self.sched = sched
         self._profiles = set(sched.profiles)
+
+    @property
+    def cache(self) -> Cache:
+        return self.sched.cache
 
     def responsible_for(self, pod: Any) -> bool:
         spec = (pod or {}).get("spec") or {}
@@ -122,6 +129,14 @@ class EventHandlers:
             nodes.add_event_handler(EventHandlerFuncs(self.add_node, self.update_node,
                                                       self.delete_node)),
         ]
+        sources: dict[str, SchedulerEventSource] = {}
+        for fwk in self.sched.profiles.values():
+            for name, plugin in fwk.instances.items():
+                # The queue and cache are shared: one instance per plugin feeds them.
+                if isinstance(plugin, SchedulerEventSource):
+                    sources.setdefault(name, plugin)
+        for source in sources.values():
+            regs.extend(source.register_scheduler_handlers(self, informer_factory))
         registered = {e.event.resource for fwk in self.sched.profiles.values()
                       for events in fwk.events_to_register().values() for e in events}
         for event_resource, resource in ((ev.NODE_METRIC, NODE_METRICS),

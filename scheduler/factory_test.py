@@ -48,22 +48,24 @@ def test_the_shipped_configuration_builds_the_koord_scheduler_profile(shipped: B
     assert list(shipped.scheduler.profiles) == ["koord-scheduler"]
     fwk = shipped.scheduler.profiles["koord-scheduler"]
     assert fwk.queue_sort.name == "PrioritySort"
-    assert names(fwk.filter) == [*IN_TREE_FILTERS, "LoadAwareScheduling"]
-    assert names(fwk.score)[-2:] == ["LoadAwareScheduling", "Coscheduling"]
+    assert names(fwk.filter) == [*IN_TREE_FILTERS, "LoadAwareScheduling", "Reservation"]
+    assert names(fwk.score)[-3:] == ["LoadAwareScheduling", "Reservation", "Coscheduling"]
     assert fwk.weights["LoadAwareScheduling"] == 1
+    assert fwk.weights["Reservation"] == 5000
     assert fwk.weights["TaintToleration"] == 3  # the in-tree default weights stay
     assert names(fwk.pre_enqueue) == ["SchedulingGates", "Coscheduling"]
-    assert names(fwk.post_filter) == ["Coscheduling", "ElasticQuota", "DefaultPreemption"]
-    assert names(fwk.reserve) == ["LoadAwareScheduling", "Coscheduling", "ElasticQuota"]
-    assert names(fwk.bind) == ["DefaultBinder"]
-    assert names(fwk.permit) == names(fwk.pre_bind) == names(fwk.post_bind) == ["Coscheduling"]
+    assert names(fwk.post_filter) == ["Reservation", "Coscheduling", "ElasticQuota",
+                                      "DefaultPreemption"]
+    assert names(fwk.reserve) == ["LoadAwareScheduling", "Reservation", "Coscheduling",
+                                  "ElasticQuota"]
+    assert names(fwk.bind) == ["Reservation", "DefaultBinder"]
+    assert names(fwk.pre_bind) == ["Reservation", "Coscheduling"]
+    assert names(fwk.permit) == names(fwk.post_bind) == ["Coscheduling"]
 
 
 def test_the_plugins_not_implemented_yet_are_reported_with_their_points(shipped: Built) -> None:
     multi = ["multiPoint"]
     assert shipped.skipped_plugins == {"koord-scheduler": {
-        "Reservation": ["preFilter", "filter", "postFilter", "preScore", "score", "reserve",
-                        "preBind", "bind"],
         "NodeNUMAResource": ["preFilter", "filter", "score", "reserve", "preBind"],
         "DeviceShare": ["preFilter", "filter", "score", "reserve", "preBind"],
         "SchedulingHint": ["preFilter"],
@@ -77,7 +79,7 @@ def test_the_plugins_not_implemented_yet_are_reported_with_their_points(shipped:
 def test_the_skipped_plugins_are_logged(caplog: pytest.LogCaptureFixture) -> None:
     build(shipped_config())
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-    assert any("plugin Reservation" in w and "left out at preFilter, filter" in w
+    assert any("plugin NodeNUMAResource" in w and "left out at preFilter, filter" in w
                for w in warnings)
 
 

@@ -10,7 +10,9 @@ Corresponds to kube-scheduler ``pkg/scheduler/schedule_one.go``:
   nomination, ``PodScheduled=False`` condition (``_update_pod``), ``FailedScheduling`` event
   and diagnosis. Events go through the profile's recorder (events.k8s.io, reported as the
   profile's schedulerName): ``Scheduled`` with action ``Binding``, ``FailedScheduling`` with
-  action ``Scheduling`` and its note cut to the API's limit (``truncate_note``).
+  action ``Scheduling`` and its note cut to the API's limit (``truncate_note``). A fake pod
+  (a Reservation's reserve pod, ``Framework.fake_pod_owner``) is requeued only while its
+  object is still pending, and its owner reports failures and bindings on that object.
 * ``GenericScheduler.schedule`` is ``schedulePod`` (``findNodesThatFitPod``,
   ``numFeasibleNodesToFind``, ``prioritizeNodes``, ``selectHost``). Filter plugins run over
   the whole snapshot as masks (``Framework.filter_masks``); the feasible nodes taken are the
@@ -449,7 +451,8 @@ class ScheduleOne:
                 self.metrics.observe_attempt("scheduled", fwk.profile_name,
                                              time.perf_counter() - start, qpi)
             self.diagnoses.forget(assumed.key)
-            if fwk.recorder is not None:
+            # A fake pod's owner reported the binding on its own object (the Reservation).
+            if fwk.recorder is not None and fwk.fake_pod_owner(assumed) is None:
                 fwk.recorder.eventf(assumed.pod, None, NORMAL, "Scheduled", "Binding",
                                     "Successfully assigned %s to %s", assumed.key, host)
             fwk.run_post_bind(state, assumed, host)
@@ -499,7 +502,13 @@ class ScheduleOne:
         if self.metrics is not None:
             self.metrics.observe_attempt("unschedulable" if rejected else "error",
                                          fwk.profile_name, time.perf_counter() - start, qpi)
-        if self.pod_getter is not None:
+        owner = fwk.fake_pod_owner(pi)
+        if owner is not None:
+            if not owner.still_pending(pi):
+                log.info("Reserve pod %s is no longer pending; not requeued", pi.key)
+                self.queue.done(pi.uid)
+                return
+        elif self.pod_getter is not None:
             current = self.pod_getter(pi.key)
             if current is None or (current.get("spec") or {}).get("nodeName"):
                 # Deleted or bound while we tried (e.g. during a failed bind): not requeued.
@@ -516,6 +525,12 @@ class ScheduleOne:
             "pod": pi.key, "reason": reason, "message": message,
             "nominatedNodeName": nominated or None, "time": self._timestamp(),
             "diagnosis": diagnosis.to_dict() if diagnosis is not None else None})
+        if owner is not None:
+            try:
+                self.binder_pool.submit(owner.report_failure, pi, reason, message)
+            except RuntimeError:
+                log.info("scheduler stopping: the failure of %s not reported", pi.key)
+            return
         if fwk.recorder is not None:
             fwk.recorder.eventf(pi.pod, None, WARNING, "FailedScheduling", "Scheduling",
                                 truncate_note(message))

@@ -24,6 +24,15 @@ workloads in process and end to end, SchedulingBasic with the shipped profile in
     G=GangScheduling_20x50,GangScheduling_10x100,GangScheduling_1000x10
     python3 -m scheduler.bench --profile shipped --workloads SchedulingBasic,$G --e2e $G
 
+Reservation workloads only: ``in rsv``, pods bound into a Reservation (half the pods match
+one, and the Reservations hold room for all of them), and the restore step's cost per
+scheduling cycle (Reservation's BeforePreFilter, §7.4: mean and p99, µs).
+Reservation_2000x10000 (issue 18, koordinator#3032: 2,000 Available Reservations on 5,000
+nodes, 10,000 pods): targets ≥ 680 pods/s in process and ≥ 200 pods/s end to end::
+
+    python3 -m scheduler.bench --profile shipped \
+        --workloads SchedulingBasic,Reservation_2000x10000 --e2e Reservation_2000x10000
+
 ElasticQuota_15000x30 (issue 17, Kueue's CI gate: 15,000 pods in 30 leaf quotas under 5
 parents, 1,000 nodes): targets ≥ 500 pods/s in process and ≥ 150 pods/s end to end::
 
@@ -49,6 +58,10 @@ def _row(r: Result) -> str:
     if r.quota_violations is not None:
         # Under the last header, past the empty gang columns.
         gang = f"{gang or ' ' * 29} {r.quota_violations:>11}"
+    if r.in_reservations is not None:
+        gang = (f"{gang or ' ' * 29}{'' if r.quota_violations is not None else ' ' * 12}"
+                f" {r.in_reservations:>6} {r.restore_mean() * 1e6:>10.1f}"
+                f" {r.restore_percentile(99) * 1e6:>10.1f}")
     return (f"{r.workload:<24} {r.mode:<11} {r.profile:<8} {r.nodes:>6} {r.scheduled:>6} "
             f"{r.seconds:>8.2f} {r.pods_per_second:>8.0f} "
             f"{r.percentile(50) * 1000:>8.2f} {r.percentile(99) * 1000:>8.2f}{gang}")
@@ -57,7 +70,8 @@ def _row(r: Result) -> str:
 def table(results: list[Result]) -> str:
     head = (f"{'workload':<24} {'mode':<11} {'profile':<8} {'nodes':>6} {'pods':>6} "
             f"{'seconds':>8} {'pods/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
-            f"{'gang p50 s':>9} {'gang p99 s':>9} {'unfit':>6} {'quota viol.':>11}")
+            f"{'gang p50 s':>9} {'gang p99 s':>9} {'unfit':>6} {'quota viol.':>11} "
+            f"{'in rsv':>6} {'restore µs':>10} {'p99 µs':>10}")
     return "\n".join([head, "-" * len(head), *map(_row, results)])
 
 

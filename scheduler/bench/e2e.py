@@ -37,6 +37,7 @@ from pkg.client.resources import (
     NODES,
     POD_GROUPS,
     PODS,
+    RESERVATIONS,
     Resource,
 )
 from pkg.client.rest import Client
@@ -53,6 +54,7 @@ from scheduler.bench.workloads import NAMESPACE, SCHEDULER_NAME, Objects, Worklo
 from scheduler.factory import build_scheduler
 from scheduler.plugins.elasticquota import NAME as ELASTIC_QUOTA_PLUGIN
 from scheduler.plugins.elasticquota import ElasticQuota
+from scheduler.plugins.reservation import Reservation as ReservationPlugin
 
 REPO_ROOT = Path(__file__).absolute().parents[2]
 
@@ -132,7 +134,7 @@ def _run(server: ApiServerProcess, workload: Workload, profile: str, objects: Ob
         client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
                                    "metadata": {"name": ns}})
     # Every informer the scheduler's plugins start must be able to list its resource.
-    _install_crds(client, NODE_METRICS, POD_GROUPS, ELASTIC_QUOTAS)
+    _install_crds(client, NODE_METRICS, POD_GROUPS, ELASTIC_QUOTAS, RESERVATIONS)
     _create_all(client, NODES, [_strip(n) for n in objects.nodes])
     _create_all(client, PODS, [_strip(p) for p in objects.existing])
     if workload.node_metrics:
@@ -143,6 +145,7 @@ def _run(server: ApiServerProcess, workload: Workload, profile: str, objects: Ob
             for i, n in enumerate(objects.nodes)], status=True)
     _create_all(client, POD_GROUPS, [_strip(pg) for pg in objects.pod_groups])
     _create_all(client, ELASTIC_QUOTAS, [_strip(q) for q in objects.quotas])
+    _create_all(client, RESERVATIONS, [_strip(r) for r in objects.reservations], status=True)
     _create_all(client, PODS, [_strip(p) for p in objects.todo])
 
     factory = SharedInformerFactory(client)
@@ -153,6 +156,9 @@ def _run(server: ApiServerProcess, workload: Workload, profile: str, objects: Ob
     sched = built.scheduler
     built.handlers.register(factory)
     progress = Progress(objects, workload.pods)
+    reservation = sched.profiles[SCHEDULER_NAME].plugin("Reservation")
+    if isinstance(reservation, ReservationPlugin):
+        progress.time_restore(reservation)
     wanted = {f"{NAMESPACE}/{p['metadata']['name']}" for p in objects.todo}
 
     def bound(old: dict, new: dict) -> None:
@@ -161,7 +167,7 @@ def _run(server: ApiServerProcess, workload: Workload, profile: str, objects: Ob
         if (new.get("spec") or {}).get("nodeName") and key in wanted and \
                 not (old.get("spec") or {}).get("nodeName"):
             wanted.discard(key)
-            progress.bound(key, meta["name"])
+            progress.bound(key, meta["name"], meta.get("annotations"))
 
     factory.informer_for(PODS, typed=False).add_event_handler(EventHandlerFuncs(update=bound))
     timed_pop(sched.queue, progress.popped)

@@ -8,7 +8,9 @@ their own informer handlers get the same events, before the scheduler's own (the
 theirs first): LoadAwareScheduling, Coscheduling and ElasticQuota see every pod and each binding
 as a pod update; Coscheduling sees the PodGroups; ElasticQuota sees the nodes and the
 ElasticQuotas (through its ``QuotaTreeFeeder``, as its informers would); NodeMetrics go straight
-into LoadAware's cache.
+into LoadAware's cache, and Available Reservations into Reservation's cache (which puts their
+reserve pods in the scheduler's cache, as its informer handler would). Reservation's restore
+step (BeforePreFilter, §7.4) is timed on every cycle.
 
 Two profiles: ``bench``, the in-tree defaults (plus LoadAwareScheduling for the LoadAware
 workload), and ``shipped``, upstream's ``config/manager/scheduler-config.yaml`` (found as the
@@ -30,7 +32,9 @@ from typing import Any
 
 import yaml
 
-from pkg.client.informers.handlers import ResourceEventHandler
+from api.extension.reservation import ANNOTATION_RESERVATION_ALLOCATED
+from api.scheduling.v1alpha1 import Reservation
+from pkg.client.informers.handlers import EventHandlerFuncs, ResourceEventHandler
 from pkg.util.testdata import upstream_data_dir
 from scheduler.apis.config import KubeSchedulerConfiguration, load_scheduler_config
 from scheduler.apis.config.loader import decode_scheduler_config
@@ -42,6 +46,7 @@ from scheduler.framework.runtime import Framework
 from scheduler.plugins.coscheduling import Coscheduling
 from scheduler.plugins.elasticquota import ElasticQuota
 from scheduler.plugins.loadaware import LoadAwareScheduling
+from scheduler.plugins.reservation import Reservation as ReservationPlugin
 
 BENCH, SHIPPED = "bench", "shipped"
 PROFILES = (BENCH, SHIPPED)
@@ -86,6 +91,10 @@ class Result:
     unfit_bound: int | None = None
     # Quota workloads: pods bound beyond a quota's max, over every quota (must be 0).
     quota_violations: int | None = None
+    # Reservation workloads: pods bound into a Reservation (their reservation-allocated
+    # annotation), and the seconds of each cycle's restore step.
+    in_reservations: int | None = None
+    restore_seconds: list[float] = field(default_factory=list)
 
     @property
     def pods_per_second(self) -> float:
@@ -96,6 +105,13 @@ class Result:
 
     def gang_percentile(self, p: float) -> float:
         return _percentile(self.gang_latencies, p)
+
+    def restore_mean(self) -> float:
+        r = self.restore_seconds
+        return sum(r) / len(r) if r else 0.0
+
+    def restore_percentile(self, p: float) -> float:
+        return _percentile(self.restore_seconds, p)
 
 
 def _percentile(values: list[float], p: float) -> float:
@@ -121,6 +137,8 @@ class Progress:
         self.latencies: list[float] = []
         self.gang_latencies: list[float] = []
         self.bound_count = 0
+        self.in_reservations = 0
+        self.restore_seconds: list[float] = []
         self.unfit_bound = 0
         self.t0 = 0.0
         self.last_bound = 0.0
@@ -132,8 +150,10 @@ class Progress:
     def popped(self, key: str) -> None:
         self.started.setdefault(key, time.perf_counter())
 
-    def bound(self, key: str, name: str) -> None:
+    def bound(self, key: str, name: str, annotations: dict[str, str] | None = None) -> None:
         now = self.last_bound = time.perf_counter()
+        if annotations and ANNOTATION_RESERVATION_ALLOCATED in annotations:
+            self.in_reservations += 1
         if key in self.started:
             self.latencies.append(now - self.started[key])
         quota = self.objects.quota_of.get(name)
@@ -156,11 +176,28 @@ class Progress:
                       self.latencies, profile, self.gang_latencies,
                       self.unfit_bound if workload.gangs is not None else None,
                       workload.quotas.violations(self.objects.quotas, self.quota_bound)
-                      if workload.quotas is not None else None)
+                      if workload.quotas is not None else None,
+                      self.in_reservations if workload.reservations else None,
+                      self.restore_seconds)
+
+    def time_restore(self, plugin: ReservationPlugin) -> None:
+        """Record how long each cycle's restore step (Reservation's BeforePreFilter) takes."""
+        original = plugin.before_pre_filter
+        durations = self.restore_seconds
+
+        def timed(state: Any, pod: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return original(state, pod)
+            finally:
+                durations.append(time.perf_counter() - t0)
+
+        plugin.before_pre_filter = timed  # type: ignore[method-assign]
 
 
 def default_profile(workload: Workload) -> str:
-    return SHIPPED if workload.gangs is not None or workload.quotas is not None else BENCH
+    return SHIPPED if (workload.gangs is not None or workload.quotas is not None
+                       or workload.reservations) else BENCH
 
 
 def shipped_config() -> KubeSchedulerConfiguration:
@@ -224,6 +261,7 @@ def run_in_process(workload: Workload, *, profile: str | None = None, seed: int 
     load_aware = fwk.plugin("LoadAwareScheduling")
     gangs = fwk.plugin("Coscheduling")
     quotas = fwk.plugin("ElasticQuota")
+    reservation = fwk.plugin("Reservation")
     # The plugins' own pod handlers, in the order an informer would call them.
     pod_listeners: list[ResourceEventHandler] = []
     if isinstance(load_aware, LoadAwareScheduling):
@@ -244,6 +282,12 @@ def run_in_process(workload: Workload, *, profile: str | None = None, seed: int 
         for q in objects.quotas:
             for quota_listener in quota_listeners:
                 quota_listener.on_add(q, True)
+    if isinstance(reservation, ReservationPlugin):
+        reservation.cache.adapter = handlers
+        cache = reservation.cache
+        pod_listeners.append(EventHandlerFuncs(add=cache.on_pod,
+                                               update=lambda _, new: cache.on_pod(new)))
+        progress.time_restore(reservation)
     for n in objects.nodes:
         for listener in node_listeners:
             listener.on_add(n, True)
@@ -254,6 +298,9 @@ def run_in_process(workload: Workload, *, profile: str | None = None, seed: int 
         handlers.add_pod_to_cache(p)
     if isinstance(load_aware, LoadAwareScheduling) and workload.node_metrics:
         _set_node_metrics(load_aware, objects)
+    if isinstance(reservation, ReservationPlugin):
+        for r in objects.reservations:
+            reservation.cache.update_reservation(Reservation.model_validate(r))
     pending = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p
                for p in objects.todo}
 
@@ -269,7 +316,7 @@ def run_in_process(workload: Workload, *, profile: str | None = None, seed: int 
                 listener.on_update(old, pod)
             handlers.delete_pod_from_queue(old)
             handlers.add_pod_to_cache(pod)
-            progress.bound(key, meta["name"])
+            progress.bound(key, meta["name"], meta.get("annotations"))
 
     feeder = threading.Thread(target=informer, name="informer", daemon=True)
     feeder.start()

@@ -1,5 +1,7 @@
-"""Tiny gang and quota workloads in process, with upstream's shipped profile: a gang binds
-all or nothing; quotas admit what their runtime allows, never beyond their max."""
+"""Tiny gang, quota and Reservation workloads in process, with upstream's shipped profile: a
+gang binds all or nothing; quotas admit what their runtime allows, never beyond their max;
+pods matching an Available Reservation land in one (every node is scored on so few nodes), the
+others never, and the restore step is timed on every cycle."""
 
 from __future__ import annotations
 
@@ -34,3 +36,16 @@ def test_quotas_admit_their_runtime_and_no_quota_goes_beyond_its_max(
     assert result.profile == SHIPPED
     assert result.scheduled == 20
     assert result.quota_violations == 0
+
+
+def test_matching_pods_land_in_reservations_and_the_restore_step_is_timed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # 4 Reservations of 3 pods for two owner labels: 12 places for the 12 matching pods.
+    monkeypatch.setattr(workloads, "RESERVATION_APPS", 2)
+    workload = Workload("Reservation_4x24", nodes=8, existing=0, to_schedule=24,
+                        reservations=4)
+    result = run_in_process(workload)
+    assert result.profile == SHIPPED
+    assert result.scheduled == 24
+    assert result.in_reservations == 12
+    assert len(result.restore_seconds) >= 24 and result.restore_mean() > 0

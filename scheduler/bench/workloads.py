@@ -19,6 +19,14 @@ given share of what its leaves may ask. At 100% both (as in Kueue's gate, every 
 admitted) every leaf borrows beyond its min and the capped leaves and the parents end exactly
 at their max; below 100%, the leaves share their parent by weight (§8.3) and the pods their
 quotas do not admit stay pending. The sums fit the cluster: every admitted pod fits a node.
+
+The Reservation workload (``Reservation_<reservations>x<pods>``, issue 18, after koordinator#3032
+where Reservation slowed the scheduler): on the scheduler_perf nodes, ``Available``
+Reservations (``scheduling.koordinator.sh/v1alpha1``), one per node from ``node-0`` on, each
+holding room for a few scheduler_perf pods (``allocateOnce: false``) for the pods labelled
+``app: rsv-<k>``, ``RESERVATION_APPS`` such labels in turn; half the pods to schedule carry one
+of those labels (so each may use any of a dozen Reservations on as many nodes), the other half
+match none. The Reservations hold room for every matching pod.
 """
 
 from __future__ import annotations
@@ -97,6 +105,34 @@ def node_metric(node_name: str, *, cpu_milli: int, memory: int, update_time: str
                        "cpu": f"{cpu_milli}m", "memory": str(memory)}}},
                    "podsMetric": [{"namespace": NAMESPACE, "name": n, "podUsage": {"resources": {
                        "cpu": f"{c}m", "memory": str(m)}}} for n, c, m in pods]},
+    }
+
+
+# A Reservation workload: each Reservation holds room for this many scheduler_perf pods, and
+# the matching pods' owner labels take this many values (Reservations per label: count / apps).
+RESERVATION_PODS = 3
+RESERVATION_APPS = 160
+
+
+def reservation(name: str, node_name: str, app: str, pods: int = RESERVATION_PODS
+                ) -> dict[str, Any]:
+    """An Available Reservation on ``node_name`` for the pods labelled ``app``, as
+    koord-scheduler leaves it once bound (status written at Bind, §7.8)."""
+    held = {CPU: f"{pods * QUOTA_POD_CPU_MILLI}m", MEMORY: f"{pods * QUOTA_POD_MEMORY_MI}Mi"}
+    return {
+        "apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "Reservation",
+        "metadata": {"name": name, "uid": f"uid-rsv-{name}", "resourceVersion": "1",
+                     "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"template": {"metadata": {"namespace": NAMESPACE}, "spec": {
+                     "schedulerName": SCHEDULER_NAME, "containers": [{
+                         "name": "pause", "resources": {"requests": dict(held),
+                                                        "limits": dict(held)}}]}},
+                 "owners": [{"labelSelector": {"matchLabels": {"app": app}}}],
+                 "allocateOnce": False, "ttl": "0s"},
+        "status": {"phase": "Available", "nodeName": node_name, "allocatable": dict(held),
+                   "conditions": [
+                       {"type": "Scheduled", "status": "True", "reason": "Scheduled"},
+                       {"type": "Ready", "status": "True", "reason": "Available"}]},
     }
 
 
@@ -224,6 +260,7 @@ class Objects:
     gang_of: dict[str, str] = field(default_factory=dict)  # pod name → PodGroup name
     quotas: list[dict[str, Any]] = field(default_factory=list)  # ElasticQuotas, parents first
     quota_of: dict[str, str] = field(default_factory=dict)  # pod name → leaf quota name
+    reservations: list[dict[str, Any]] = field(default_factory=list)  # Available ones
 
     @property
     def unfit(self) -> frozenset[str]:
@@ -258,6 +295,7 @@ class Workload:
     node_metrics: bool = False
     gangs: Gangs | None = None
     quotas: Quotas | None = None
+    reservations: int = 0  # Available Reservations (Reservation workloads)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -282,6 +320,15 @@ class Workload:
             random.Random(seed).shuffle(todo)
             return Objects(nodes, [], todo, groups, gang_of)
         nodes = [node(i) for i in range(self.nodes)]
+        if self.reservations:
+            reservations = [reservation(f"rsv-{i}", f"node-{i % self.nodes}",
+                                        f"rsv-{i % RESERVATION_APPS}")
+                            for i in range(self.reservations)]
+            todo = [self.make_pod(f"pod-{j}") if j % 2 else
+                    pod(f"pod-{j}", labels={"app": f"rsv-{(j // 2) % RESERVATION_APPS}"})
+                    for j in range(self.to_schedule)]
+            random.Random(seed).shuffle(todo)
+            return Objects(nodes, [], todo, reservations=reservations)
         existing = [dict(self.make_pod(f"init-{j}"), spec=dict(
             self.make_pod(f"init-{j}")["spec"], nodeName=f"node-{j % self.nodes}"))
             for j in range(self.existing)]
@@ -308,6 +355,8 @@ def _spread_pod(name: str) -> dict[str, Any]:
 GANG_WORKLOADS = ((20, 50, 100), (10, 100, 100), (1000, 10, 5000))
 # Pods, parents × leaves each, nodes: Kueue's CI gate.
 QUOTA_WORKLOADS = ((15000, 5, 6, 1000),)
+# Available Reservations, pods to schedule (half of them matching), nodes: issue 18.
+RESERVATION_WORKLOADS = ((2000, 10000, 5000),)
 
 
 def workloads(nodes: int = 5000, existing: int = 1000, to_schedule: int = 10000
@@ -326,4 +375,6 @@ def workloads(nodes: int = 5000, existing: int = 1000, to_schedule: int = 10000
         **{f"ElasticQuota_{p}x{parents * leaves}": Workload(
             f"ElasticQuota_{p}x{parents * leaves}", n, 0, p, quotas=Quotas(parents, leaves))
            for p, parents, leaves, n in QUOTA_WORKLOADS},
+        **{f"Reservation_{r}x{p}": Workload(f"Reservation_{r}x{p}", n, 0, p, reservations=r)
+           for r, p, n in RESERVATION_WORKLOADS},
     }

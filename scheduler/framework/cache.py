@@ -195,6 +195,7 @@ class Cache:
     def update_snapshot(self, snap: Snapshot) -> None:
         """Bring ``snap`` up to date, copying only what changed since its last update."""
         with self._lock:
+            snap.revert_cycle_overrides()
             if self._structure_changed:
                 infos = [ni.clone() for ni in self._nodes.values() if ni.node is not None]
                 snap.rebuild(infos)

@@ -63,6 +63,7 @@ from scheduler.frameworkext.framework_extender import Transformers
 from scheduler.frameworkext.interface import (
     ClientSet,
     EventRecorder,
+    FakePodOwner,
     ForgetPodHandler,
     InformerFactory,
     RecorderFactory,
@@ -318,6 +319,8 @@ class Framework:
             raise FrameworkError(f"profile {profile_name!r}: at least one bind plugin is needed")
         self.post_bind: list[PostBindPlugin] = at("postBind", PostBindPlugin)
         self.transformers = Transformers.enabled(self.pre_filter, self.filter, self.score)
+        self._fake_pod_owners = tuple(p for p in self.instances.values()
+                                      if isinstance(p, FakePodOwner))
         self._waiting: dict[str, WaitingPod] = {}
         self._waiting_lock = threading.Lock()
 
@@ -367,6 +370,14 @@ class Framework:
 
     def plugin(self, name: str) -> Plugin | None:
         return self.instances.get(name)
+
+    def fake_pod_owner(self, pod: PodInfo) -> FakePodOwner | None:
+        """The plugin whose fake pod ``pod`` is (a reserve pod's Reservation); None for a
+        real pod."""
+        for owner in self._fake_pod_owners:
+            if owner.owns(pod):
+                return owner
+        return None
 
     def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
         """Plugin name → the cluster events that may make pods it rejected schedulable.

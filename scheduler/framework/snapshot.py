@@ -19,7 +19,9 @@ label-selector mask): it is cleared whenever a node object changes, is added or 
 
 The snapshot is written only by ``Cache.update_snapshot`` at the start of a cycle and read by
 the scheduling thread; preemption and nominated-pod simulation work on clones of single
-NodeInfos, never on the arrays.
+NodeInfos, never on the arrays. The one exception is ``override_for_cycle``: a BeforePreFilter
+transformer (Reservation's restore, scheduler.md §7.4) may show the pod of this cycle a
+changed copy of some nodes; the next ``update_snapshot`` puts the originals back first.
 """
 
 from __future__ import annotations
@@ -92,6 +94,8 @@ class Snapshot:
         self.have_pods_with_affinity: list[NodeInfo] = []
         self.have_pods_with_required_anti_affinity: list[NodeInfo] = []
         self.names = np.zeros(0, dtype=object)
+        # Index → the NodeInfo ``override_for_cycle`` replaced there.
+        self._cycle_originals: dict[int, NodeInfo] = {}
 
     # Reading -----------------------------------------------------------------------------
 
@@ -169,6 +173,26 @@ class Snapshot:
         self.ensure_resources(ni.allocatable)
         self.ensure_resources(ni.requested)
         self._write_columns(i)
+
+    def override_for_cycle(self, ni: NodeInfo) -> None:
+        """Show ``ni`` (a changed copy of a node's NodeInfo) in place of the node's until
+        ``revert_cycle_overrides``."""
+        i = self.index[ni.name]
+        original = self._cycle_originals.setdefault(i, self.node_infos[i])
+        self.set_node_info(i, ni)
+        if original.pods_with_affinity or ni.pods_with_affinity:
+            self.refresh_affinity_lists()
+
+    def revert_cycle_overrides(self) -> None:
+        if not self._cycle_originals:
+            return
+        originals, self._cycle_originals = self._cycle_originals, {}
+        affinity = False
+        for i, ni in originals.items():
+            affinity |= bool(ni.pods_with_affinity or self.node_infos[i].pods_with_affinity)
+            self.set_node_info(i, ni)
+        if affinity:
+            self.refresh_affinity_lists()
 
     def _write_columns(self, i: int) -> None:
         ni = self.node_infos[i]

@@ -22,6 +22,12 @@ NodeInfo it was given):
 
 A transformer's failure is the point's status, with the transformer as the failed plugin.
 
+A plugin that schedules objects of its own as fake pods (Reservation's reserve pods, which
+never exist in the API server) feeds them to the scheduler's queue and cache itself
+(``SchedulerEventSource``, upstream's reservation event handlers over the extender's scheduler
+adapter) and answers for them where the scheduler would ask the pod API (``FakePodOwner``:
+upstream's error-handler filters for reserve pods).
+
 A plugin that holds pods for reasons of its own can say where a pending pod stands with it
 (``PodStateExplainer``: Coscheduling, the pod's gang; ElasticQuota, its quota path); the
 why-pending entry (``scheduler/diagnosis.py``) carries what it says.
@@ -74,6 +80,67 @@ class PodStateExplainer(Protocol):
     hold."""
 
     def explain_pod(self, key: str) -> PodState | None: ...
+
+
+class PodCache(Protocol):
+    """The scheduler cache's pod operations (``scheduler.framework.cache.Cache``)."""
+
+    def update_pod(self, old: dict[str, Any] | None, new: dict[str, Any]) -> None: ...
+
+    def is_assumed(self, key: str) -> bool: ...
+
+
+class SchedulerAdapter(Protocol):
+    """What a plugin may do to the scheduler's queue and cache (``scheduler.eventhandlers.
+    EventHandlers``): the same as the informers' pod events do, and ``cache`` for changes
+    that move no pod in the queue."""
+
+    @property
+    def cache(self) -> PodCache: ...
+
+    def responsible_for(self, pod: Any) -> bool:
+        """The pod names one of the scheduler's profiles."""
+        ...
+
+    def add_pod_to_queue(self, pod: dict[str, Any]) -> None: ...
+
+    def update_pod_in_queue(self, old: dict[str, Any], new: dict[str, Any]) -> None: ...
+
+    def delete_pod_from_queue(self, obj: Any) -> None: ...
+
+    def add_pod_to_cache(self, pod: dict[str, Any]) -> None: ...
+
+    def update_pod_in_cache(self, old: dict[str, Any], new: dict[str, Any]) -> None: ...
+
+    def delete_pod_from_cache(self, obj: Any) -> None: ...
+
+
+@runtime_checkable
+class SchedulerEventSource(Protocol):
+    """A plugin with objects of its own to schedule or to count on nodes, as fake pods."""
+
+    def register_scheduler_handlers(self, adapter: SchedulerAdapter,
+                                    informer_factory: InformerFactory) -> list[object]:
+        """Attach to the informers, feeding ``adapter``; returns the registrations."""
+        ...
+
+
+@runtime_checkable
+class FakePodOwner(Protocol):
+    """A plugin whose fake pods the scheduler must not look up, patch or report on in the
+    pod API."""
+
+    def owns(self, pod: PodInfo) -> bool: ...
+
+    def still_pending(self, pod: PodInfo) -> bool:
+        """The object behind the fake pod still waits to be scheduled (a failed attempt is
+        requeued only then)."""
+        ...
+
+    def report_failure(self, pod: PodInfo, reason: str, message: str) -> None:
+        """Say on the object why the attempt failed (the pod's FailedScheduling event and
+        PodScheduled condition). Called on a binding worker: may call the API."""
+        ...
 
 
 class ExtendedHandle(Protocol):

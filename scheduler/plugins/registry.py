@@ -33,6 +33,7 @@ from scheduler.framework.registry import register
 from scheduler.plugins.coscheduling import Coscheduling
 from scheduler.plugins.elasticquota import ElasticQuota
 from scheduler.plugins.loadaware import LoadAwareScheduling
+from scheduler.plugins.reservation import Reservation
 
 IN_TREE: tuple[type[Plugin], ...] = (
     SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
@@ -41,14 +42,13 @@ IN_TREE: tuple[type[Plugin], ...] = (
 )
 
 KOORDINATOR: tuple[type[Plugin], ...] = (
-    LoadAwareScheduling, Coscheduling, ElasticQuota,
+    LoadAwareScheduling, Coscheduling, ElasticQuota, Reservation,
 )
 
 _JOB_SCHEDULING = "Koordinator job-scheduling plugin, planned after LoadAwareScheduling"
 _VOLUMES = "in-tree volume plugin; this scheduler does not model volumes yet"
 
 NOT_YET_IMPLEMENTED: dict[str, str] = {
-    "Reservation": _JOB_SCHEDULING,
     "NodeNUMAResource": _JOB_SCHEDULING,
     "DeviceShare": _JOB_SCHEDULING,
     "SchedulingHint": _JOB_SCHEDULING,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from api.extension.elastic_quota import DEFAULT_QUOTA_NAME, is_pod_non_preemptible
+from pkg.util.reservation import is_reserve_pod
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.plugins.defaultpreemption.candidate import (
     Candidate,
@@ -46,7 +47,9 @@ class QuotaPreemption:
         self._protect_default = disable_default_quota_preemption
 
     def can_preempt(self, pod: PodInfo, victim: PodInfo) -> bool:
-        if is_pod_non_preemptible(victim.pod) or victim.priority >= pod.priority:
+        # A reserve pod (a Reservation, only in the scheduler) is never a victim.
+        if (is_pod_non_preemptible(victim.pod) or victim.priority >= pod.priority
+                or is_reserve_pod(victim.pod)):
             return False
         quota = self._quota_of(victim)
         if self._protect_default and quota == DEFAULT_QUOTA_NAME:

@@ -3,13 +3,16 @@
 Corresponds to kubernetes ``pkg/scheduler/framework/plugins/defaultbinder``: upstream POSTs a
 ``v1.Binding`` with the clientset; here ``handle.binder`` (``scheduler.framework.binder``) does,
 with the annotations PreBind plugins deferred to it, or records the binding in benchmarks. A
-failure becomes an Error status (``AsStatus``).
+failure becomes an Error status (``AsStatus``). A Reservation's reserve pod exists only in the
+scheduler: DefaultBinder skips it (the Reservation plugin's Bind writes the Reservation), as
+upstream's reservation-aware binding does.
 """
 
 from __future__ import annotations
 
 import logging
 
+from pkg.util.reservation import is_reserve_pod
 from scheduler.framework.binder import binding_annotations
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import BindPlugin
@@ -26,6 +29,8 @@ class DefaultBinder(BindPlugin):
     carries_annotations = True
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        if is_reserve_pod(pod.pod):
+            return Status(Code.SKIP)
         log.debug("Attempting to bind pod to node pod=%s node=%s", pod.key, node_name)
         binder = self.handle.binder
         if binder is None:

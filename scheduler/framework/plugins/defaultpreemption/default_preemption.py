@@ -6,7 +6,8 @@ Corresponds to kube-scheduler ``pkg/scheduler/framework/plugins/defaultpreemptio
 * a pod with ``preemptionPolicy: Never`` never preempts, and a pod whose nominated node still
   has a victim terminating because of preemption waits for it (unless that node became
   UnschedulableAndUnresolvable);
-* victims on a node are the pods of strictly lower priority (``is_eligible_pod`` may narrow
+* victims on a node are the pods of strictly lower priority, never a reserve pod (a
+  Reservation, which exists only in the scheduler; ``is_eligible_pod`` may narrow
   that); all are removed, the pod must then fit, and they are reprieved one by one — those
   whose eviction would violate a PDB first, each group most important first — while it
   still fits;
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import random
 
+from pkg.util.reservation import is_reserve_pod
 from scheduler.apis.config import DefaultPreemptionArgs
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ClusterEventWithHint
@@ -99,7 +101,8 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
 
     def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo,
                               preemptor: PodInfo) -> bool:
-        return (victim.priority < preemptor.priority
+        # A Reservation's reserve pod is no pod to delete (it exists only in the scheduler).
+        return (victim.priority < preemptor.priority and not is_reserve_pod(victim.pod)
                 and self.is_eligible_pod(node_info, victim, preemptor))
 
     def pod_eligible_to_preempt_others(self, pod: PodInfo,

@@ -67,6 +67,7 @@ from api.extension.objects import is_pod_terminated
 from api.extension.preemption import is_pod_preemptible
 from api.extension.schedule_explanation import get_explanation_key
 from pkg.client.resources import PODS
+from pkg.util.reservation import is_reserve_pod
 from scheduler.diagnosis import Diagnosis, FitError
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interface import NodeToStatus, PostFilterResult
@@ -306,8 +307,9 @@ class JobPreemptionEvaluator:
     # Eligibility -------------------------------------------------------------------------
 
     def _is_preemption_allowed(self, victim: PodInfo, preemptor: PodInfo) -> bool:
+        # A reserve pod (a Reservation, only in the scheduler) is never a victim.
         return (victim.priority < preemptor.priority and is_pod_preemptible(victim.pod)
-                and not is_pod_non_preemptible(victim.pod))
+                and not is_pod_non_preemptible(victim.pod) and not is_reserve_pod(victim.pod))
 
     def _job_eligible(self, trigger: PodInfo, pending: Sequence[PodInfo],
                       statuses: NodeToStatus, ps: JobPreemptionState) -> tuple[bool, str]:

@@ -1,0 +1,147 @@
+"""Reservations end to end: koord-scheduler as a process against the embedded API server,
+running as its ServiceAccount on real time.
+
+Upstream's sample Reservation becomes Available on a node (allocatable, Scheduled/Ready
+conditions, a ``Scheduled`` event); with the node otherwise full, a pod that is not its owner
+stays pending while its owner lands in it and carries the reservation-allocated annotation,
+after which the allocate-once Reservation is Succeeded. A Reservation too big for every node
+says so (Scheduled=False, reason Unschedulable, a FailedScheduling event) until a node that
+fits it joins; when its ttl runs out it is Failed (Expired) and its resources are free again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from api.extension.reservation import ANNOTATION_RESERVATION_ALLOCATED, parse_reservation_allocated
+from pkg.client.resources import EVENTS, PODS, RESERVATIONS
+from pkg.client.rest import Client
+from pkg.util.testdata import upstream_data_dir
+from scheduler.plugins.reservation.testing import reservation_config
+from test.apiserver import ServerHandle
+from test.e2e.cluster import (
+    guaranteed_pod,
+    node_of,
+    running_scheduler,
+    unschedulable_message,
+    wait_for,
+)
+from test.e2e.conftest import KubeconfigOf
+
+SCHEDULER = "koord-scheduler"
+DEADLINE = 30.0
+
+
+pytestmark = pytest.mark.without_webhooks
+
+
+@pytest.fixture
+def scheduler(kubeconfig_of: KubeconfigOf, client: Client, tmp_path: Path) -> Iterator[str]:
+    with running_scheduler(kubeconfig_of(SCHEDULER), reservation_config(), tmp_path) as url:
+        yield url
+
+
+def _status(client: Client, name: str) -> dict[str, Any]:
+    return client.get(RESERVATIONS, name).get("status") or {}
+
+
+def _phase_is(client: Client, name: str, phase: str) -> dict[str, Any] | None:
+    status = _status(client, name)
+    return status if status.get("phase") == phase else None
+
+
+def _condition(status: dict[str, Any], type_: str) -> dict[str, Any]:
+    return next(c for c in status.get("conditions") or () if c.get("type") == type_)
+
+
+def _event(client: Client, name: str, reason: str) -> dict[str, Any] | None:
+    return next((e for e in client.list(EVENTS, "default")["items"]
+                 if e["involvedObject"].get("name") == name and e["reason"] == reason), None)
+
+
+def _pending_because(client: Client, name: str) -> bool:
+    return bool(unschedulable_message(client, name))
+
+
+def test_the_sample_reservation_is_available_and_consumed_by_its_owner_only(
+        srv: ServerHandle, client: Client, scheduler: str) -> None:
+    srv.add_nodes(1, cpu="1", memory="4Gi")
+    sample = yaml.safe_load(
+        (upstream_data_dir() / "config" / "samples" / "scheduling_v1alpha1_reservation.yaml")
+        .read_text())
+    created = client.create(RESERVATIONS, sample)
+    status = wait_for(partial(_phase_is, client, "reservation-sample", "Available"), DEADLINE,
+                      what="the sample Reservation Available")
+    assert status["nodeName"] == "node-0"
+    assert status["allocatable"] == {"cpu": "200m", "memory": "400Mi"}
+    assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == [
+        ("Scheduled", "True", "Scheduled"), ("Ready", "True", "Available")]
+    event = wait_for(partial(_event, client, "reservation-sample", "Scheduled"), DEADLINE,
+                     what="a Scheduled event on the Reservation")
+    assert event["message"] == "Successfully assigned reservation-sample to node-0"
+
+    # The node's other 800m go to a filler; the reserved 200m are the owner's alone.
+    client.create(PODS, guaranteed_pod("filler", cpu="800m"))
+    wait_for(partial(node_of, client, "filler"), DEADLINE, what="filler bound")
+    client.create(PODS, guaranteed_pod("intruder", cpu="200m", memory="400Mi"))
+    wait_for(partial(_pending_because, client, "intruder"), DEADLINE,
+             what="intruder unschedulable")
+    assert "Insufficient cpu" in unschedulable_message(client, "intruder")
+
+    client.create(PODS, guaranteed_pod("reserve-demo-0", cpu="200m", memory="400Mi"))
+    assert wait_for(partial(node_of, client, "reserve-demo-0"), DEADLINE,
+                    what="the owner bound") == "node-0"
+    pod = client.get(PODS, "reserve-demo-0", "default")
+    allocated = parse_reservation_allocated(pod["metadata"]["annotations"])
+    assert pod["metadata"]["annotations"][ANNOTATION_RESERVATION_ALLOCATED]
+    assert allocated is not None and (allocated.name, allocated.uid) == (
+        "reservation-sample", created["metadata"]["uid"])
+
+    status = wait_for(partial(_phase_is, client, "reservation-sample", "Succeeded"), DEADLINE,
+                      what="the allocate-once Reservation Succeeded")
+    assert [o["name"] for o in status["currentOwners"]] == ["reserve-demo-0"]
+    assert node_of(client, "intruder") == ""
+
+
+def test_a_reservation_waits_for_a_node_that_fits_and_expires_by_its_ttl(
+        srv: ServerHandle, client: Client, scheduler: str) -> None:
+    srv.add_nodes(1, cpu="1", memory="4Gi")
+    client.create(RESERVATIONS, {
+        "apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "Reservation",
+        "metadata": {"name": "big"},
+        "spec": {"ttl": "8s", "template": {"spec": {
+                     "schedulerName": SCHEDULER, "containers": [{"name": "main", "resources": {
+                         "requests": {"cpu": "3", "memory": "1Gi"}}}]}},
+                 "owners": [{"object": {"namespace": "default", "name": "big-owner"}}]}})
+
+    def unschedulable() -> dict[str, Any] | None:
+        conditions = _status(client, "big").get("conditions") or ()
+        return next((c for c in conditions if c.get("type") == "Scheduled"
+                     and c.get("status") == "False"), None)
+    condition = wait_for(unschedulable, DEADLINE, what="big says it is unschedulable")
+    assert condition["reason"] == "Unschedulable"
+    assert condition["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert wait_for(partial(_event, client, "big", "FailedScheduling"), DEADLINE,
+                    what="a FailedScheduling event on the Reservation")
+
+    srv.add_nodes(1, prefix="large-", cpu="4", memory="8Gi")
+    status = wait_for(partial(_phase_is, client, "big", "Available"), DEADLINE,
+                      what="big Available once a node fits it")
+    assert status["nodeName"] == "large-0"
+    assert _condition(status, "Scheduled")["status"] == "True"
+
+    # large-0 has 1 cpu left besides the Reservation, node-0 has 1: a 2-cpu pod waits for
+    # the expiry.
+    client.create(PODS, guaranteed_pod("later", cpu="2", memory="1Gi"))
+    wait_for(partial(_pending_because, client, "later"), DEADLINE, what="later unschedulable")
+    status = wait_for(partial(_phase_is, client, "big", "Failed"), DEADLINE,
+                      what="big expired")
+    assert _condition(status, "Ready")["reason"] == "Expired"
+    assert wait_for(partial(node_of, client, "later"), DEADLINE,
+                    what="later bound once big expired") == "large-0"
