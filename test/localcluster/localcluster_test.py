@@ -171,7 +171,8 @@ def test_placements_phases_and_events_match_the_api_objects(run: dict[str, Any])
     bound = sum(sum(c.values()) for c in placed.values())
     # One Scheduled event per bound pod, as kube-scheduler records.
     assert report.scheduled_events == sum(e.get("count") or 1 for e in events
-                                          if e["reason"] == "Scheduled") == bound
+                                          if e["reason"] == "Scheduled"
+                                          and e["involvedObject"]["kind"] == "Pod") == bound
     assert len(report.evictions) == sum(1 for e in events if e["reason"] == "evictPodSuccess")
     # Every online pod was placed; the scheduler's events say where.
     assert sum(placed["web"].values()) == 4

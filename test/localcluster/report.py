@@ -201,6 +201,7 @@ def reservation_rows(reservations: Iterable[Obj]) -> list[ReservationRow]:
         conditions = status.get("conditions") or []
         reason = str(conditions[-1].get("reason") or "") if conditions and \
             phase != "Available" else ""
+        reason = "" if reason == phase else reason  # Succeeded (Succeeded) says nothing
         rows.append(ReservationRow(
             str(md.get("name")), str(labels.get(LABEL_GROUP, "")),
             str(status.get("nodeName") or ""), phase, reason,
@@ -539,7 +540,9 @@ def build(scenario: str, nodes: int, day: float, ran: float,
     for evs in failed.values():
         for e in evs:
             reasons[e.get("message", "")] += _count([e])
-    scheduled = _count(e for e in events if e.get("reason") == "Scheduled")
+    # Pods' only: koord-scheduler also says Scheduled on each Reservation it binds.
+    scheduled = _count(e for e in events if e.get("reason") == "Scheduled"
+                       and (e.get("involvedObject") or {}).get("kind") == "Pod")
     evictions = [{"pod": f"{(e.get('involvedObject') or {}).get('namespace')}/"
                          f"{(e.get('involvedObject') or {}).get('name')}",
                   "node": (e.get("source") or {}).get("host", ""),
