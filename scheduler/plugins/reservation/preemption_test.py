@@ -20,7 +20,8 @@ from api.extension.reservation import (
 from api.scheduling.v1alpha1.reservation import Reservation as ReservationObject
 from pkg.util.clock import FakeClock
 from pkg.util.reservation import new_reserve_pod
-from scheduler.apis.config import load_scheduler_config
+from scheduler.apis.config import KubeSchedulerConfiguration, load_scheduler_config
+from scheduler.bench.inprocess import shipped_config
 from scheduler.factory import build_scheduler
 from scheduler.framework.binder import InMemoryBinder
 from scheduler.framework.cycle_state import CycleState
@@ -63,14 +64,14 @@ class PreemptCluster:
     """The scheduler with the Reservation plugin (``reservation_config``), in-memory bindings,
     a fake clock and a client that records evictions."""
 
-    def __init__(self, *, enable_preemption: bool = False) -> None:
+    def __init__(self, config: KubeSchedulerConfiguration | None = None) -> None:
         self.clock = FakeClock()
         self.client = FakeClient()
         self.recorder = FakeRecorder()
         self.binder = InMemoryBinder(on_bind=self.bound_pod)
         built = build_scheduler(
-            load_scheduler_config(reservation_config(enable_preemption=enable_preemption)),
-            binder=self.binder, clock=self.clock, client=self.client,
+            config or load_scheduler_config(reservation_config()), binder=self.binder,
+            clock=self.clock, client=self.client,
             recorder_factory=lambda _name: self.recorder, bind_workers=1)
         self.sched = built.scheduler
         self.handlers = built.handlers
@@ -127,7 +128,7 @@ def cluster() -> Iterator[PreemptCluster]:
 
 @pytest.fixture
 def preempting() -> Iterator[PreemptCluster]:
-    c = PreemptCluster(enable_preemption=True)
+    c = PreemptCluster(load_scheduler_config(reservation_config(enable_preemption=True)))
     yield c
     c.stop()
 
@@ -156,6 +157,22 @@ def test_default_preemption_evicts_the_consumer_and_the_preemptor_lands_in_the_r
     assert cluster.schedule() == {"default/web-high": "n1"}
     assert cluster.binder.annotations["default/web-high"] == {
         ANNOTATION_RESERVATION_ALLOCATED: '{"name":"web","uid":"r-web"}'}
+
+
+def test_with_the_shipped_profile_default_preemption_evicts_the_consumer() -> None:
+    """Upstream's shipped profile: PostFilter Reservation (no preemption), Coscheduling,
+    ElasticQuota, DefaultPreemption."""
+    cluster = PreemptCluster(shipped_config())
+    try:
+        full_reservation(cluster)
+        assert cluster.schedule(pod("web-high", 10, labels=WEB)) == {}
+        assert cluster.client.deleted() == ["web-low"]
+        cluster.delete("web-low")
+        assert cluster.schedule() == {"default/web-high": "n1"}
+        assert cluster.binder.annotations["default/web-high"][
+            ANNOTATION_RESERVATION_ALLOCATED] == '{"name":"web","uid":"r-web"}'
+    finally:
+        cluster.stop()
 
 
 def test_a_victim_inside_a_reservation_frees_nothing_for_a_pod_that_cannot_use_it(
