@@ -238,11 +238,8 @@ class ReservationState:
 
     def freed(self, node: str) -> dict[str, int] | None:
         """What simulated removals freed on ``node`` outside Reservations; None when the
-        simulation changed nothing there."""
-        freed = self.preemptible.get(node)
-        if freed is None and node in self.preemptible_in_rrs:
-            return {}
-        return freed
+        simulation changed nothing there (every change counts a pod slot here)."""
+        return self.preemptible.get(node)
 
     def freed_in(self, node: str, r: ReservationInfo) -> dict[str, int] | None:
         rrs = self.preemptible_in_rrs.get(node)
