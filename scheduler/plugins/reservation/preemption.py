@@ -9,8 +9,10 @@ DefaultPreemption, reserve pods and pods of the preemptor's priority or higher).
 
 Both pods and reserve pods preempt. A reserve pod has no ``status.nominatedNodeName`` (it
 exists only in the scheduler): the node it was nominated to lives in the scheduler's
-nominator, which this policy asks when deciding whether a reserve pod must wait for the
-victims it already evicts there.
+nominator only (other pods leave room for it there), which this policy asks when deciding
+whether a reserve pod must wait for the victims it already evicts there. Its next attempt
+filters every node rather than trying the nominated one first, and its Reservation shows
+the attempt as Unschedulable until it lands.
 
 What victims inside a Reservation free is accounted by the plugin's PreFilter extensions
 (``Reservation.add_pod``/``remove_pod``), which the evaluator's dry runs call.
