@@ -7,6 +7,12 @@ stays pending while its owner lands in it and carries the reservation-allocated 
 after which the allocate-once Reservation is Succeeded. A Reservation too big for every node
 says so (Scheduled=False, reason Unschedulable, a FailedScheduling event) until a node that
 fits it joins; when its ttl runs out it is Failed (Expired) and its resources are free again.
+
+Preemption (§7.10): with the node full and a reusable Reservation full with a priority-0
+consumer, a higher-priority owner of the Reservation evicts that consumer (DefaultPreemption,
+the Reservation plugin's PreFilter extensions telling it what the victim frees inside the
+Reservation) and lands in the Reservation; with ``enablePreemption`` the plugin preempts
+itself and spares a consumer labelled ``disable-preemptible``, the owner staying pending.
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ from typing import Any
 import pytest
 import yaml
 
+from api.extension.preemption import LABEL_DISABLE_PREEMPTIBLE
 from api.extension.reservation import ANNOTATION_RESERVATION_ALLOCATED, parse_reservation_allocated
-from pkg.client.resources import EVENTS, PODS, RESERVATIONS
+from pkg.client.resources import EVENTS, PODS, PRIORITY_CLASSES, RESERVATIONS
 from pkg.client.rest import Client
 from pkg.util.testdata import upstream_data_dir
 from scheduler.plugins.reservation.testing import reservation_config
@@ -44,6 +51,15 @@ pytestmark = pytest.mark.without_webhooks
 @pytest.fixture
 def scheduler(kubeconfig_of: KubeconfigOf, client: Client, tmp_path: Path) -> Iterator[str]:
     with running_scheduler(kubeconfig_of(SCHEDULER), reservation_config(), tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def preempting_scheduler(kubeconfig_of: KubeconfigOf, client: Client,
+                         tmp_path: Path) -> Iterator[str]:
+    """The Reservation plugin with ``enablePreemption``, in place of DefaultPreemption."""
+    with running_scheduler(kubeconfig_of(SCHEDULER),
+                           reservation_config(enable_preemption=True), tmp_path) as url:
         yield url
 
 
@@ -145,3 +161,65 @@ def test_a_reservation_waits_for_a_node_that_fits_and_expires_by_its_ttl(
     assert _condition(status, "Ready")["reason"] == "Expired"
     assert wait_for(partial(node_of, client, "later"), DEADLINE,
                     what="later bound once big expired") == "large-0"
+
+
+# Preemption ---------------------------------------------------------------------------------
+
+def _reservation_of(client: Client, name: str) -> str:
+    pod = client.get(PODS, name, "default")
+    allocated = parse_reservation_allocated(pod["metadata"].get("annotations"))
+    return allocated.name if allocated is not None else ""
+
+
+def _full_reservation(srv: ServerHandle, client: Client,
+                      consumer_labels: dict[str, str] | None = None) -> None:
+    """One 4-cpu node: a reusable 2-cpu Reservation "web" full with web-low (priority 0), the
+    other 2 cpu taken by "other" (priority 1000); two priority classes for the rest."""
+    for name, value in (("rsv-high", 1000), ("rsv-mid", 100)):
+        client.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1",
+                                         "kind": "PriorityClass",
+                                         "metadata": {"name": name}, "value": value})
+    srv.add_nodes(1, cpu="4", memory="8Gi")
+    client.create(RESERVATIONS, {
+        "apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "Reservation",
+        "metadata": {"name": "web"},
+        "spec": {"ttl": "1h", "allocateOnce": False, "template": {"spec": {
+                     "schedulerName": SCHEDULER, "containers": [{"name": "main", "resources": {
+                         "requests": {"cpu": "2", "memory": "1Gi"}}}]}},
+                 "owners": [{"labelSelector": {"matchLabels": {"app": "web"}}}]}})
+    wait_for(partial(_phase_is, client, "web", "Available"), DEADLINE, what="web Available")
+    client.create(PODS, guaranteed_pod("other", cpu="2", priority_class="rsv-high"))
+    client.create(PODS, guaranteed_pod("web-low", cpu="2", memory="1Gi",
+                                       labels={"app": "web", **(consumer_labels or {})}))
+    wait_for(lambda: node_of(client, "other") and node_of(client, "web-low"), DEADLINE,
+             what="other and web-low bound")
+    assert _reservation_of(client, "web-low") == "web"
+
+
+def test_a_higher_priority_owner_preempts_the_consumer_of_a_full_reservation(
+        srv: ServerHandle, client: Client, scheduler: str) -> None:
+    _full_reservation(srv, client)
+    client.create(PODS, guaranteed_pod("web-high", cpu="2", memory="1Gi",
+                                       labels={"app": "web"}, priority_class="rsv-mid"))
+    event = wait_for(partial(_event, client, "web-low", "Preempted"), DEADLINE,
+                     what="a Preempted event on web-low")
+    assert event["message"].startswith("Preempted by pod ")
+    assert wait_for(partial(node_of, client, "web-high"), DEADLINE,
+                    what="web-high bound") == "node-0"
+    assert _reservation_of(client, "web-high") == "web"
+    assert node_of(client, "web-low") == "" and node_of(client, "other") == "node-0"
+
+
+def test_with_enable_preemption_a_disable_preemptible_consumer_is_spared(
+        srv: ServerHandle, client: Client, preempting_scheduler: str) -> None:
+    _full_reservation(srv, client, {LABEL_DISABLE_PREEMPTIBLE: "true"})
+    client.create(PODS, guaranteed_pod("web-high", cpu="2", memory="1Gi",
+                                       labels={"app": "web"}, priority_class="rsv-mid"))
+    def after_preemption() -> str:
+        message = unschedulable_message(client, "web-high")
+        return message if "preemption:" in message else ""
+    message = wait_for(after_preemption, DEADLINE, what="web-high pending after preemption")
+    assert "No preemption victims found for incoming pod" in message
+    assert "1 Reservation(s) matched owner total" in message
+    assert node_of(client, "web-low") == "node-0"
+    assert _event(client, "web-low", "Preempted") is None

@@ -201,6 +201,20 @@ class ReservationCache:
         with self._lock:
             return len(self._infos)
 
+    def has_reservations_on(self, node: str) -> bool:
+        # One dict lookup, without the lock: asked for every pod a preemption dry run moves.
+        return node in self._by_node
+
+    def has_consumers(self) -> bool:
+        """Whether any pod consumes a Reservation (and so could free resources into one)."""
+        return bool(self._consumers)
+
+    def consumed_by(self, pod_uid: str) -> ReservationInfo | None:
+        """The Available Reservation ``pod_uid`` consumes (assumed or bound into it)."""
+        with self._lock:
+            consumer = self._consumers.get(pod_uid)
+            return self._infos.get(consumer[0]) if consumer is not None else None
+
     def matching(self, pod: PodInfo) -> list[ReservationInfo]:
         """The matchable Reservations whose owners match ``pod``."""
         with self._lock:

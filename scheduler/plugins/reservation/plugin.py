@@ -28,7 +28,8 @@ nominates a Reservation per node (smallest ``reservation-order``, else highest
 nominated Reservation's score, normalised to 0..100 (profile weight 5000). Reserve assigns the
 pod to the nominated Reservation in the cache (Unreserve takes it back), PreBind writes the
 ``scheduling.koordinator.sh/reservation-allocated`` annotation (with the binding). A pod that
-matches no Reservation anywhere costs one index lookup: PreFilter, PreScore Skip.
+matches no Reservation anywhere costs one index lookup: PreScore Skip, and PreFilter Skip
+too unless some pod consumes a Reservation (see preemption below).
 
 With a client and informers the plugin also runs the Reservation controller
 (``controller/``: expiry, owners/allocated, allocate-once → Succeeded, GC); like
@@ -43,22 +44,46 @@ alone. Exact match and Reservation taints/unschedulable narrow what a pod matche
 A pod labelled ``reservation-ignored`` sees every node without reserve pods (what
 Reservations hold back is free to it) and uses no Reservation.
 
-PostFilter preempts nothing; it says why the Reservations matching the pod's owners did not
-take it ("N Reservation(s) didn't match affinity rules", ..., "N Reservation(s) matched owner
+Preemption (§7.10). Filter reads the Reservations' state from the cache, not from the node a
+preemption dry run simulates, so the PreFilter extensions (``add_pod``/``remove_pod``,
+called by DefaultPreemption's dry run and by the nominated-pods check on the cycle state's
+clones) count per node what the removed pods free (added ones count negative): what a
+victim takes of the Reservation it consumes (``cache.consumed_by``: assumed into it, or
+bound with its reservation-allocated annotation) under ``preemptible_in_rrs[node][uid]``,
+the rest and its pod slot under ``preemptible[node]``. Through a matched Reservation ``R``
+the pod then fits when ``request ≤ allocatable − (requested − R.available − preemptible −
+preemptibleInR)`` (Restricted: also within ``R`` with ``allocated − preemptibleInR``), so a
+higher-priority owner preempts the lower-priority consumers of a full Reservation and
+reuses what they leave; Score counts ``R``'s allocated without ``preemptibleInR``. On a
+node where the pod uses no Reservation (a reserve pod, too) the pod must fit the node with
+``preemptible`` only ("node(s) preemption failed due to insufficient resources"): a victim
+inside a Reservation frees nothing for it, its resources go back to that Reservation. Nodes
+without Reservations are left to NodeResourcesFit, which sees the simulated node exactly.
+
+With ``enablePreemption`` the PostFilter first runs its own preemption (``preemption.py``:
+DefaultPreemption's evaluator with the plugin's candidate-node arguments, pods labelled
+``disable-preemptible`` spared); pods and reserve pods preempt (a reserve pod's nomination
+lives in the scheduler's nominator only). Short of a nomination — and always without
+``enablePreemption`` — it says why the Reservations matching the pod's owners did not take
+it ("N Reservation(s) didn't match affinity rules", ..., "N Reservation(s) matched owner
 total"), which ends the pod's FailedScheduling message.
 
 As upstream, a pod only sees the nodes the scheduler samples (``percentageOfNodesToScore``):
 on a large cluster its Reservation's node may be left out of a cycle; a reservation affinity
 restricts the pod to its Reservations' nodes.
 
-Not implemented yet: pre-allocation, preemption by or of Reservations (``enablePreemption``),
-the BeforeFilter transformer for reserve pods nominated by preemption (which would also make
-every profile filter node by node), operating-mode pods, ignored resources, the allocate-policy
-conflict of reserve pods (this API has no Default policy to conflict with).
+Not implemented yet: pre-allocation, preemption of Reservations (reserve pods are never
+victims, as upstream's TODO), the Reservation a preemptor was nominated into (upstream's
+``GetNominatedReservation``: a nominated pod counts outside Reservations for the others), the
+BeforeFilter transformer for reserve pods nominated by preemption (which would also make
+every profile filter node by node; our nominator holds reserve pods like any other),
+operating-mode pods, ignored resources, the allocate-policy conflict of reserve pods (this
+API has no Default policy to conflict with).
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import weakref
@@ -133,6 +158,7 @@ from scheduler.plugins.reservation.affinity import NO_AFFINITY, PodReservationAf
 from scheduler.plugins.reservation.cache import ReservationCache, ReservationInfo
 from scheduler.plugins.reservation.controller import ReservationController
 from scheduler.plugins.reservation.controller.util import metav1_now
+from scheduler.plugins.reservation.preemption import ReservationPreemption
 from scheduler.schedule_one import truncate_note
 
 log = logging.getLogger(__name__)
@@ -146,6 +172,7 @@ ERR_REASON_RESERVATION_NODE = "node(s) didn't match the nodeName specified by re
 ERR_REASON_NO_RESERVATIONS_MEET = "node(s) no reservation(s) to meet the requirements"
 ERR_REASON_AFFINITY = "node(s) no reservations match reservation affinity"
 ERR_REASON_NOT_FOUND = "reservation not found"
+ERR_REASON_PREEMPTION_FAILED = "node(s) preemption failed due to insufficient resources"
 # client-go retry.DefaultRetry: status writes that meet a conflict are retried this often.
 CONFLICT_RETRIES = 5
 
@@ -195,9 +222,28 @@ class ReservationState:
     # some of them (reason → count).
     owner_matched: int = 0
     unusable: dict[str, int] = field(default_factory=dict)
+    # What the pods a simulation removed free (added pods count negative), per node: outside
+    # any Reservation (with their pod slots under "pods"), and inside each Reservation by uid
+    # (its resources only; "pods" when it reserves pods). Only on the clones that preemption
+    # dry runs and nominated-pod checks make; empty in the cycle's own state.
+    preemptible: dict[str, dict[str, int]] = field(default_factory=dict)
+    preemptible_in_rrs: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     def clone(self) -> ReservationState:
-        return self
+        c = copy.copy(self)
+        c.preemptible = {node: dict(freed) for node, freed in self.preemptible.items()}
+        c.preemptible_in_rrs = {node: {uid: dict(freed) for uid, freed in rrs.items()}
+                                for node, rrs in self.preemptible_in_rrs.items()}
+        return c
+
+    def freed(self, node: str) -> dict[str, int] | None:
+        """What simulated removals freed on ``node`` outside Reservations; None when the
+        simulation changed nothing there (every change counts a pod slot here)."""
+        return self.preemptible.get(node)
+
+    def freed_in(self, node: str, r: ReservationInfo) -> dict[str, int] | None:
+        rrs = self.preemptible_in_rrs.get(node)
+        return rrs.get(r.uid) if rrs is not None else None
 
 
 # The caches of the scheduler each Snapshot belongs to: its profiles share one.
@@ -217,12 +263,13 @@ def shared_cache(snapshot: Snapshot) -> ReservationCache:
 
 
 def fits_node(requests: Mapping[str, int], node_info: NodeInfo, remained: Mapping[str, int],
-              matched: int) -> list[str]:
+              uncounted: int) -> list[str]:
     """The resources the pod lacks on the node when it may also use ``remained`` (what is left
-    of one Reservation): ``request ≤ allocatable − (requested − remained)``. ``node_info``
-    still counts every Reservation's remainder and every consumer."""
+    of one Reservation, what preemption victims free): ``request ≤ allocatable − (requested −
+    remained)``. ``node_info`` still counts every Reservation's remainder and every consumer;
+    ``uncounted`` of its pods do not count (the matched reserve pods, victims)."""
     insufficient = []
-    if len(node_info.pods) - matched + 1 > node_info.allowed_pod_number:
+    if len(node_info.pods) - uncounted + 1 > node_info.allowed_pod_number:
         insufficient.append(PODS_RESOURCE)
     allocatable, requested = node_info.allocatable, node_info.requested
     for name, request in requests.items():
@@ -234,28 +281,33 @@ def fits_node(requests: Mapping[str, int], node_info: NodeInfo, remained: Mappin
     return insufficient
 
 
-def fits_reservation(requests: Mapping[str, int], r: ReservationInfo) -> list[str]:
+def fits_reservation(requests: Mapping[str, int], r: ReservationInfo,
+                     freed: Mapping[str, int] | None = None) -> list[str]:
     """Restricted policy: the pod's requests of the Reservation's resources fit in what is
-    left of it."""
+    left of it, with what preemption victims inside it ``freed`` given back."""
     reasons = []
     allocated = r.allocated
+    freed = freed or {}
     max_pods = r.allocatable.get(PODS_RESOURCE)
-    if max_pods is not None and len(r.assigned) + 1 > max_pods:
+    if max_pods is not None and len(r.assigned) - freed.get(PODS_RESOURCE, 0) + 1 > max_pods:
         reasons.append(reservation_reason("Too many pods"))
     for name, capacity in r.allocatable.items():
         request = requests.get(name, 0)
         if name == PODS_RESOURCE or request <= 0:
             continue
-        if request > capacity - max(0, allocated.get(name, 0)):
+        if request > capacity - max(0, allocated.get(name, 0) - freed.get(name, 0)):
             reasons.append(reservation_reason("Insufficient " + name))
     return reasons
 
 
-def score_reservation(requests: Mapping[str, int], r: ReservationInfo) -> int:
+def score_reservation(requests: Mapping[str, int], r: ReservationInfo,
+                      freed: Mapping[str, int] | None = None) -> int:
     """How full the pod would make the Reservation, 0..100 (``ScoreReservation``): per
     resource of its allocatable, ``100 × (request + allocated) / capacity`` when that fits,
-    else 0; averaged."""
+    else 0; averaged. ``allocated`` leaves out what preemption victims inside it ``freed``."""
     allocated = r.allocated
+    if freed:
+        allocated = {k: max(0, v - freed.get(k, 0)) for k, v in allocated.items()}
     capacities = {k: v for k, v in r.allocatable.items() if v > 0}
     if not capacities:
         return 0
@@ -283,6 +335,8 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
         super().__init__(args, handle)
         self.args = args
         self.cache = shared_cache(handle.snapshot)
+        self.preemption = (ReservationPreemption(args, handle) if args.enable_preemption
+                           else None)
         # The handle's client is pkg's Client: it reads and writes Reservations too.
         self.client = cast(ReservationClient | None, handle.client)
         factory = handle.informer_factory
@@ -455,9 +509,49 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
             if not s.nodes:
                 return None, unresolvable(ERR_REASON_AFFINITY)
             return PreFilterResult(set(s.nodes)), None
-        if not s.nodes:
+        if not s.nodes and not self.cache.has_consumers():
+            # Filter would have nothing to say, even in a preemption dry run (no victim can
+            # free resources into a Reservation).
             return None, Status(Code.SKIP)
         return None, None
+
+    def pre_filter_extensions(self) -> Reservation:
+        return self
+
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo,
+                node_info: NodeInfo) -> Status | None:
+        self._simulate(state, pod_to_add, node_info.name, -1)
+        return None
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo,
+                   node_info: NodeInfo) -> Status | None:
+        self._simulate(state, pod_to_remove, node_info.name, 1)
+        return None
+
+    def _simulate(self, state: CycleState, other: PodInfo, node: str, sign: int) -> None:
+        """Count what ``other`` frees (``sign`` 1: removed, a victim) or takes (-1: added, a
+        nominated pod or a reprieved victim) on ``node``: inside the Reservation it consumes
+        there, what it takes of that Reservation; the rest, and its pod slot, outside. Nodes
+        without Reservations need nothing: NodeResourcesFit sees the simulated node as it
+        would be."""
+        s = state.get(STATE_KEY)
+        if not isinstance(s, ReservationState) or s.ignored \
+                or not self.cache.has_reservations_on(node):
+            return
+        requests = other.requests
+        outside = s.preemptible.setdefault(node, {})
+        r = self.cache.consumed_by(other.uid)
+        if r is not None and r.node_name == node:
+            inside = s.preemptible_in_rrs.setdefault(node, {}).setdefault(r.uid, {})
+            for name, v in requests.items():
+                freed = inside if name in r.allocatable else outside
+                freed[name] = freed.get(name, 0) + sign * v
+            if PODS_RESOURCE in r.allocatable:
+                inside[PODS_RESOURCE] = inside.get(PODS_RESOURCE, 0) + sign
+        else:
+            for name, v in requests.items():
+                outside[name] = outside.get(name, 0) + sign * v
+        outside[PODS_RESOURCE] = outside.get(PODS_RESOURCE, 0) + sign
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         s = _state(state)
@@ -465,11 +559,26 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
             node = pod.annotations.get(ANNOTATION_RESERVATION_NODE)
             if node and node != node_info.name:
                 return unresolvable(ERR_REASON_RESERVATION_NODE)
-            return None
+            return self._fits_after_preemption(s, pod, node_info.name)
         ns = s.nodes.get(node_info.name)
         if ns is None:
-            return unresolvable(ERR_REASON_AFFINITY) if s.affinity.required else None
-        return self._filter_with_reservations(pod, s.affinity, ns)
+            if s.affinity.required:
+                return unresolvable(ERR_REASON_AFFINITY)
+            return self._fits_after_preemption(s, pod, node_info.name)
+        return self._filter_with_reservations(pod, s, ns)
+
+    def _fits_after_preemption(self, s: ReservationState, pod: PodInfo,
+                               node: str) -> Status | None:
+        """On a node where the pod uses no Reservation, in a simulation that removed pods:
+        what victims inside Reservations free goes back to those Reservations, not to the
+        pod (NodeResourcesFit, on the simulated node, counts it free)."""
+        freed = s.freed(node)
+        if freed is None:
+            return None
+        ni = self.handle.snapshot.get(node)  # the node before the simulation
+        if ni is not None and fits_node(pod.requests, ni, freed, freed.get(PODS_RESOURCE, 0)):
+            return unschedulable(ERR_REASON_PREEMPTION_FAILED)
+        return None
 
     def filter_nodes(self, state: CycleState, pod: PodInfo,
                      snapshot: Snapshot) -> np.ndarray | None:
@@ -482,22 +591,29 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
         if s.affinity.required:
             mask = np.zeros(len(snapshot), dtype=bool)
             for name, ns in s.nodes.items():
-                mask[snapshot.index[name]] = self._filter_with_reservations(
-                    pod, s.affinity, ns) is None
+                mask[snapshot.index[name]] = self._filter_with_reservations(pod, s, ns) is None
             return mask
         failed: np.ndarray | None = None
         for name, ns in s.nodes.items():
-            if self._filter_with_reservations(pod, s.affinity, ns) is not None:
+            if self._filter_with_reservations(pod, s, ns) is not None:
                 if failed is None:
                     failed = np.ones(len(snapshot), dtype=bool)
                 failed[snapshot.index[name]] = False
         return failed
 
-    def _fitting(self, pod: PodInfo, ns: NodeReservations, r: ReservationInfo
-                 ) -> tuple[list[str], list[str]]:
-        """(resources the node lacks, reasons about ``r``) for the pod using ``r``."""
-        by_node = fits_node(pod.requests, ns.node_info, r.available, len(ns.matched))
-        by_reservation = (fits_reservation(pod.requests, r)
+    def _fitting(self, s: ReservationState, pod: PodInfo, ns: NodeReservations,
+                 r: ReservationInfo) -> tuple[list[str], list[str]]:
+        """(resources the node lacks, reasons about ``r``) for the pod using ``r``; in a
+        simulation, with what victims outside Reservations and inside ``r`` free."""
+        node = r.node_name
+        freed, freed_in_r = s.freed(node), s.freed_in(node, r)
+        remained: Mapping[str, int] = r.available
+        uncounted = len(ns.matched)
+        if freed is not None:
+            remained = _sum(remained, freed, freed_in_r)
+            uncounted += freed.get(PODS_RESOURCE, 0)
+        by_node = fits_node(pod.requests, ns.node_info, remained, uncounted)
+        by_reservation = (fits_reservation(pod.requests, r, freed_in_r)
                           if r.allocate_policy == ReservationAllocatePolicy.RESTRICTED else [])
         return by_node, by_reservation
 
@@ -511,12 +627,13 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
             return ns.matched
         return [r for r in ns.matched if any(name in r.allocatable for name in pod.requests)]
 
-    def _filter_with_reservations(self, pod: PodInfo, affinity: PodReservationAffinity,
+    def _filter_with_reservations(self, pod: PodInfo, s: ReservationState,
                                   ns: NodeReservations) -> Status | None:
+        affinity = s.affinity
         by_node: set[str] = set()
         by_reservation: list[str] = []
         for r in self._usable(pod, affinity, ns):
-            node_lacks, reasons = self._fitting(pod, ns, r)
+            node_lacks, reasons = self._fitting(s, pod, ns, r)
             if not node_lacks and not reasons:
                 return None
             by_node.update(node_lacks)
@@ -528,20 +645,30 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
                                    or [ERR_REASON_NO_RESERVATIONS_MEET]))
         if not by_node:
             # Through no Reservation: the pod may still fit the node alone.
-            node_reasons = [f"Insufficient {name} by node" for name in
-                            fits_node(pod.requests, ns.node_info, {}, len(ns.matched))]
+            freed = s.freed(ns.node_info.name) or {}
+            node_reasons = [f"Insufficient {name} by node" for name in fits_node(
+                pod.requests, ns.node_info, freed,
+                len(ns.matched) + freed.get(PODS_RESOURCE, 0))]
             if not node_reasons:
                 return None
         return unschedulable(*node_reasons)
 
     def post_filter(self, state: CycleState, pod: PodInfo,
                     statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
-        """No preemption for or by Reservations (yet): says why the Reservations whose owners
-        match the pod did not take it, for the pod's FailedScheduling message."""
+        """With ``enablePreemption``, preempt (``preemption.py``) first; whatever it found
+        short of a nomination, say why the Reservations whose owners match the pod did not
+        take it, for the pod's FailedScheduling message."""
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        if self.preemption is not None:
+            result, status = self.preemption.post_filter(state, pod, statuses)
+            if status is None or status.code != Code.UNSCHEDULABLE:
+                return result, status
+            reasons.extend(status.reasons)
         s = _state(state)
-        if s.reserve_pod or not (s.owner_matched or s.affinity.required):
-            return None, Status(Code.UNSCHEDULABLE)
-        return None, unschedulable(*reservation_diagnosis(s, statuses))
+        if not s.reserve_pod and (s.owner_matched or s.affinity.required):
+            reasons.extend(reservation_diagnosis(s, statuses))
+        return result, Status(Code.UNSCHEDULABLE, *reasons)
 
     # Nomination, PreScore, Score (§7.7) --------------------------------------------------
 
@@ -553,7 +680,7 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
         chosen: ReservationInfo | None = None
         if ns is not None:
             candidates = [r for r in self._usable(pod, s.affinity, ns) if r.matchable()
-                          and self._fitting(pod, ns, r) == ([], [])]
+                          and self._fitting(s, pod, ns, r) == ([], [])]
             if len(candidates) == 1:
                 chosen = candidates[0]
             elif candidates:
@@ -561,7 +688,8 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
                 if ordered:
                     chosen = min(ordered, key=lambda r: r.order)
                 else:
-                    chosen = max(candidates, key=lambda r: score_reservation(pod.requests, r))
+                    chosen = max(candidates, key=lambda r: score_reservation(
+                        pod.requests, r, s.freed_in(node, r)))
         s.nominated[node] = chosen
         return chosen
 
@@ -586,7 +714,7 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
         if node == s.preferred_node:
             return MOST_PREFERRED_SCORE
         r = s.nominated.get(node)
-        return 0 if r is None else score_reservation(pod.requests, r)
+        return 0 if r is None else score_reservation(pod.requests, r, s.freed_in(node, r))
 
     def score(self, state: CycleState, pod: PodInfo,
               node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -727,6 +855,14 @@ def _restore(snapshot: Snapshot, node_info: NodeInfo,
     for r in reservations:
         restored.remove_pod(r.key)
     snapshot.override_for_cycle(restored)
+
+
+def _sum(*parts: Mapping[str, int] | None) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for part in parts:
+        for name, v in (part or {}).items():
+            out[name] = out.get(name, 0) + v
+    return out
 
 
 def _state(state: CycleState) -> ReservationState:

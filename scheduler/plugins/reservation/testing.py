@@ -61,10 +61,15 @@ def make_pod(name: str, cpu: str = "2", memory: str = "4Gi", *,
             "status": {"phase": "Pending"}}
 
 
-def reservation_config() -> str:
-    """A KubeSchedulerConfiguration whose profile runs Reservation at upstream's points."""
+def reservation_config(*, enable_preemption: bool = False) -> str:
+    """A KubeSchedulerConfiguration whose profile runs Reservation at upstream's points. With
+    ``enable_preemption`` the Reservation plugin preempts (``enablePreemption: true``) in
+    place of DefaultPreemption, which would evict the pods it spares."""
     points = "\n".join(f"    {p}: {{enabled: [{{name: Reservation}}]}}" for p in (
-        "preFilter", "filter", "postFilter", "preScore", "reserve", "preBind"))
+        "preFilter", "filter", "preScore", "reserve", "preBind"))
+    disabled = "disabled: [{name: DefaultPreemption}], " if enable_preemption else ""
+    plugin_config = ("  pluginConfig:\n  - name: Reservation\n    args: {enablePreemption: true}\n"
+                     if enable_preemption else "")
     return f"""apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
@@ -73,6 +78,7 @@ profiles:
 - schedulerName: {SCHEDULER}
   plugins:
 {points}
+    postFilter: {{{disabled}enabled: [{{name: Reservation}}]}}
     score: {{enabled: [{{name: Reservation, weight: 5000}}]}}
     bind: {{disabled: [{{name: "*"}}], enabled: [{{name: Reservation}}, {{name: DefaultBinder}}]}}
-"""
+{plugin_config}"""

@@ -31,6 +31,7 @@ from scheduler.framework.interface import (
     PostFilterPlugin,
     PostFilterResult,
 )
+from scheduler.framework.nominator import nominated_node_name
 from scheduler.framework.plugins.defaultpreemption.candidate import (
     Candidate,
     ScoreFunc,
@@ -109,7 +110,7 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
                                        nominated_node_status: Status | None) -> tuple[bool, str]:
         if pod.spec.get("preemptionPolicy") == "Never":
             return False, NOT_ELIGIBLE_NEVER
-        nominated = (pod.pod.get("status") or {}).get("nominatedNodeName")
+        nominated = self.nominated_node_of(pod)
         if nominated:
             # A nominated node that filters now reject for good frees the pod to try again.
             if code_of(nominated_node_status) == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -121,6 +122,10 @@ class DefaultPreemption(PostFilterPlugin, EnqueueExtensions):
                             terminating_by_preemption(p.pod):
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
+
+    def nominated_node_of(self, pod: PodInfo) -> str:
+        """The node an earlier preemption nominated the pod to ("" if none)."""
+        return nominated_node_name(pod.pod)
 
     def select_victims_on_node(self, state: CycleState, pod: PodInfo, node_info: NodeInfo,
                                budgets: list[DisruptionBudget]
