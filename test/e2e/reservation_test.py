@@ -128,10 +128,11 @@ def test_the_sample_reservation_is_available_and_consumed_by_its_owner_only(
 def test_a_reservation_waits_for_a_node_that_fits_and_expires_by_its_ttl(
         srv: ServerHandle, client: Client, scheduler: str) -> None:
     srv.add_nodes(1, cpu="1", memory="4Gi")
+    # Long enough to be Available and turn a pod away before it expires on a busy machine.
     client.create(RESERVATIONS, {
         "apiVersion": "scheduling.koordinator.sh/v1alpha1", "kind": "Reservation",
         "metadata": {"name": "big"},
-        "spec": {"ttl": "8s", "template": {"spec": {
+        "spec": {"ttl": "20s", "template": {"spec": {
                      "schedulerName": SCHEDULER, "containers": [{"name": "main", "resources": {
                          "requests": {"cpu": "3", "memory": "1Gi"}}}]}},
                  "owners": [{"object": {"namespace": "default", "name": "big-owner"}}]}})
