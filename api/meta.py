@@ -47,6 +47,11 @@ def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def format_timestamp(seconds: float) -> str:
+    """``format_time`` of a moment in seconds since the epoch (``metav1.Now()`` of a clock)."""
+    return format_time(datetime.fromtimestamp(seconds, UTC))
+
+
 def parse_time(value: str) -> datetime:
     """An RFC 3339 timestamp (metav1.Time or MicroTime on the wire) as an aware datetime.
 

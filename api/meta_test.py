@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from api.meta import format_time, parse_time, parse_timestamp
+from api.meta import format_time, format_timestamp, parse_time, parse_timestamp
 
 EPOCH_2024 = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC).timestamp()
 
@@ -32,6 +32,8 @@ def test_offsets_name_the_same_instant() -> None:
     assert parse_timestamp("2024-01-02T05:04:05+02:00") == EPOCH_2024
     assert parse_timestamp("2024-01-01T22:04:05-05:00") == EPOCH_2024
     assert format_time(parse_time("2024-01-02T05:04:05+02:00")) == "2024-01-02T03:04:05Z"
+    # A clock's seconds are written as metav1.Time, in UTC and to the second.
+    assert format_timestamp(EPOCH_2024 + 0.9) == "2024-01-02T03:04:05Z"
 
 
 @pytest.mark.parametrize("text", [

@@ -2,11 +2,18 @@
 
 Corresponds to upstream ``pkg/util/reservation/reservation.go`` (``NewReservePod``,
 ``IsReservePod``, ``IsReservationActive``/``Available``/``Failed``/``Succeeded``,
-``ValidateReservation``, ``ReservationRequests``, ``MatchReservationOwners``; scheduler.md
-§7.1-7.2). A Reservation is scheduled as a *reserve pod*: a fake pod named by the
+``ValidateReservation``, ``ReservationRequests``, ``MatchReservationOwners``,
+``IsReservationExpired``, ``SetReservationExpired``, ``SetReservationSucceeded``; scheduler.md
+§7.1-7.2, §7.9). A Reservation is scheduled as a *reserve pod*: a fake pod named by the
 Reservation's UID, built from ``spec.template``, that goes through the ordinary scheduling
 cycle and, once the Reservation is Available, stands in the scheduler cache for the reserved
 resources on its node. Reserve pods never exist in the API server.
+
+The status transitions the Reservation controller writes work on the Ready condition only:
+Expired makes it Ready=False (a fresh condition when it was Ready=True or missing, else only
+the reason and probe time change, so the transition time stays when the Reservation was
+already not ready); Succeeded sets Ready=False, reason Succeeded, keeping the transition time
+of an existing Ready condition. Upstream writes no message on either.
 """
 
 from __future__ import annotations
@@ -21,10 +28,17 @@ from api.core import QuantityFormat, format_quantity, quantity_format
 from api.extension.constants import SCHEDULING_DOMAIN_PREFIX
 from api.extension.objects import annotations_of
 from api.extension.priority import LABEL_POD_PRIORITY
+from api.meta import format_timestamp
 from api.scheduling.v1alpha1.reservation import (
+    REASON_RESERVATION_EXPIRED,
+    REASON_RESERVATION_SUCCEEDED,
+    ConditionStatus,
     Reservation,
+    ReservationCondition,
+    ReservationConditionType,
     ReservationOwner,
     ReservationPhase,
+    ReservationStatus,
 )
 from pkg.util.labels import InvalidSelectorError, selector_matches
 from pkg.util.podresources import CPU, pod_requests, resource_list
@@ -80,6 +94,68 @@ def is_reservation_active(r: Reservation) -> bool:
 def is_unassigned_active(r: Reservation) -> bool:
     """To be scheduled: active, no node yet."""
     return is_reservation_active(r) and not (r.status and r.status.node_name)
+
+
+def is_finished(r: Reservation) -> bool:
+    """Failed or Succeeded: nothing more happens to it but GC."""
+    return r.phase in (ReservationPhase.FAILED, ReservationPhase.SUCCEEDED)
+
+
+def _ready_condition(r: Reservation) -> ReservationCondition | None:
+    # Upstream takes the last Ready condition should there be several.
+    found = None
+    for c in (r.status.conditions if r.status else None) or ():
+        if c.type == ReservationConditionType.READY:
+            found = c
+    return found
+
+
+def is_reservation_expired(r: Reservation) -> bool:
+    """Failed with the (first) Ready condition False, reason Expired."""
+    if r.phase != ReservationPhase.FAILED:
+        return False
+    for c in (r.status.conditions if r.status else None) or ():
+        if c.type == ReservationConditionType.READY:
+            return c.status == ConditionStatus.FALSE and c.reason == REASON_RESERVATION_EXPIRED
+    return False
+
+
+def set_reservation_expired(r: Reservation, now: float) -> None:
+    status = r.status = r.status or ReservationStatus()
+    status.phase = ReservationPhase.FAILED
+    ts = format_timestamp(now)
+    ready = _ready_condition(r)
+    fresh = ReservationCondition(type=ReservationConditionType.READY,
+                                 status=ConditionStatus.FALSE, reason=REASON_RESERVATION_EXPIRED,
+                                 last_probe_time=ts, last_transition_time=ts)
+    conditions = status.conditions = list(status.conditions or ())
+    if ready is None:
+        conditions.append(fresh)
+    elif ready.status == ConditionStatus.TRUE:
+        conditions[_index(conditions, ready)] = fresh
+    else:
+        ready.reason = REASON_RESERVATION_EXPIRED
+        ready.last_probe_time = ts
+
+
+def set_reservation_succeeded(r: Reservation, now: float) -> None:
+    status = r.status = r.status or ReservationStatus()
+    status.phase = ReservationPhase.SUCCEEDED
+    ts = format_timestamp(now)
+    ready = _ready_condition(r)
+    conditions = status.conditions = list(status.conditions or ())
+    if ready is None:
+        conditions.append(ReservationCondition(
+            type=ReservationConditionType.READY, status=ConditionStatus.FALSE,
+            reason=REASON_RESERVATION_SUCCEEDED, last_probe_time=ts, last_transition_time=ts))
+    else:
+        ready.status = ConditionStatus.FALSE
+        ready.reason = REASON_RESERVATION_SUCCEEDED
+        ready.last_probe_time = ts
+
+
+def _index(conditions: list[ReservationCondition], condition: ReservationCondition) -> int:
+    return next(i for i, c in enumerate(conditions) if c is condition)
 
 
 def validate_reservation(r: Reservation) -> str | None:

@@ -101,6 +101,7 @@ from api.extension.reservation import (
     format_reservation_allocated,
     is_reservation_ignored,
 )
+from api.meta import format_timestamp
 from api.scheduling.v1alpha1 import reservation as v1alpha1
 from api.scheduling.v1alpha1.reservation import (
     REASON_RESERVATION_AVAILABLE,
@@ -157,7 +158,6 @@ from scheduler.frameworkext.interface import (
 from scheduler.plugins.reservation.affinity import NO_AFFINITY, PodReservationAffinity
 from scheduler.plugins.reservation.cache import ReservationCache, ReservationInfo
 from scheduler.plugins.reservation.controller import ReservationController
-from scheduler.plugins.reservation.controller.util import metav1_now
 from scheduler.plugins.reservation.preemption import ReservationPreemption
 from scheduler.schedule_one import truncate_note
 
@@ -424,7 +424,7 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
             return
         try:
             self._update_status(r.metadata.name or "", lambda obj: _set_condition(
-                obj, condition, metav1_now(self.handle.clock.now())))
+                obj, condition, format_timestamp(self.handle.clock.now())))
         except Exception as err:  # noqa: BLE001 - the next failed attempt writes it again
             log.warning("Updating the Scheduled condition of Reservation %s failed: %s",
                         r.metadata.name, err)
@@ -798,7 +798,7 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
         if self.client is None:
             return Status(Code.ERROR, "the scheduler has no client")
         name = reservation_name_of(pod.pod)
-        now = metav1_now(self.handle.clock.now())
+        now = format_timestamp(self.handle.clock.now())
 
         def make_available(obj: dict[str, Any]) -> None:
             r = v1alpha1.Reservation.model_validate(obj)

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from api.meta import format_time
+from api.meta import format_timestamp
 from pkg.client.errors import is_not_found
 from pkg.client.resources import PODS
 from pkg.events.events import NORMAL
@@ -359,8 +358,7 @@ def _delete_victim(handle: ExtendedHandle, preemptor: PodInfo, victim: PodInfo,
                     if c.get("type") == DISRUPTION_TARGET), None)
     try:
         if current is None or any(current.get(k) != v for k, v in condition.items()):
-            condition["lastTransitionTime"] = format_time(
-                datetime.fromtimestamp(handle.clock.now(), UTC))
+            condition["lastTransitionTime"] = format_timestamp(handle.clock.now())
             client.patch(PODS, victim.name, {"status": {"conditions": [condition]}},
                          victim.namespace, patch_type="strategic", subresource="status")
         client.delete(PODS, victim.name, victim.namespace)

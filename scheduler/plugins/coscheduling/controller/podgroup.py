@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from api.extension.coscheduling import LABEL_POD_GROUP
-from api.meta import format_time
+from api.meta import format_timestamp
 from api.thirdparty.schedulerplugins.v1alpha1.pod_group import PodGroupPhase
 from pkg.client.resources import POD_GROUPS
 from pkg.controller.controller import Controller
@@ -99,7 +98,7 @@ class PodGroupController:
         self.controller.stop(timeout=5)
 
     def _now(self) -> str:
-        return format_time(datetime.fromtimestamp(self.clock.now(), UTC))
+        return format_timestamp(self.clock.now())
 
     def reconcile(self, key: str) -> None:
         pg = self.pod_groups.indexer.get_by_key(key)

@@ -43,6 +43,12 @@ from pkg.controller.controller import Controller, Result
 from pkg.util.clock import Clock
 from pkg.util.periodic import Periodic
 from pkg.util.podresources import CPU, pod_requests, resource_list
+from pkg.util.reservation import (
+    is_finished,
+    is_reservation_expired,
+    set_reservation_expired,
+    set_reservation_succeeded,
+)
 from scheduler.apis.config.koord_args import ReservationArgs
 from scheduler.frameworkext.interface import InformerFactory
 from scheduler.metrics.metrics import SchedulerMetrics
@@ -51,12 +57,6 @@ from scheduler.plugins.reservation.controller.garbage_collection import (
     DEFAULT_GC_DURATION_SECONDS,
     is_reservation_need_cleanup,
     missing_node,
-)
-from scheduler.plugins.reservation.controller.util import (
-    is_finished,
-    is_reservation_expired,
-    set_reservation_expired,
-    set_reservation_succeeded,
 )
 
 log = logging.getLogger(__name__)

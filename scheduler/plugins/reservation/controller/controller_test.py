@@ -22,6 +22,10 @@ from pkg.client.resources import NODES, PODS, RESERVATIONS, Resource
 from pkg.client.rest import Client
 from pkg.controller.controller import Result
 from pkg.util.clock import FakeClock
+from pkg.util.reservation import (
+    set_reservation_expired,
+    set_reservation_succeeded,
+)
 from scheduler.apis.config.koord_args import ReservationArgs
 from scheduler.metrics.metrics import SchedulerMetrics
 from scheduler.plugins.reservation.controller.controller import (
@@ -34,10 +38,6 @@ from scheduler.plugins.reservation.controller.testing import (
     available,
     create_consumer,
     create_reservation,
-)
-from scheduler.plugins.reservation.controller.util import (
-    set_reservation_expired,
-    set_reservation_succeeded,
 )
 from test.apiserver import ServerHandle, start
 from test.e2e.cluster import install_crds, wait_for

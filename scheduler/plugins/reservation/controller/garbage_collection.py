@@ -19,7 +19,7 @@ from api.scheduling.v1alpha1.reservation import (
     Reservation,
     ReservationPhase,
 )
-from scheduler.plugins.reservation.controller.util import is_reservation_expired
+from pkg.util.reservation import is_reservation_expired
 
 DEFAULT_GC_CHECK_INTERVAL_SECONDS = 60.0
 DEFAULT_GC_DURATION_SECONDS = 24 * 3600.0
