@@ -27,6 +27,7 @@ from api.extension.priority import (
 from api.extension.qos import get_pod_qos_class_with_default
 from api.meta import parse_timestamp
 from manager.slo_controller.noderesource.framework import PodInfo, Resources
+from pkg.util.cpuset import parse_cpuset
 from pkg.util.podresources import CPU, MEMORY, measured_quantity_int, pod_requests, quantity_int
 
 log = logging.getLogger(__name__)
@@ -87,21 +88,6 @@ def kubelet_reserved(node: Mapping[str, Any]) -> Resources:
     return clamp(sub(cpu_memory(status.get("capacity")), cpu_memory(status.get("allocatable"))))
 
 
-def cpuset_size(cpus: str) -> int:
-    """Number of CPUs in a Linux cpuset list (``"0-3,8"`` → 5); raises ValueError."""
-    count = 0
-    for part in cpus.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        low, sep, high = part.partition("-")
-        start, end = int(low), int(high) if sep else int(low)
-        if end < start:
-            raise ValueError(f"invalid cpuset range {part!r}")
-        count += end - start + 1
-    return count
-
-
 def anno_reserved(node: Mapping[str, Any]) -> Resources:
     """The ``node.koordinator.sh/reservation`` annotation; ``reservedCPUs`` replaces
     ``resources.cpu`` with its CPU count. Unparsable → nothing reserved (logged)."""
@@ -110,7 +96,7 @@ def anno_reserved(node: Mapping[str, Any]) -> Resources:
         reservation = parse_node_reservation(annotations)
         reserved = cpu_memory(reservation.resources)
         if reservation.reserved_cpus:
-            reserved[CPU] = cpuset_size(reservation.reserved_cpus) * 1000
+            reserved[CPU] = len(parse_cpuset(reservation.reserved_cpus)) * 1000
     except (MalformedValueError, ValueError) as err:
         log.warning("node %s: ignoring reservation annotation: %s",
                     (node.get("metadata") or {}).get("name"), err)
@@ -254,7 +240,7 @@ def giga(value: int) -> int:
 
 __all__ = [
     "ACTIVE_PHASES", "CPU_MEMORY", "LOW_PRIORITY", "active", "add", "anno_reserved", "clamp",
-    "cpu_memory", "cpuset_size", "giga", "go_float", "host_app_hp_used", "is_degraded",
+    "cpu_memory", "giga", "go_float", "host_app_hp_used", "is_degraded",
     "kubelet_reserved", "node_capacity", "node_reserved", "node_usage",
     "pod_info", "pods_usage", "prod_reclaimable", "rmax", "sub", "system_usage",
     "untrusted_usage", "zero",
