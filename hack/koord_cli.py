@@ -1,5 +1,7 @@
 """``hack/koord``: small operator commands; ``explain pod NS/NAME`` says why a pod is pending,
-``explain quota NAME`` shows an ElasticQuota in its tree (see ``hack.koord_quota``).
+``explain quota NAME`` shows an ElasticQuota in its tree (see ``hack.koord_quota``),
+``explain reservation NAME`` shows a Reservation (phase, node, owners, what it holds and who
+consumes it) and, while it waits for a node, the scheduler's diagnosis of its reserve pod.
 
 There is no upstream counterpart: kube-scheduler only leaves the last ``FailedScheduling``
 message. ``explain`` asks koord-scheduler's ``/debug/pods/<ns>/<name>`` for the structured
@@ -75,6 +77,64 @@ def explain_pod(args: argparse.Namespace) -> int:
     return 0
 
 
+def reservation_text(obj: dict[str, Any]) -> str:
+    """A Reservation as its owner wants to read it."""
+    meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, \
+        obj.get("status") or {}
+    phase = status.get("phase") or "Pending"
+    where = f" on node {status['nodeName']}" if status.get("nodeName") else ""
+    expiry = (f"ttl {spec['ttl']}" if spec.get("ttl") else
+              f"expires {spec['expires']}" if spec.get("expires") else "no expiry")
+    once = spec.get("allocateOnce") is not False  # unset means true
+    lines = [f"Reservation {meta.get('name')}: {phase}{where} ({expiry}, "
+             f"{'allocate-once' if once else 'reusable'})"]
+    for owner in spec.get("owners") or ():
+        lines.append(f"  owner: {json.dumps(owner, sort_keys=True)}")
+
+    def amounts(rl: dict[str, Any] | None) -> str:
+        return ", ".join(f"{k}={v}" for k, v in sorted((rl or {}).items())) or "-"
+    lines.append(f"  allocatable: {amounts(status.get('allocatable'))}; "
+                 f"allocated: {amounts(status.get('allocated'))}")
+    owners = [f"{o.get('namespace')}/{o.get('name')}" for o in status.get("currentOwners") or ()]
+    lines.append(f"  consumed by: {', '.join(owners) or '-'}")
+    for c in status.get("conditions") or ():
+        lines.append(f"  {c.get('type')}={c.get('status')} ({c.get('reason') or '-'})"
+                     + (f": {c['message']}" if c.get("message") else ""))
+    return "\n".join(lines)
+
+
+def explain_reservation(args: argparse.Namespace) -> int:
+    from api.scheduling.v1alpha1 import Reservation
+    from pkg.client.resources import RESERVATIONS
+    from pkg.client.rest import Client
+    from pkg.util.reservation import is_unassigned_active, new_reserve_pod
+
+    try:
+        obj = Client.from_kubeconfig(args.kubeconfig).get(RESERVATIONS, args.reservation)
+        reservation = Reservation.model_validate(obj)
+    except Exception as err:  # noqa: BLE001 - report, don't trace back
+        print(f"error: Reservation {args.reservation}: {err}", file=sys.stderr)
+        return 1
+    print(reservation_text(obj))
+    if not is_unassigned_active(reservation):
+        return 0
+    # Still looking for a node: its reserve pod is pending in the scheduler.
+    md = new_reserve_pod(reservation)["metadata"]
+    key = f"{md['namespace']}/{md['name']}"
+    try:
+        entry = _from_scheduler(args.scheduler, key, args.timeout)
+    except (urllib.error.URLError, OSError) as err:
+        print(f"(scheduler at {args.scheduler} not reachable: {err})", file=sys.stderr)
+        return 0
+    if not entry:
+        print(f"The scheduler has no pending diagnosis for its reserve pod {key} "
+              "(not yet tried, or not its scheduler).")
+        return 0
+    print(explain_text(entry["pod"], entry.get("diagnosis") or {}, entry.get("message", ""),
+                       entry.get("explain") or ()))
+    return 0
+
+
 def explain_quota(args: argparse.Namespace) -> int:
     from hack.koord_quota import explain_quota as explain
 
@@ -106,6 +166,14 @@ def main(argv: list[str] | None = None) -> int:
                        help="the quota's namespace, when several hold that name")
     quota.add_argument("--kubeconfig", default=None)
     quota.set_defaults(func=explain_quota)
+    rsv = what.add_parser("reservation", help="a Reservation: phase, node, owners, what it "
+                          "holds and who consumes it; the scheduler's diagnosis while pending")
+    rsv.add_argument("reservation", metavar="NAME")
+    rsv.add_argument("--scheduler", default="http://127.0.0.1:10251",
+                     help="koord-scheduler's debug endpoint base URL")
+    rsv.add_argument("--kubeconfig", default=None)
+    rsv.add_argument("--timeout", type=float, default=5.0)
+    rsv.set_defaults(func=explain_reservation)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -27,6 +27,7 @@ import yaml
 
 from api.extension.preemption import LABEL_DISABLE_PREEMPTIBLE
 from api.extension.reservation import ANNOTATION_RESERVATION_ALLOCATED, parse_reservation_allocated
+from hack import koord_cli
 from pkg.client.resources import EVENTS, PODS, PRIORITY_CLASSES, RESERVATIONS
 from pkg.client.rest import Client
 from pkg.util.testdata import upstream_data_dir
@@ -126,7 +127,8 @@ def test_the_sample_reservation_is_available_and_consumed_by_its_owner_only(
 
 
 def test_a_reservation_waits_for_a_node_that_fits_and_expires_by_its_ttl(
-        srv: ServerHandle, client: Client, scheduler: str) -> None:
+        srv: ServerHandle, client: Client, scheduler: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
     srv.add_nodes(1, cpu="1", memory="4Gi")
     # Long enough to be Available and turn a pod away before it expires on a busy machine.
     client.create(RESERVATIONS, {
@@ -146,12 +148,25 @@ def test_a_reservation_waits_for_a_node_that_fits_and_expires_by_its_ttl(
     assert condition["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
     assert wait_for(partial(_event, client, "big", "FailedScheduling"), DEADLINE,
                     what="a FailedScheduling event on the Reservation")
+    # hack/koord explains it as it would a pending pod.
+    explain = ["explain", "reservation", "big", "--scheduler", scheduler,
+               "--kubeconfig", srv.kubeconfig]
+    capsys.readouterr()
+    assert koord_cli.main(explain) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Reservation big: Pending (ttl 20s, allocate-once)")
+    assert "Scheduled=False (Unschedulable): 0/1 nodes are available: 1 Insufficient cpu." in out
+    assert "NodeResourcesFit: 1 node(s)" in out
 
     srv.add_nodes(1, prefix="large-", cpu="4", memory="8Gi")
     status = wait_for(partial(_phase_is, client, "big", "Available"), DEADLINE,
                       what="big Available once a node fits it")
     assert status["nodeName"] == "large-0"
     assert _condition(status, "Scheduled")["status"] == "True"
+    assert koord_cli.main(explain) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Reservation big: Available on node large-0")
+    assert "allocatable: cpu=3, memory=1Gi" in out and "NodeResourcesFit" not in out
 
     # large-0 has 1 cpu left besides the Reservation, node-0 has 1: a 2-cpu pod waits for
     # the expiry.
