@@ -18,6 +18,8 @@ CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
 GENERIC_EPHEMERAL_VOLUME = "GenericEphemeralVolume"
 RESIZE_POD = "ResizePod"
 ENABLE_INLINE_BATCH_SCHEDULE = "EnableInlineBatchSchedule"
+# Reservation affinity selects by the Reservation's labels alone, not merged over its node's.
+OMIT_NODE_LABELS_FOR_RESERVATION = "OmitNodeLabelsForReservation"
 ELASTIC_QUOTA_IGNORE_TERMINATING_POD = "ElasticQuotaIgnoreTerminatingPod"
 ELASTIC_QUOTA_IMMEDIATE_IGNORE_TERMINATING_POD = "ElasticQuotaImmediateIgnoreTerminatingPod"
 
@@ -30,7 +32,7 @@ _OFF = (
     "ElasticQuotaIgnorePodOverhead", ELASTIC_QUOTA_IGNORE_TERMINATING_POD,
     ELASTIC_QUOTA_IMMEDIATE_IGNORE_TERMINATING_POD, "ElasticQuotaGuaranteeUsage",
     "DisableDefaultQuota", "SupportParentQuotaSubmitPod", "LazyReservationRestore",
-    "OmitNodeLabelsForReservation", "SkipReservationFitsNode", "DevicePluginAdaption",
+    OMIT_NODE_LABELS_FOR_RESERVATION, "SkipReservationFitsNode", "DevicePluginAdaption",
     "CleanExpiredReservationAllocated", "SkipFilterWithNominatedPods", "SyncBarrier",
     "CrossSchedulerNomination", ENABLE_INLINE_BATCH_SCHEDULE,
 )

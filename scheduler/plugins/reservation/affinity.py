@@ -5,7 +5,8 @@ Corresponds to upstream ``pkg/util/reservation`` (``RequiredReservationAffinity`
 ``MatchReservationAffinity``, ``ExactMatchReservation`` as used by the Reservation plugin's
 transformer, scheduler.md §7.2). A pod may name one Reservation
 (``reservation-affinity`` ``name``), or select Reservations by their labels merged over their
-node's labels (``reservationSelector`` and ``requiredDuringSchedulingIgnoredDuringExecution``
+node's labels (their own alone with the ``OmitNodeLabelsForReservation`` feature gate)
+(``reservationSelector`` and ``requiredDuringSchedulingIgnoredDuringExecution``
 terms, whose ``matchFields`` see the Reservation's name). Without a name, an unschedulable
 Reservation, or one with a NoSchedule/NoExecute taint, is only for pods whose affinity
 tolerates it. ``exact-match-reservation`` lists resources whose request must equal the

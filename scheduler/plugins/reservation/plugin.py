@@ -115,6 +115,8 @@ from pkg.client.errors import is_conflict
 from pkg.client.informers import EventHandlerFuncs, FilteringEventHandler, deleted_object
 from pkg.client.resources import PODS, RESERVATIONS, Resource
 from pkg.events.recorder import NORMAL, WARNING
+from pkg.features import default_feature_gate
+from pkg.features.scheduler_features import OMIT_NODE_LABELS_FOR_RESERVATION
 from pkg.util.labels import InvalidSelectorError
 from pkg.util.podresources import PODS as PODS_RESOURCE
 from pkg.util.reservation import (
@@ -334,6 +336,7 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
             raise ValueError("; ".join(str(e) for e in errors))
         super().__init__(args, handle)
         self.args = args
+        self.feature_gate = default_feature_gate
         self.cache = shared_cache(handle.snapshot)
         self.preemption = (ReservationPreemption(args, handle) if args.enable_preemption
                            else None)
@@ -473,13 +476,15 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
                 return pod, unresolvable(str(err))
         if not len(self.cache):
             return pod, None
+        omit_node_labels = (s.affinity.affinity is not None
+                            and self.feature_gate.enabled(OMIT_NODE_LABELS_FOR_RESERVATION))
         for r in self.cache.matching(pod):
             ns = s.nodes.get(r.node_name)
             ni = ns.node_info if ns is not None else snapshot.get(r.node_name)
             if ni is None:
                 continue
             s.owner_matched += 1
-            why = s.affinity.mismatch(r, ni.labels)
+            why = s.affinity.mismatch(r, {} if omit_node_labels else ni.labels)
             if why is not None:
                 s.unusable[why] = s.unusable.get(why, 0) + 1
                 continue

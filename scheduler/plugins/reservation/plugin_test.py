@@ -21,6 +21,8 @@ from api.extension.reservation import (
     ANNOTATION_RESERVATION_ALLOCATED,
 )
 from api.scheduling.v1alpha1.reservation import Reservation as ReservationObject
+from pkg.features import default_feature_gate
+from pkg.features.scheduler_features import OMIT_NODE_LABELS_FOR_RESERVATION
 from pkg.util.reservation import new_reserve_pod
 from scheduler.apis.config import load_scheduler_config
 from scheduler.eventhandlers import EventHandlers
@@ -344,6 +346,25 @@ def test_a_reservation_selector_picks_reservations_by_label(cluster: Cluster) ->
         "pool": "gpu"}))
     assert cluster.schedule(pod) == {"default/web-0": "n2"}
 
+
+
+def test_a_reservation_selector_sees_node_labels_unless_omit_node_labels_is_on(
+        cluster: Cluster) -> None:
+    cluster.node("n1")
+    web = {"app": "web"}
+    cluster.reservation(make_reservation("plain", node="n1", owner_labels=web,
+                                         allocate_once=False))
+    by_node = _affinity(reservationSelector={"kubernetes.io/hostname": "n1"})
+    assert cluster.schedule(make_pod("web-0", labels=web, annotations=by_node)) == {
+        "default/web-0": "n1"}
+    default_feature_gate.set_enabled(OMIT_NODE_LABELS_FOR_RESERVATION, True)
+    try:
+        bound = cluster.schedule(make_pod("web-1", labels=web, annotations=by_node))
+        assert "default/web-1" not in bound
+    finally:
+        default_feature_gate.reset()
+    diagnosis = cluster.sched.diagnosis_of("default/web-1")
+    assert diagnosis is not None and ERR_REASON_AFFINITY in diagnosis["message"]
 
 def test_an_affinity_pod_too_big_for_its_reservations_keeps_every_reason(
         cluster: Cluster) -> None:
