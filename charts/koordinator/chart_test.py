@@ -4,7 +4,7 @@ under default, flipped and custom values and checks what a user installing it wo
 
 * every render parses and holds the expected objects; the optional ones appear only when their
   values ask for them; images carry the registry and tags; plugin args reach the scheduler and
-  descheduler configurations, and the scheduler's loads with koord-scheduler's own loader;
+  descheduler configurations, and each loads with its component's own loader;
 * every rendered object is accepted by the embedded API server with dryRun=All and
   fieldValidation=Strict (the CRDs are created for real first so that their kinds exist; the
   PodMonitor/ServiceMonitor kinds of monitoring.coreos.com get a minimal open CRD installed by
@@ -26,6 +26,11 @@ from typing import Any, cast
 import pytest
 import yaml
 
+from descheduler.apis.config import (
+    LowNodeLoadArgs,
+    MigrationControllerArgs,
+    load_descheduler_config,
+)
 from hack.helm.render import RenderError, render, render_objects
 from koordlet import main as koordlet_main
 from manager import main as manager_main
@@ -340,6 +345,23 @@ def test_default_descheduler_config(default_objs: list[Obj]) -> None:
     assert plugin_args(profile, "LowNodeLoad")["highThresholds"] == {"cpu": 75, "memory": 80}
 
 
+def test_default_descheduler_config_loads_with_koord_deschedulers_loader(
+        default_objs: list[Obj]) -> None:
+    text = find(default_objs, "ConfigMap", "koord-descheduler-config")["data"][
+        "koord-descheduler-config"]
+    config = load_descheduler_config(text, source="koord-descheduler-config")
+    assert config.descheduling_interval == 10.0
+    assert config.leader_election.resource_namespace == NS
+    [profile] = config.profiles
+    assert profile.plugins is not None
+    assert (profile.plugins.evict.names(), profile.plugins.balance.names()) == (
+        ["MigrationController"], [])
+    migration = profile.plugin_args()["MigrationController"]
+    assert isinstance(migration, MigrationControllerArgs)
+    assert migration.namespaces is not None and migration.namespaces.exclude == [
+        "kube-system", NS]
+
+
 def test_flipped_render_has_every_optional_object(flipped_objs: list[Obj]) -> None:
     names = kinds_names(flipped_objs)
     assert (ALWAYS | OPTIONAL) <= names
@@ -362,6 +384,10 @@ def test_flipped_render_has_every_optional_object(flipped_objs: list[Obj]) -> No
     assert {"name": "DefaultPreemption"} in cfg["plugins"]["postFilter"]["enabled"]
     desched = embedded(flipped_objs, "koord-descheduler-config")["profiles"][0]
     assert desched["plugins"]["balance"] == {"enabled": [{"name": "LowNodeLoad"}]}
+    loaded = load_descheduler_config(find(flipped_objs, "ConfigMap", "koord-descheduler-config")[
+        "data"]["koord-descheduler-config"], source="koord-descheduler-config")
+    assert loaded.profiles[0].plugins is not None
+    assert loaded.profiles[0].plugins.balance.names() == ["LowNodeLoad"]
 
 
 def test_default_webhooks_can_be_turned_off(tmp_path: Path) -> None:
@@ -411,6 +437,16 @@ def test_custom_images_replicas_and_plugin_args(custom_objs: list[Obj]) -> None:
     lowload = plugin_args(desched["profiles"][0], "LowNodeLoad")
     assert lowload["highThresholds"] == {"cpu": 85, "memory": 80}
     assert desched["profiles"][0]["plugins"]["balance"] == {"enabled": [{"name": "LowNodeLoad"}]}
+    desched_config = load_descheduler_config(
+        find(custom_objs, "ConfigMap", "koord-descheduler-config")["data"][
+            "koord-descheduler-config"], source="koord-descheduler-config")
+    assert desched_config.descheduling_interval == 30.0
+    plugins = desched_config.profiles[0].plugins
+    assert plugins is not None and plugins.balance.names() == ["LowNodeLoad"]
+    loaded = desched_config.profiles[0].plugin_args()["LowNodeLoad"]
+    assert isinstance(loaded, LowNodeLoadArgs)
+    assert (loaded.low_thresholds, loaded.high_thresholds) == ({"cpu": 45, "memory": 55},
+                                                               {"cpu": 85, "memory": 80})
 
 
 # The images' entrypoints (hack/image) and the component each runs; koord-descheduler,

@@ -27,7 +27,7 @@ from scheduler.apis.config.errors import (
     validation_errors,
 )
 from scheduler.apis.config.plugin_args import decode_plugin_args
-from scheduler.apis.config.strict import drop_nulls, load_yaml, unknown_fields
+from scheduler.apis.config.strict import drop_nulls, load_yaml, unknown_fields, yaml_problem
 from scheduler.apis.config.types import (
     API_VERSIONS,
     FIELDS_NOT_IN_VERSION,
@@ -49,7 +49,7 @@ def load_scheduler_config(path_or_text: str | os.PathLike[str], *,
     try:
         data = load_yaml(text)
     except yaml.YAMLError as err:
-        raise SchedulerConfigError([FieldError((), f"malformed YAML: {_yaml_problem(err)}")],
+        raise SchedulerConfigError([FieldError((), f"malformed YAML: {yaml_problem(err)}")],
                                    source) from None
     return decode_scheduler_config(data, source=source)
 
@@ -113,13 +113,6 @@ def _read(path_or_text: str | os.PathLike[str], source: str | None) -> tuple[str
         reason = err.strerror if isinstance(err, OSError) else str(err)
         raise SchedulerConfigError([FieldError((), f"cannot read the file: {reason}")],
                                    source or str(path)) from None
-
-
-def _yaml_problem(err: yaml.YAMLError) -> str:
-    if isinstance(err, yaml.MarkedYAMLError) and err.problem_mark is not None:
-        mark = err.problem_mark
-        return f"{err.problem} (line {mark.line + 1}, column {mark.column + 1})"
-    return str(err)
 
 
 def _type_meta_errors(data: Any) -> list[FieldError]:

@@ -50,6 +50,14 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=StrictYAMLLoader)
 
 
+def yaml_problem(err: yaml.YAMLError) -> str:
+    """Where and what the YAML problem is, for an error message."""
+    if isinstance(err, yaml.MarkedYAMLError) and err.problem_mark is not None:
+        mark = err.problem_mark
+        return f"{err.problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return str(err)
+
+
 def drop_nulls(value: Any) -> Any:
     """``value`` without ``null`` mapping entries, recursively (null leaves a Go field as is)."""
     if isinstance(value, dict):

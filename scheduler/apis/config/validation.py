@@ -31,7 +31,7 @@ JITTER_FACTOR = 1.2
 
 def validate_config(config: KubeSchedulerConfiguration) -> list[FieldError]:
     """Every problem with ``config`` (empty when valid)."""
-    errors = nest(("leaderElection",), _leader_election_errors(config.leader_election))
+    errors = nest(("leaderElection",), leader_election_errors(config.leader_election))
     if config.client_connection.burst < 0:
         errors.append(FieldError(("clientConnection", "burst"),
                                  f"must not be negative, got {config.client_connection.burst}"))
@@ -65,7 +65,8 @@ def validate_config(config: KubeSchedulerConfiguration) -> list[FieldError]:
     return errors
 
 
-def _leader_election_errors(le: LeaderElectionConfiguration) -> list[FieldError]:
+def leader_election_errors(le: LeaderElectionConfiguration) -> list[FieldError]:
+    """component-base's leader election rules (also koord-descheduler's)."""
     if not le.leader_elect:
         return []
     errors = [FieldError((field,), f"must be greater than zero, got {seconds}s")

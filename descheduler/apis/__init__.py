@@ -1,0 +1,1 @@
+"""koord-descheduler's API types (upstream ``pkg/descheduler/apis``)."""

@@ -1,0 +1,403 @@
+"""Arguments of Koordinator's descheduler plugins: types, defaults and validation.
+
+Corresponds to Koordinator ``pkg/descheduler/apis/config/v1alpha2/types_pluginargs.go`` and
+``types_loadaware.go`` (the args kinds registered in the ``descheduler`` scheme), their
+``SetDefaults_*Args`` in ``defaults.go``, and ``pkg/descheduler/apis/config/validation``
+(``ValidateMigrationControllerArgs``, ``ValidateLowLoadUtilizationArgs``), whose defaults and
+rules the models apply. The args of the other registered plugins (CustomPriority,
+FragmentationAware, ScaleDownBinPack and the wrapped sigs.k8s.io/descheduler plugins) stay raw
+JSON here; their plugins decode them.
+
+Beyond upstream's load-time validation: ``evictionPolicy``, ``skipEvictionGates`` and
+``evictQPS`` strings are checked when loading (upstream refuses them when the controller is
+built), and LowNodeLoad's rules are checked at the field the user wrote (top level or
+``nodePools[i]``) rather than at upstream's internal pool index.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field, model_validator
+
+from api.core import DeleteOptions, IntOrString
+from api.extension.payload import GoFloat, GoInt32, GoInt64
+from api.meta import LabelSelector
+from pkg.util.labels import InvalidSelectorError, parse_selector
+from scheduler.apis.config.base import ConfigModel, DurationSeconds, PluginArgs
+from scheduler.apis.config.errors import FieldError, Loc, one_of
+
+# PodMigrationJob modes (apis/scheduling/v1alpha1).
+RESERVATION_FIRST = "ReservationFirst"
+EVICT_DIRECTLY = "EvictDirectly"
+JOB_MODES = (RESERVATION_FIRST, EVICT_DIRECTLY)
+
+# The evictors of migration/evictor: how a migrated pod is removed.
+EVICTION_POLICIES = ("Eviction", "Delete", "SoftEviction")
+
+# The gates, filters and throttlers ``skipEvictionGates`` may bypass.
+EVICTION_GATES = (
+    "MaxUnavailablePerWorkload", "MaxMigratingPerWorkload", "MaxMigratingPerNode",
+    "MaxMigratingPerNamespace", "MaxMigratingGlobally", "ExpectedReplicas", "PVC", "BarePods",
+    "LocalStorage", "SystemCritical", "PriorityThreshold", "LabelSelector", "Namespaces",
+    "NodeFit",
+)
+
+# Object limiter keys (MigrationLimitObjectType).
+LIMIT_WORKLOAD = "workload"
+LIMIT_NAMESPACE = "namespace"
+
+# Percentages (0..100 in absolute mode) per resource name.
+ResourceThresholds = dict[str, GoFloat]
+
+_PERCENT = re.compile(r"^[+-]?\d+%$")
+
+
+def selector_errors(loc: Loc, selector: LabelSelector | None) -> list[FieldError]:
+    """An error when ``selector`` is one Kubernetes would refuse."""
+    if selector is None:
+        return []
+    try:
+        parse_selector(selector)
+    except InvalidSelectorError as err:
+        return [FieldError(loc, str(err))]
+    return []
+
+
+def int_or_percent_errors(loc: Loc, value: int | str | None) -> list[FieldError]:
+    """An error unless ``value`` is an integer or a percentage such as ``"10%"``
+    (``intstr.GetScaledValueFromIntOrPercent``)."""
+    if value is None or isinstance(value, int) or _PERCENT.match(value):
+        return []
+    return [FieldError(loc, f"must be an integer or a percentage such as '10%', got {value!r}")]
+
+
+class Namespaces(ConfigModel):
+    """Namespaces a plugin works on: only ``include``, or all but ``exclude``."""
+
+    include: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+
+    def errors(self, loc: Loc) -> list[FieldError]:
+        if self.include and self.exclude:
+            return [FieldError(loc, "only one of Include/Exclude namespaces can be set")]
+        return []
+
+
+class PriorityThreshold(ConfigModel):
+    """Pods with a priority at or above ``value`` (or that of class ``name``) are kept."""
+
+    value: GoInt32 | None = None
+    name: str = ""
+
+
+class MigrationObjectLimiter(ConfigModel):
+    """At most ``maxMigrating`` migrations of one object per ``duration``."""
+
+    duration: DurationSeconds = 0.0
+    max_migrating: IntOrString | None = None
+    burst: GoInt64 = 0
+
+
+class ArbitrationArgs(ConfigModel):
+    # Never read upstream: arbitration always runs.
+    enabled: bool = False
+    interval: DurationSeconds | None = None
+
+
+class MigrationControllerArgs(PluginArgs):
+    """Args of MigrationController, the default evict and filter plugin (``Evict`` creates a
+    PodMigrationJob)."""
+
+    PLUGIN = "MigrationController"
+
+    dry_run: bool = False
+    max_concurrent_reconciles: GoInt32 = 1
+    evict_failed_bare_pods: bool = False
+    evict_all_bare_pods: bool = False
+    evict_local_storage_pods: bool = False
+    evict_system_critical_pods: bool = False
+    ignore_pvc_pods: bool = False
+    priority_threshold: PriorityThreshold | None = None
+    label_selector: LabelSelector | None = None
+    namespaces: Namespaces | None = None
+    # Only for the DefaultEvictor used by PreEvictionFilter.
+    node_fit: bool = False
+    node_selector: str = ""
+    skip_eviction_gates: list[str] = Field(default_factory=list)
+    # None or 0: unlimited.
+    max_migrating_globally: GoInt32 | None = None
+    max_migrating_per_node: GoInt32 = 2
+    max_migrating_per_namespace: GoInt32 | None = None
+    max_migrating_per_workload: IntOrString | None = None
+    max_unavailable_per_workload: IntOrString | None = None
+    skip_check_expected_replicas: bool | None = None
+    object_limiters: dict[str, MigrationObjectLimiter] = Field(default_factory=dict)
+    default_job_mode: str = RESERVATION_FIRST
+    default_job_ttl: DurationSeconds = Field(default=300.0, alias="defaultJobTTL")
+    scheduler_names: list[str] = Field(default_factory=lambda: ["koord-scheduler"])
+    # config.Float64OrString: a number or a string holding one.
+    evict_qps: GoFloat | str = Field(default=10.0, alias="evictQPS", union_mode="left_to_right")
+    evict_burst: GoInt32 = 1
+    eviction_policy: str = "Eviction"
+    default_delete_options: DeleteOptions | None = None
+    arbitration_args: ArbitrationArgs | None = None
+
+    @model_validator(mode="after")
+    def _defaults(self) -> MigrationControllerArgs:
+        self.fill_zero("default_job_mode", "scheduler_names", "eviction_policy")
+        if not self.object_limiters:
+            self.object_limiters = {LIMIT_WORKLOAD: MigrationObjectLimiter(duration=300.0)}
+        if self.arbitration_args is None:
+            self.arbitration_args = ArbitrationArgs(enabled=True)
+        if self.arbitration_args.interval is None:
+            self.arbitration_args.interval = 0.5
+        return self
+
+    def evict_qps_value(self) -> float | None:
+        """``evictQPS`` as a number; None when it is a string that holds none."""
+        if isinstance(self.evict_qps, float):
+            return self.evict_qps
+        try:
+            return float(self.evict_qps)
+        except ValueError:
+            return None
+
+    def validate_args(self) -> list[FieldError]:
+        errors = [FieldError((field,), f"{field} should be greater or equal 0")
+                  for field, value in (("maxMigratingGlobally", self.max_migrating_globally),
+                                       ("maxMigratingPerNamespace",
+                                        self.max_migrating_per_namespace),
+                                       ("maxMigratingPerNode", self.max_migrating_per_node))
+                  if value is not None and value < 0]
+        errors += int_or_percent_errors(("maxMigratingPerWorkload",),
+                                        self.max_migrating_per_workload)
+        errors += int_or_percent_errors(("maxUnavailablePerWorkload",),
+                                        self.max_unavailable_per_workload)
+        qps = self.evict_qps_value()
+        if qps is None:
+            errors.append(FieldError(("evictQPS",), f"must be a number, got {self.evict_qps!r}"))
+        elif qps <= 0:
+            errors.append(FieldError(("evictQPS",), "evictQPS must be greater than 0"))
+        if self.evict_burst <= 0:
+            errors.append(FieldError(("evictBurst",), "evictBurst must be greater than 0"))
+        errors += selector_errors(("labelSelector",), self.label_selector)
+        if self.namespaces is not None:
+            errors += self.namespaces.errors(("namespaces",))
+        if self.max_concurrent_reconciles < 1:
+            errors.append(FieldError(("maxConcurrentReconciles",), "maxConcurrentReconciles "
+                                     "should be greater than or equal to 1"))
+        errors += one_of(("defaultJobMode",), self.default_job_mode, JOB_MODES)
+        if self.default_job_ttl < 0:
+            errors.append(FieldError(("defaultJobTTL",),
+                                     "defaultJobTTL should be positive or zero"))
+        errors += one_of(("evictionPolicy",), self.eviction_policy, EVICTION_POLICIES)
+        for i, gate in enumerate(self.skip_eviction_gates):
+            errors += one_of(("skipEvictionGates", i), gate, EVICTION_GATES)
+        for key, limiter in self.object_limiters.items():
+            errors += int_or_percent_errors(("objectLimiters", key, "maxMigrating"),
+                                            limiter.max_migrating)
+        return errors
+
+
+class LoadAnomalyCondition(ConfigModel):
+    """How many consecutive passes over (under) the high thresholds make a node abnormal
+    (normal again)."""
+
+    timeout: DurationSeconds | None = None
+    consecutive_abnormalities: GoInt64 = Field(default=0, ge=0, le=2**32 - 1)
+    consecutive_normalities: GoInt64 = Field(default=0, ge=0, le=2**32 - 1)
+
+
+def default_anomaly_condition() -> LoadAnomalyCondition:
+    return LoadAnomalyCondition(timeout=60.0, consecutive_abnormalities=5,
+                                consecutive_normalities=3)
+
+
+class LowNodeLoadPodSelector(ConfigModel):
+    name: str = ""
+    selector: LabelSelector | None = None
+
+
+class LowNodeLoadNodePool(ConfigModel):
+    """A pool of nodes with its own thresholds; unset thresholds, weights and anomaly condition
+    are the top-level ones (``LowNodeLoadArgs.node_pools_effective``)."""
+
+    name: str = ""
+    node_selector: LabelSelector | None = None
+    use_deviation_thresholds: bool = False
+    high_thresholds: ResourceThresholds | None = None
+    low_thresholds: ResourceThresholds | None = None
+    prod_high_thresholds: ResourceThresholds | None = None
+    prod_low_thresholds: ResourceThresholds | None = None
+    resource_weights: dict[str, GoInt64] | None = None
+    anomaly_condition: LoadAnomalyCondition | None = None
+
+    def errors(self) -> list[FieldError]:
+        """Upstream's per-pool rules, located relative to the pool (or the top-level args)."""
+        errors = selector_errors(("nodeSelector",), self.node_selector)
+        low, high = self.low_thresholds or {}, self.high_thresholds or {}
+        prod_low, prod_high = self.prod_low_thresholds or {}, self.prod_high_thresholds or {}
+        for field, values in (("highThresholds", high), ("lowThresholds", low),
+                              ("prodHighThresholds", prod_high),
+                              ("prodLowThresholds", prod_low)):
+            errors += [FieldError((field, name), f"percentage must be greater than or equal "
+                                  f"to 0, got {value:g}")
+                       for name, value in values.items() if value < 0]
+        for field, values, other_field, others in (
+                ("lowThresholds", low, "highThresholds", high),
+                ("prodHighThresholds", prod_high, "highThresholds", high),
+                ("prodLowThresholds", prod_low, "prodHighThresholds", prod_high)):
+            errors += [FieldError((field, name), f"must be less than or equal to "
+                                  f"{other_field}.{name} ({others[name]:g}), got {value:g}")
+                       for name, value in values.items() if name in others
+                       and value > others[name]]
+        if self.anomaly_condition is not None:
+            for field, count in (
+                    ("consecutiveAbnormalities", self.anomaly_condition.consecutive_abnormalities),
+                    ("consecutiveNormalities", self.anomaly_condition.consecutive_normalities)):
+                if count <= 0:
+                    errors.append(FieldError(("anomalyCondition", field),
+                                             f"{field} must be greater than 0"))
+        return errors
+
+
+DEFAULT_POOL_NAME = "__default_node_pool__"
+
+
+class LowNodeLoadArgs(PluginArgs):
+    """Args of LowNodeLoad, the balance plugin moving pods off nodes whose measured usage is
+    high to nodes whose usage is low."""
+
+    PLUGIN = "LowNodeLoad"
+
+    paused: bool = False
+    dry_run: bool = False
+    number_of_nodes: GoInt32 = 0
+    node_metric_expiration_seconds: GoInt64 = 180
+    evictable_namespaces: Namespaces | None = None
+    node_selector: LabelSelector | None = None
+    pod_selectors: list[LowNodeLoadPodSelector] = Field(default_factory=list)
+    node_fit: bool = True
+    use_deviation_thresholds: bool = False
+    high_thresholds: ResourceThresholds | None = None
+    low_thresholds: ResourceThresholds | None = None
+    prod_high_thresholds: ResourceThresholds | None = None
+    prod_low_thresholds: ResourceThresholds | None = None
+    resource_weights: dict[str, GoInt64] | None = None
+    anomaly_condition: LoadAnomalyCondition | None = None
+    detector_cache_timeout: DurationSeconds = 300.0
+    node_pools: list[LowNodeLoadNodePool] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _defaults(self) -> LowNodeLoadArgs:
+        if self.anomaly_condition is None:
+            self.anomaly_condition = default_anomaly_condition()
+        elif self.anomaly_condition.consecutive_abnormalities == 0:
+            self.anomaly_condition.consecutive_abnormalities = 5
+        # Upstream's else-if: both zero leaves normalities 0, which validation then refuses.
+        elif self.anomaly_condition.consecutive_normalities == 0:
+            self.anomaly_condition.consecutive_normalities = 3
+        weights = {"cpu": 1, "memory": 1}
+        weights.update((name, 1) for name in (self.low_thresholds or {}))
+        weights.update((name, 1) for name in (self.high_thresholds or {}))
+        if self.resource_weights is None:
+            self.resource_weights = weights
+        else:
+            for name, weight in weights.items():
+                if self.resource_weights.get(name, 0) <= 0:
+                    self.resource_weights[name] = weight
+        return self
+
+    def node_pools_effective(self) -> list[LowNodeLoadNodePool]:
+        """The pools LowNodeLoad runs, in order: ``__default_node_pool__`` from the top-level
+        fields, then the configured pools with unset values taken from the top level."""
+        top = self.anomaly_condition or default_anomaly_condition()
+        default = LowNodeLoadNodePool(
+            name=DEFAULT_POOL_NAME, node_selector=self.node_selector,
+            use_deviation_thresholds=self.use_deviation_thresholds,
+            high_thresholds=self.high_thresholds, low_thresholds=self.low_thresholds,
+            prod_high_thresholds=self.prod_high_thresholds,
+            prod_low_thresholds=self.prod_low_thresholds,
+            resource_weights=self.resource_weights, anomaly_condition=top)
+        pools = [default.model_copy(deep=True)]
+        for pool in self.node_pools:
+            pool = pool.model_copy(deep=True)
+            for field in ("high_thresholds", "low_thresholds", "prod_high_thresholds",
+                          "prod_low_thresholds", "resource_weights"):
+                if getattr(pool, field) is None:
+                    setattr(pool, field, getattr(default, field))
+            if pool.anomaly_condition is None:
+                pool.anomaly_condition = top.model_copy()
+            else:
+                condition = pool.anomaly_condition
+                condition.timeout = condition.timeout if condition.timeout is not None \
+                    else top.timeout
+                condition.consecutive_abnormalities = (condition.consecutive_abnormalities
+                                                       or top.consecutive_abnormalities)
+                condition.consecutive_normalities = (condition.consecutive_normalities
+                                                     or top.consecutive_normalities)
+            pools.append(pool)
+        return pools
+
+    def validate_args(self) -> list[FieldError]:
+        errors = []
+        if self.number_of_nodes < 0:
+            errors.append(FieldError(("numberOfNodes",),
+                                     "must be greater than or equal to 0"))
+        if self.node_metric_expiration_seconds <= 0:
+            errors.append(FieldError(("nodeMetricExpirationSeconds",),
+                                     "must be greater than 0"))
+        if self.evictable_namespaces is not None:
+            errors += self.evictable_namespaces.errors(("evictableNamespaces",))
+        for i, pod_selector in enumerate(self.pod_selectors):
+            errors += selector_errors(("podSelectors", i, "selector"), pod_selector.selector)
+        pools = self.node_pools_effective()
+        # The default pool's problems are those of the top-level fields.
+        errors += pools[0].errors()
+        for i, pool in enumerate(pools[1:]):
+            errors += [e.under(("nodePools", i)) for e in pool.errors()]
+        return errors
+
+
+class DefaultEvictorArgs(PluginArgs):
+    """Args of DefaultEvictor, usable as filter plugin (sigs.k8s.io/descheduler's checks) and
+    as evict plugin (a direct Eviction)."""
+
+    PLUGIN = "DefaultEvictor"
+
+    dry_run: bool | None = None
+    max_no_of_pods_to_evict_per_node: GoInt64 | None = None
+    max_no_of_pods_to_evict_per_namespace: GoInt64 | None = None
+    evict_failed_bare_pods: bool = False
+    evict_local_storage_pods: bool = False
+    evict_system_critical_pods: bool = False
+    ignore_pvc_pods: bool = False
+    node_fit: bool = False
+    priority_threshold: PriorityThreshold | None = None
+    label_selector: LabelSelector | None = None
+
+    def validate_args(self) -> list[FieldError]:
+        return selector_errors(("labelSelector",), self.label_selector)
+
+
+class RemovePodsViolatingNodeAffinityArgs(PluginArgs):
+    """Args of the wrapped RemovePodsViolatingNodeAffinity (a kind Koordinator registers)."""
+
+    PLUGIN = "RemovePodsViolatingNodeAffinity"
+
+    namespaces: Namespaces | None = None
+    label_selector: LabelSelector | None = None
+    node_affinity_type: list[str] = Field(default_factory=list)
+
+    def validate_args(self) -> list[FieldError]:
+        errors = selector_errors(("labelSelector",), self.label_selector)
+        if self.namespaces is not None:
+            errors += self.namespaces.errors(("namespaces",))
+        return errors
+
+
+# Plugin name → the model of its args (kind: the model's class name).
+ARGS_KINDS: dict[str, type[PluginArgs]] = {model.PLUGIN: model for model in (
+    LowNodeLoadArgs, MigrationControllerArgs, DefaultEvictorArgs,
+    RemovePodsViolatingNodeAffinityArgs)}
