@@ -1,0 +1,1 @@
+"""koord-descheduler's in-tree plugins (koordinator ``pkg/descheduler/framework/plugins``)."""

@@ -1,0 +1,5 @@
+"""DefaultEvictor: filter and evict plugin (see ``default_evictor.py``)."""
+
+from descheduler.framework.plugins.defaultevictor.default_evictor import DefaultEvictor
+
+__all__ = ["DefaultEvictor"]
