@@ -104,7 +104,7 @@ def framework(p: DeschedulerProfile, *, dry_run: bool = False,
     ({"deschedule": ["BalanceOnly"]}, "BalanceOnly does not implement DeschedulePlugin"),
     ({"evict": ["BalanceOnly"]}, "BalanceOnly does not implement EvictPlugin"),
 ])
-def test_building_a_profile_fails_as_upstream(points: dict[str, list[str]], error: str) -> None:
+def test_building_a_profile_fails_as_upstream(points: dict[str, Any], error: str) -> None:
     with pytest.raises(FrameworkError, match=error):
         framework(profile(**points))
 
