@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from descheduler.framework.plugins.defaultevictor import DefaultEvictor
+from descheduler.framework.plugins.loadaware import LowNodeLoad
 from descheduler.framework.types import Handle
 
 Factory = Callable[[Any, Handle], object]
@@ -21,4 +22,4 @@ Registry = Mapping[str, Factory]
 
 def in_tree_registry() -> dict[str, Factory]:
     """The plugins this descheduler can build, by upstream name."""
-    return {"DefaultEvictor": DefaultEvictor.new}
+    return {"DefaultEvictor": DefaultEvictor.new, "LowNodeLoad": LowNodeLoad.new}

@@ -1,0 +1,256 @@
+"""LowNodeLoad over a framework with DefaultEvictor as filter and evict plugin, mirroring
+upstream's ``low_node_load_test.go`` cases (4 cpu / 3000 memory nodes, 400m pods, n3
+unschedulable) and the behaviour of §9: gates, anomaly detection, dry run, pools, reasons."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from descheduler.apis.config.args import LowNodeLoadArgs
+from descheduler.apis.config.types import DeschedulerProfile
+from descheduler.framework.limiter import EvictionLimiter
+from descheduler.framework.plugins.defaultevictor import DefaultEvictor
+from descheduler.framework.plugins.loadaware import LowNodeLoad
+from descheduler.framework.runtime import Framework
+from descheduler.framework.testing import FakeClient, listers
+from pkg.util.clock import FakeClock
+
+NOW = 1_700_000_000.0
+RS = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "rs-1"}]
+DS = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "ds-1"}]
+
+
+def node(name: str, cpu: int = 4000, memory: int = 3000, pods: int = 9,
+         unschedulable: bool = False, **labels: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": labels},
+            "spec": {"unschedulable": unschedulable},
+            "status": {"allocatable": {"cpu": f"{cpu}m", "memory": str(memory),
+                                       "pods": str(pods)}}}
+
+
+def pod(name: str, cpu: int, memory: int, node_name: str, owners: list[Any] | None = None,
+        namespace: str = "default", **extra: Any) -> dict[str, Any]:
+    requests = {"cpu": f"{cpu}m"} | ({"memory": str(memory)} if memory else {})
+    obj: dict[str, Any] = {
+        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}",
+                     "ownerReferences": RS if owners is None else owners,
+                     "annotations": extra.pop("annotations", {}),
+                     "labels": extra.pop("labels", {}),
+                     "creationTimestamp": extra.pop("created", "2024-01-01T00:00:00Z")},
+        "spec": {"nodeName": node_name, "containers": [
+            {"name": "c", "resources": {"requests": requests}}], **extra},
+        "status": {"phase": "Running"}}
+    return obj
+
+
+def unevictable(node_name: str, memory: int = 0) -> list[dict[str, Any]]:
+    """Upstream's p6–p8: a DaemonSet pod, a mirror pod with local storage, a critical pod."""
+    return [pod("p6", 400, memory, node_name, DS),
+            pod("p7", 400, memory, node_name, annotations={"kubernetes.io/config.mirror": "m"},
+                volumes=[{"name": "s", "hostPath": {"path": "/p"}}]),
+            pod("p8", 400, memory, node_name, [], namespace="kube-system",
+                priority=2_000_000_000)]
+
+
+def metrics(nodes: list[dict[str, Any]], pods: list[dict[str, Any]],
+            usage: dict[str, dict[str, str]] | None = None,
+            update_time: float = NOW) -> list[dict[str, Any]]:
+    """One NodeMetric per node; each pod's usage is its requests unless ``usage`` says."""
+    stamp = datetime.fromtimestamp(update_time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    out = {n["metadata"]["name"]: {"metadata": {"name": n["metadata"]["name"]},
+                                   "status": {"updateTime": stamp, "nodeMetric": {},
+                                              "podsMetric": []}} for n in nodes}
+    for p in pods:
+        md = p["metadata"]
+        key = f"{md['namespace']}/{md['name']}"
+        used = (usage or {}).get(key, p["spec"]["containers"][0]["resources"]["requests"])
+        out[p["spec"]["nodeName"]]["status"]["podsMetric"].append(
+            {"namespace": md["namespace"], "name": md["name"], "podUsage": {"resources": used}})
+    return list(out.values())
+
+
+class Env:
+    def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]],
+                 args: dict[str, Any], usage: dict[str, dict[str, str]] | None = None,
+                 dry_run: bool = False, update_time: float = NOW) -> None:
+        args = {"anomalyCondition": {"consecutiveAbnormalities": 1}} | args
+        self.clock = FakeClock(NOW)
+        self.client = FakeClient()
+        self.nodes = nodes
+        profile = DeschedulerProfile.model_validate({
+            "name": "p", "plugins": {"balance": {"enabled": [{"name": "LowNodeLoad"}]},
+                                     "evict": {"enabled": [{"name": "DefaultEvictor"}]},
+                                     "filter": {"enabled": [{"name": "DefaultEvictor"}]}},
+            "pluginConfig": [{"name": "LowNodeLoad",
+                              "args": LowNodeLoadArgs.model_validate(args)}]})
+        registry = {"DefaultEvictor": DefaultEvictor.new,
+                    "LowNodeLoad": lambda a, h: LowNodeLoad(a, h, self.clock)}
+        self.framework = Framework(
+            profile, registry, listers(nodes, pods, metrics(nodes, pods, usage, update_time)),
+            self.client, EvictionLimiter(), dry_run=dry_run)
+
+    def run(self) -> list[str]:
+        """One pass; the names of the pods evicted in it."""
+        before = len(self.client.evicted())
+        assert self.framework.run_balance_plugins(self.nodes).ok
+        return [key.split("/")[1] for key in self.client.evicted()[before:]]
+
+
+def upstream_pods(**extra: Any) -> list[dict[str, Any]]:
+    """Upstream's "without priorities" pods: p1–p5 evictable and p6–p8 not on n1 (8 pods of
+    400m: cpu 80%, pods 8/9), p9 on n2 (cpu 10%, pods 1/10)."""
+    return ([pod(f"p{i}", 400, 0, "n1", **extra) for i in range(1, 6)] + unevictable("n1")
+            + [pod("p9", 400, 0, "n2")])
+
+
+THRESHOLDS = {"lowThresholds": {"cpu": 30, "pods": 30}, "highThresholds": {"cpu": 50, "pods": 50}}
+
+
+def three_nodes() -> list[dict[str, Any]]:
+    return [node("n1"), node("n2", pods=10), node("n3", pods=10, unschedulable=True)]
+
+
+def ns_pod(name: str, namespace: str) -> dict[str, Any]:
+    return pod(name, 400, 0, "n1", namespace=namespace)
+
+
+@pytest.mark.parametrize("name, pods, args, evicted", [
+    ("no evictable pods",
+     [pod(f"p{i}", 400, 0, "n1", DS) for i in range(1, 5)] + unevictable("n1")
+     + [pod("p9", 400, 0, "n2")], {}, 0),
+    ("without priorities",
+     [pod(f"p{i}", 400, 0, "n1") for i in range(1, 6)] + unevictable("n1")
+     + [pod("p9", 400, 0, "n2")], {}, 4),
+    ("without priorities, but excluding namespaces",
+     [ns_pod(f"p{i}", "namespace1") for i in range(1, 6)] + unevictable("n1")
+     + [pod("p9", 400, 0, "n2")], {"evictableNamespaces": {"exclude": ["namespace1"]}}, 0),
+    ("without priorities, but include only default namespace",
+     [pod("p1", 400, 0, "n1"), pod("p2", 400, 0, "n1")]
+     + [ns_pod(f"p{i}", f"namespace{i}") for i in range(3, 6)] + unevictable("n1")
+     + [pod("p9", 400, 0, "n2")], {"evictableNamespaces": {"include": ["default"]}}, 2),
+    ("without priorities stop when cpu capacity is depleted",
+     [pod(f"p{i}", 400, 300, "n1") for i in range(1, 6)]
+     + unevictable("n1", 300) + [pod("p9", 400, 2100, "n2")], {}, 3),
+])
+def test_low_node_load(name: str, pods: list[dict[str, Any]], args: dict[str, Any],
+                       evicted: int) -> None:
+    env = Env(three_nodes(), pods, THRESHOLDS | args)
+    assert len(env.run()) == evicted, name
+
+
+def test_without_node_fit_every_filtered_pod_is_a_candidate() -> None:
+    # Target room (cpu 1600m, 4 pods) still stops the loop after four pods.
+    env = Env(three_nodes(), upstream_pods(), THRESHOLDS | {"nodeFit": False})
+    assert len(env.run()) == 4
+
+
+def test_node_fit_refuses_pods_no_target_can_take() -> None:
+    pods = upstream_pods(nodeSelector={"zone": "b"})
+    assert Env(three_nodes(), pods, THRESHOLDS).run() == []
+
+
+def test_pods_are_evicted_lowest_priority_class_first() -> None:
+    pods = [pod("prod", 400, 0, "n1", labels={"koordinator.sh/priority-class": "koord-prod"}),
+            pod("batch", 400, 0, "n1", labels={"koordinator.sh/priority-class": "koord-batch"}),
+            pod("mid", 400, 0, "n1", labels={"koordinator.sh/priority-class": "koord-mid"}),
+            pod("free", 400, 0, "n1", labels={"koordinator.sh/priority-class": "koord-free"}),
+            pod("p5", 400, 0, "n1", DS), *unevictable("n1"), pod("p9", 400, 0, "n2")]
+    # Target room: cpu 2000m - 400m = 4 pods; all four candidates move, in order.
+    assert Env(three_nodes(), pods, THRESHOLDS).run() == ["free", "batch", "mid", "prod"]
+
+
+def test_the_loop_stops_once_the_source_is_no_longer_overutilized() -> None:
+    # n1: 7 pods of 400m = 2800m > 2000m (50%); two evictions bring it to 2000m.
+    nodes = [node("n1", pods=100), node("n2", pods=100)]
+    pods = [pod(f"p{i}", 400, 0, "n1") for i in range(1, 8)] + [pod("p9", 400, 0, "n2")]
+    env = Env(nodes, pods, {"lowThresholds": {"cpu": 30}, "highThresholds": {"cpu": 50}})
+    assert len(env.run()) == 2
+
+
+def test_an_expired_node_metric_leaves_the_node_out() -> None:
+    pods = upstream_pods()
+    assert Env(three_nodes(), pods, THRESHOLDS, update_time=NOW - 180).run() == []
+    assert len(Env(three_nodes(), pods, THRESHOLDS, update_time=NOW - 179).run()) == 4
+
+
+@pytest.mark.parametrize("number_of_nodes, evicted", [(0, 4), (1, 0)])
+def test_number_of_nodes(number_of_nodes: int, evicted: int) -> None:
+    pods = upstream_pods()
+    env = Env(three_nodes(), pods, THRESHOLDS | {"numberOfNodes": number_of_nodes})
+    assert len(env.run()) == evicted
+
+
+def test_paused_does_nothing() -> None:
+    pods = upstream_pods()
+    assert Env(three_nodes(), pods, THRESHOLDS | {"paused": True}).run() == []
+
+
+def test_pod_selectors_pick_the_candidates() -> None:
+    pods = [pod(f"p{i}", 400, 0, "n1", labels={"app": "a" if i < 3 else "b"})
+            for i in range(1, 6)] + unevictable("n1") + [pod("p9", 400, 0, "n2")]
+    args = THRESHOLDS | {"podSelectors": [{"name": "a", "selector": {"matchLabels": {"app": "a"}}}]}
+    assert sorted(Env(three_nodes(), pods, args).run()) == ["p1", "p2"]
+
+
+def test_a_node_must_stay_abnormal_for_more_than_n_passes() -> None:
+    pods = upstream_pods()
+    env = Env(three_nodes(), pods, THRESHOLDS | {"anomalyCondition": {
+        "consecutiveAbnormalities": 2, "consecutiveNormalities": 1}})
+    # Evictions here go through a fake client, so n1 stays overutilized across passes.
+    assert env.run() == [] and env.run() == []
+    assert len(env.run()) == 4
+
+
+def test_dry_run_evicts_nothing_and_logs_why(caplog: pytest.LogCaptureFixture) -> None:
+    pods = upstream_pods()
+    env = Env(three_nodes(), pods, THRESHOLDS | {"dryRun": True})
+    with caplog.at_level(logging.INFO):
+        assert env.run() == []
+    lines = [r.getMessage() for r in caplog.records if "dry run" in r.getMessage()]
+    # Still accounted as moved: the target room (4 pods) ends the loop.
+    assert len(lines) == 4
+    assert lines[0] == (
+        "Evict pod in dry run mode: pod default/p1, node n1, nodePool __default_node_pool__, "
+        "node is overutilized, node cpu usage(80.00%)>threshold(50.00%), "
+        "node pods usage(88.89%)>threshold(50.00%), pod usage {'cpu': 400}")
+
+
+def test_eviction_reason_names_each_resource_over_its_high_threshold(
+        caplog: pytest.LogCaptureFixture) -> None:
+    pods = [pod(f"p{i}", 400, 0, "n1") for i in range(1, 9)] + [pod("p9", 400, 0, "n2")]
+    env = Env(three_nodes(), pods, THRESHOLDS)
+    with caplog.at_level(logging.INFO):
+        env.run()
+    first = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("Evicted"))
+    assert first.endswith("node is overutilized, node cpu usage(80.00%)>threshold(50.00%), "
+                          "node pods usage(88.89%)>threshold(50.00%)")
+
+
+def test_framework_dry_run_evicts_nothing() -> None:
+    pods = upstream_pods()
+    assert Env(three_nodes(), pods, THRESHOLDS, dry_run=True).run() == []
+
+
+def test_deviation_thresholds() -> None:
+    # Average cpu usage: (80% + 10%) / 2 = 45%; high = 45 + 10 = 55% → n1 (80%) is a source;
+    # low = 45 - 10 = 35% → n2 (10%) is a target.
+    nodes = [node("n1", pods=100), node("n2", pods=100)]
+    pods = [pod(f"p{i}", 400, 0, "n1") for i in range(1, 9)] + [pod("p9", 400, 0, "n2")]
+    env = Env(nodes, pods, {"useDeviationThresholds": True, "lowThresholds": {"cpu": 10},
+                            "highThresholds": {"cpu": 10}})
+    # n1 must come down to 2200m (55%): its excess 1000m takes three pods of 400m.
+    assert len(env.run()) == 3
+
+
+def test_pools_skip_nodes_an_earlier_pool_balanced() -> None:
+    nodes = [node("n1", pool="a"), node("n2", pods=10, pool="a"),
+             node("n3", pods=10, pool="b")]
+    pods = [pod(f"p{i}", 400, 0, "n1") for i in range(1, 9)] + [pod("p9", 400, 0, "n2")]
+    env = Env(nodes, pods, {"nodeSelector": {"matchLabels": {"pool": "a"}}, **THRESHOLDS,
+                            "nodePools": [{"name": "all", "nodeSelector": {}}]})
+    # The default pool moves four pods off n1; the second pool (every node) skips n1.
+    assert len(env.run()) == 4
