@@ -30,8 +30,8 @@ from descheduler.framework.plugins.loadaware.utilization import (
     node_usages,
     overutilized,
     pod_key,
+    sort_nodes_by_usage,
     sort_pods,
-    usage_score,
 )
 from descheduler.framework.types import EvictOptions, Handle, Obj, Status
 from pkg.util.clock import Clock, RealClock
@@ -173,10 +173,8 @@ class LowNodeLoad:
             return set()
 
         weights = dict(p.resource_weights or {})
-        abnormal.sort(key=lambda n: usage_score(n.usage.usage, n.usage.allocatable, weights),
-                      reverse=True)
-        prod_abnormal.sort(key=lambda n: usage_score(n.usage.prod_usage, n.usage.allocatable,
-                                                     weights), reverse=True)
+        sort_nodes_by_usage(abnormal, weights, prod=False)
+        sort_nodes_by_usage(prod_abnormal, weights, prod=True)
         node_avail = available(c.low, names, False)
         both_avail = available(c.both_low, names, False)
         for r in names:

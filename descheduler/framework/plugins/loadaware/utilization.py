@@ -249,6 +249,13 @@ def usage_score(usage: Mapping[str, int], allocatable: Mapping[str, int],
     return total // weight_sum if weight_sum else 0
 
 
+def sort_nodes_by_usage(nodes: list[NodeInfo], weights: Mapping[str, int], prod: bool,
+                        ascending: bool = False) -> None:
+    """Orders ``nodes`` in place by usage score (prod usage when ``prod``)."""
+    nodes.sort(key=lambda n: usage_score(n.usage.prod_usage if prod else n.usage.usage,
+                                         n.usage.allocatable, weights), reverse=not ascending)
+
+
 # --- node fit --------------------------------------------------------------------------------
 
 _FIT_EFFECTS = frozenset(("NoSchedule", "NoExecute"))
