@@ -4,7 +4,8 @@ Corresponds to koordinator ``pkg/descheduler/utils/anomaly`` (``BasicDetector`` 
 expiring cache, as LowNodeLoad uses it): a node becomes abnormal only after more than
 ``consecutiveAbnormalities`` consecutive passes over its thresholds, returns to normal after
 more than ``consecutiveNormalities`` normal passes or ``timeout`` after turning abnormal, and
-is forgotten ``detectorCacheTimeout`` after it was last marked.
+is forgotten ``detectorCacheTimeout`` after it was last marked abnormal (normal marks and
+resets neither create nor renew a detector: upstream sets the cache entry only there).
 """
 
 from __future__ import annotations
@@ -36,34 +37,48 @@ class AnomalyDetectors:
         self.clock = clock
         self._detectors: dict[str, _Detector] = {}
 
-    def _get(self, node: str) -> _Detector:
+    def _get(self, node: str) -> _Detector | None:
+        """The node's detector unless missing or expired from the cache."""
         now = self.clock.now()
         detector = self._detectors.get(node)
         if detector is None or now - detector.last_set >= self.cache_timeout:
-            detector = self._detectors[node] = _Detector()
-        detector.last_set = now
+            self._detectors.pop(node, None)
+            return None
         if detector.state == ANOMALY and self.condition.timeout is not None and \
                 now - detector.anomaly_since >= self.condition.timeout:
             detector.state, detector.abnormalities, detector.normalities = OK, 0, 0
         return detector
 
-    def mark(self, node: str, normal: bool) -> str:
-        """Records one pass's observation of ``node``; returns its state after it."""
+    def state(self, node: str) -> str:
         detector = self._get(node)
-        if normal:
-            detector.normalities += 1
-            detector.abnormalities = 0
-            if detector.state == ANOMALY and \
-                    detector.normalities > self.condition.consecutive_normalities:
-                detector.state, detector.normalities = OK, 0
-        else:
-            detector.abnormalities += 1
-            detector.normalities = 0
-            if detector.state == OK and \
-                    detector.abnormalities > self.condition.consecutive_abnormalities:
-                detector.state, detector.anomaly_since = ANOMALY, self.clock.now()
+        return OK if detector is None else detector.state
+
+    def mark_abnormal(self, node: str) -> str:
+        """Records a pass with ``node`` over its thresholds (creating its detector and renewing
+        its cache entry); returns its state after it."""
+        detector = self._get(node) or _Detector()
+        detector.last_set = self.clock.now()
+        self._detectors[node] = detector
+        detector.abnormalities += 1
+        detector.normalities = 0
+        if detector.state == OK and \
+                detector.abnormalities > self.condition.consecutive_abnormalities:
+            detector.state, detector.anomaly_since = ANOMALY, self.clock.now()
         return detector.state
 
+    def mark_normal(self, node: str) -> None:
+        """Records a normal pass for a node that has a detector."""
+        detector = self._get(node)
+        if detector is None:
+            return
+        detector.normalities += 1
+        detector.abnormalities = 0
+        if detector.state == ANOMALY and \
+                detector.normalities > self.condition.consecutive_normalities:
+            detector.state, detector.normalities = OK, 0
+
     def reset(self, node: str) -> None:
-        if node in self._detectors:
-            self._detectors[node] = _Detector(last_set=self.clock.now())
+        """Back to OK with cleared counters, for a node that has a detector."""
+        detector = self._get(node)
+        if detector is not None:
+            detector.state, detector.abnormalities, detector.normalities = OK, 0, 0

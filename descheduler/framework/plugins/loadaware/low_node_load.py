@@ -129,7 +129,7 @@ class LowNodeLoad:
                   nodes: list[NodeInfo]) -> list[NodeInfo]:
         if immediate or detectors is None:
             return list(nodes)
-        return [n for n in nodes if detectors.mark(n.name, normal=False) == ANOMALY]
+        return [n for n in nodes if detectors.mark_abnormal(n.name) == ANOMALY]
 
     def _balance_pool(self, pool: _Pool, nodes: list[Obj]) -> set[str]:
         """Balances one pool; returns the names of its source nodes."""
@@ -191,7 +191,7 @@ class LowNodeLoad:
         for detectors, infos in ((pool.nodes, abnormal), (pool.prod, prod_abnormal)):
             for info in infos:
                 if detectors is not None and not pool.immediate:
-                    detectors.mark(info.name, normal=True)
+                    detectors.mark_normal(info.name)
         return {n.name for n in abnormal + prod_abnormal}
 
     def _balance(self, pool: _Pool, sources: list[NodeInfo], targets: list[NodeInfo],
