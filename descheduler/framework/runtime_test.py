@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from descheduler.apis.config.args import LowNodeLoadArgs
 from descheduler.apis.config.types import DeschedulerConfiguration, DeschedulerProfile
 from descheduler.descheduler import Descheduler, DeschedulingError
 from descheduler.framework.limiter import EvictionLimiter
@@ -193,3 +194,16 @@ def test_the_limiter_is_reset_every_pass_and_a_profile_error_stops_the_pass() ->
             d.run_once()
     assert CALLS.count("evict:Ev:a:test") == 2
     assert not any(c.startswith("balance:C") for c in CALLS)
+
+
+@pytest.mark.parametrize("interval, timeout, expected", [
+    (600.0, 300.0, 600.0), (60.0, 300.0, 300.0), (0.0, 300.0, 300.0)])
+def test_detector_cache_timeout_is_raised_to_the_interval(interval: float, timeout: float,
+                                                          expected: float) -> None:
+    args = LowNodeLoadArgs(detector_cache_timeout=timeout)
+    registry = REGISTRY | {"LowNodeLoad": functools.partial(Recorder, "LowNodeLoad")}
+    d = Descheduler(config(profile(args={"LowNodeLoad": args}, balance=["LowNodeLoad"]),
+                           descheduling_interval=interval),
+                    registry, listers(), FakeClient())
+    built = d.profiles[0][0].balance_plugins[0]
+    assert built.args.detector_cache_timeout == expected  # type: ignore[attr-defined]

@@ -6,7 +6,8 @@ The filter keeps what upstream protects: pods marked ``descheduler.alpha.kuberne
 are always evictable; otherwise terminating, mirror, static and DaemonSet pods, bare pods (but
 failed ones with ``evictFailedBarePods``), system-critical pods and pods at or above the
 priority threshold, pods with local storage, pods with PVCs (``ignorePvcPods``) and pods outside
-``labelSelector`` are not. ``nodeFit`` is not checked here (no PreEvictionFilter node check).
+``labelSelector`` are not. Not here yet: ``priorityThreshold.name`` (only its ``value`` counts)
+and ``nodeFit`` (PreEvictionFilter lets every pod through).
 """
 
 from __future__ import annotations

@@ -119,10 +119,7 @@ class LowNodeLoad:
                               if pool.selector.matches((n.get("metadata") or {}).get("labels")
                                                        or {})
                               and (n.get("metadata") or {}).get("name") not in processed]
-            try:
-                processed |= self._balance_pool(pool, pool_nodes)
-            except (ValueError, KeyError) as err:
-                log.error("Failed to balance node pool %s: %s", pool.name, err)
+            processed |= self._balance_pool(pool, pool_nodes)
         return Status()
 
     def _abnormal(self, detectors: AnomalyDetectors | None, immediate: bool,

@@ -254,3 +254,9 @@ def test_pools_skip_nodes_an_earlier_pool_balanced() -> None:
                             "nodePools": [{"name": "all", "nodeSelector": {}}]})
     # The default pool moves four pods off n1; the second pool (every node) skips n1.
     assert len(env.run()) == 4
+
+
+def test_a_malformed_node_metric_leaves_only_its_node_out() -> None:
+    # n2, the only target, reports a usage no quantity parses: nothing can move.
+    env = Env(three_nodes(), upstream_pods(), THRESHOLDS, usage={"default/p9": {"cpu": "x"}})
+    assert env.run() == []

@@ -106,11 +106,16 @@ def node_usages(nodes: Iterable[Obj], resource_names: Sequence[str],
             continue
         system = ((status["nodeMetric"].get("systemUsage") or {}).get("resources")) or {}
         metrics: dict[str, Resources] = {}
-        for info in status.get("podsMetric") or []:
-            usage = (info.get("podUsage") or {}).get("resources") or {}
-            metrics[f"{info.get('namespace', '')}/{info.get('name', '')}"] = {
-                r: quantity_int(r, q) for r, q in usage.items()}
-        usage = {r: quantity_int(r, system[r]) if r in system else 0 for r in resource_names}
+        try:
+            for info in status.get("podsMetric") or []:
+                pod_usage = (info.get("podUsage") or {}).get("resources") or {}
+                metrics[f"{info.get('namespace', '')}/{info.get('name', '')}"] = {
+                    r: quantity_int(r, q) for r, q in pod_usage.items()}
+            usage = {r: quantity_int(r, system[r]) if r in system else 0
+                     for r in resource_names}
+        except ValueError as err:  # a quantity the API server would not have stored
+            log.error("NodeMetric %s is malformed, node left out: %s", name, err)
+            continue
         prod_usage = dict.fromkeys(resource_names, 0)
         for key, pod_usage in metrics.items():
             for r in resource_names:
