@@ -260,3 +260,17 @@ def test_a_malformed_node_metric_leaves_only_its_node_out() -> None:
     # n2, the only target, reports a usage no quantity parses: nothing can move.
     env = Env(three_nodes(), upstream_pods(), THRESHOLDS, usage={"default/p9": {"cpu": "x"}})
     assert env.run() == []
+
+
+def test_prod_pass_moves_prod_pods_off_a_prod_high_node(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # n1 is not over its node threshold (80%) but its prod pods use 80% > prodHigh 40%; n2 is
+    # bothLow. Room for prod on n2: 40% of 4000m - 400m = 1200m, three pods of 400m.
+    args = {"lowThresholds": {"cpu": 30}, "highThresholds": {"cpu": 80},
+            "prodLowThresholds": {"cpu": 10}, "prodHighThresholds": {"cpu": 40}}
+    env = Env(three_nodes(), upstream_pods(), args)
+    with caplog.at_level(logging.INFO):
+        assert env.run() == ["p1", "p2", "p3"]
+    assert any(r.getMessage().endswith(
+        "node is overutilized, prod cpu usage(80.00%)>threshold(40.00%)")
+        for r in caplog.records)
