@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from pkg.client.informers.listers import SelectorLike
 from pkg.evictions.evictions import EvictionClient
 
 Obj = Mapping[str, Any]
@@ -91,7 +92,7 @@ class Evictor(Protocol):
 class ObjectLister(Protocol):
     """A read-only view of an informer's store (``pkg.client.informers.listers.Lister``)."""
 
-    def list(self, selector: Any = None) -> list[Any]: ...
+    def list(self, selector: SelectorLike = None) -> list[Any]: ...
 
     def get(self, name: str, namespace: str | None = None) -> Any: ...
 
