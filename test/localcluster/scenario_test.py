@@ -42,9 +42,9 @@ def test_shipped_scenarios_load(path: Path) -> None:
 
 def test_default_scenario_is_40_pods_per_node_two_gang_jobs_and_a_rollout() -> None:
     s = load(DEFAULT_SCENARIO)
-    assert (s.nodes.count, s.pod_count()) == (5, 200 + 10 + 3 + 8)
+    assert (s.nodes.count, s.pod_count()) == (5, 200 + 10 + 3 + 7)
     s.nodes.count = 50
-    assert s.pod_count() == 2000 + 10 + 3 + 8  # gangs and rollouts do not scale with nodes
+    assert s.pod_count() == 2000 + 10 + 3 + 7  # gangs and rollouts do not scale with nodes
 
 
 @pytest.mark.parametrize(("doc", "message"), [
@@ -255,7 +255,7 @@ def test_a_rollouts_reservations_are_owned_by_its_pods_and_created_before_them()
         rollout = [x for x in slots if x.kind == ROLLOUT]
         backfill = [x for x in slots if x.kind != ROLLOUT]
         assert [x.name for x in rollout] == ["checkout-0", "checkout-1", "checkout-2"]
-        assert len(backfill) == 8
+        assert len(backfill) == 7
         assert ro.reserve_at_fraction * day < backfill[0].submit_at < rollout[0].submit_at
     finally:
         w.close()
