@@ -26,6 +26,7 @@ from scheduler.apis.config.errors import (
     nest,
     validation_errors,
 )
+from scheduler.apis.config.plugin_args import decode_args_of_kind
 from scheduler.apis.config.strict import drop_nulls, load_yaml, unknown_fields, yaml_problem
 
 
@@ -79,24 +80,7 @@ def decode_plugin_args(name: str, raw: dict[str, Any] | None
     model = ARGS_KINDS.get(name)
     if model is None:
         return raw, []
-    data = dict(raw or {})
-    errors = []
-    kind = data.pop("kind", model.kind_name())
-    if kind != model.kind_name():
-        errors.append(FieldError(("kind",), f"args for plugin {name} must be of kind "
-                                 f"{model.kind_name()}, got {kind!r}"))
-    api_version = data.pop("apiVersion", V1ALPHA2)
-    if api_version != V1ALPHA2:
-        errors.append(FieldError(("apiVersion",), f"must be {V1ALPHA2}, got {api_version!r}"))
-    errors += unknown_fields(model, data)
-    if errors:
-        return None, errors
-    try:
-        args = model.model_validate(data, by_name=False, context={WIRE: True})
-    except ValidationError as err:
-        return None, validation_errors(err)
-    args.api_version, args.kind = V1ALPHA2, model.kind_name()
-    return args, []
+    return decode_args_of_kind(model, name, raw, V1ALPHA2, (V1ALPHA2,))
 
 
 def _decode_args_in_place(data: dict[str, Any]) -> list[FieldError]:

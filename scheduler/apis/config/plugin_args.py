@@ -8,6 +8,7 @@ whose args kind is not registered (out-of-tree, or none) keeps its args as raw J
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -37,6 +38,15 @@ def decode_plugin_args(name: str, raw: dict[str, Any] | None, api_version: str
     model = ARGS_KINDS.get(name)
     if model is None:
         return raw, []
+    return decode_args_of_kind(model, name, raw, api_version, API_VERSIONS)
+
+
+def decode_args_of_kind(model: type[PluginArgs], name: str, raw: dict[str, Any] | None,
+                        api_version: str, versions: Sequence[str]
+                        ) -> tuple[PluginArgs | None, list[FieldError]]:
+    """Plugin ``name``'s args as ``model`` (``PluginConfig.decodeNestedObjects``), for any
+    component's configuration: their own ``kind``/``apiVersion`` must be the model's kind and
+    one of ``versions``; unknown fields are errors. The args carry ``api_version``."""
     data = dict(raw or {})
     errors = []
     kind = data.pop("kind", model.kind_name())
@@ -44,9 +54,10 @@ def decode_plugin_args(name: str, raw: dict[str, Any] | None, api_version: str
         errors.append(FieldError(("kind",), f"args for plugin {name} must be of kind "
                                  f"{model.kind_name()}, got {kind!r}"))
     given_version = data.pop("apiVersion", api_version)
-    if given_version not in API_VERSIONS:
-        errors.append(FieldError(("apiVersion",), f"unsupported value {given_version!r}: must "
-                                 f"be one of {', '.join(API_VERSIONS)}"))
+    if given_version not in versions:
+        errors.append(FieldError(("apiVersion",), (
+            f"must be {versions[0]}, got {given_version!r}" if len(versions) == 1 else
+            f"unsupported value {given_version!r}: must be one of {', '.join(versions)}")))
     errors += unknown_fields(model, data)
     if errors:
         return None, errors
