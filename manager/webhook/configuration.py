@@ -17,6 +17,7 @@ from collections.abc import Collection
 from typing import Any
 
 from pkg.client import ApiError, Client
+from pkg.client.errors import retry_on_conflict
 from pkg.client.resources import MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS
 
 from .options import WebhookOptions
@@ -170,11 +171,14 @@ def _ensure_one(client: Client, resource: Any, name: str, builtin: tuple[Obj, ..
 
 def ensure_configurations(client: Client, options: WebhookOptions, ca_bundle: str,
                           paths: Collection[str]) -> None:
-    """Create or rewrite both configurations for the enabled ``paths``."""
-    _ensure_one(client, MUTATING_WEBHOOK_CONFIGURATIONS, options.mutating_name,
-                MUTATING_WEBHOOKS, options, ca_bundle, paths)
-    _ensure_one(client, VALIDATING_WEBHOOK_CONFIGURATIONS, options.validating_name,
-                VALIDATING_WEBHOOKS, options, ca_bundle, paths)
+    """Create or rewrite both configurations for the enabled ``paths``; a write that meets
+    another replica's (409 Conflict) starts again from a fresh read."""
+    retry_on_conflict(lambda: _ensure_one(
+        client, MUTATING_WEBHOOK_CONFIGURATIONS, options.mutating_name, MUTATING_WEBHOOKS,
+        options, ca_bundle, paths))
+    retry_on_conflict(lambda: _ensure_one(
+        client, VALIDATING_WEBHOOK_CONFIGURATIONS, options.validating_name,
+        VALIDATING_WEBHOOKS, options, ca_bundle, paths))
 
 
 __all__ = ["MUTATING_WEBHOOKS", "TEMPLATE_ANNOTATION", "VALIDATING_WEBHOOKS",

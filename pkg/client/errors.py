@@ -8,7 +8,12 @@ reset, TLS failure, timeout) raises ``ConnectionFailure``, a subclass with ``sta
 
 from __future__ import annotations
 
-from typing import Any
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class ApiError(Exception):
@@ -117,6 +122,25 @@ def is_connection_failure(err: BaseException) -> bool:
     return isinstance(err, ConnectionFailure)
 
 
+# client-go's retry.DefaultRetry: 5 tries, 10 ms apart, 10% jitter.
+CONFLICT_ATTEMPTS = 5
+CONFLICT_BACKOFF_SECONDS = 0.01
+
+
+def retry_on_conflict(write: Callable[[], T], attempts: int = CONFLICT_ATTEMPTS) -> T:
+    """``write()`` again while it loses an optimistic-concurrency race (client-go
+    ``retry.RetryOnConflict`` with ``DefaultRetry``); ``write`` must read the object afresh each
+    time. Raises what the last try raised, and any other error at once."""
+    for attempt in range(attempts):
+        try:
+            return write()
+        except Exception as err:
+            if not is_conflict(err) or attempt == attempts - 1:
+                raise
+        time.sleep(CONFLICT_BACKOFF_SECONDS * (1 + 0.1 * random.random()))
+    raise ValueError(f"attempts must be positive, got {attempts}")
+
+
 __all__ = [
     "ApiError",
     "ConnectionFailure",
@@ -128,5 +152,6 @@ __all__ = [
     "is_invalid",
     "is_not_found",
     "is_too_large_resource_version",
+    "retry_on_conflict",
     "is_too_many_requests",
 ]

@@ -34,3 +34,37 @@ def test_non_status_bodies_and_retry_after() -> None:
     assert e.retry_after == 3.0
     t = ApiError.from_status(429, status(429, "TooManyRequests", retryAfterSeconds=2))
     assert errors.is_too_many_requests(t) and t.retry_after == 2.0
+
+
+def test_retry_on_conflict_reads_again_until_the_write_lands() -> None:
+    conflict = ApiError.from_status(409, status(409, "Conflict"))
+    tries: list[int] = []
+
+    def write() -> str:
+        tries.append(1)
+        if len(tries) < 3:
+            raise conflict
+        return "written"
+    assert errors.retry_on_conflict(write) == "written" and len(tries) == 3
+
+    def always() -> None:
+        tries.append(1)
+        raise conflict
+    tries.clear()
+    try:
+        errors.retry_on_conflict(always)
+    except ApiError as err:
+        assert err is conflict and len(tries) == errors.CONFLICT_ATTEMPTS
+    else:
+        raise AssertionError("the last conflict must be raised")
+
+    def not_found() -> None:
+        tries.append(1)
+        raise ApiError.from_status(404, status(404, "NotFound"))
+    tries.clear()
+    try:
+        errors.retry_on_conflict(not_found)
+    except ApiError as err:
+        assert errors.is_not_found(err) and len(tries) == 1  # other errors: at once
+    else:
+        raise AssertionError("a 404 is no conflict")

@@ -111,7 +111,7 @@ from api.scheduling.v1alpha1.reservation import (
     ReservationConditionType,
     ReservationPhase,
 )
-from pkg.client.errors import is_conflict
+from pkg.client.errors import retry_on_conflict
 from pkg.client.informers import EventHandlerFuncs, FilteringEventHandler, deleted_object
 from pkg.client.resources import PODS, RESERVATIONS, Resource
 from pkg.events.recorder import NORMAL, WARNING
@@ -175,8 +175,6 @@ ERR_REASON_NO_RESERVATIONS_MEET = "node(s) no reservation(s) to meet the require
 ERR_REASON_AFFINITY = "node(s) no reservations match reservation affinity"
 ERR_REASON_NOT_FOUND = "reservation not found"
 ERR_REASON_PREEMPTION_FAILED = "node(s) preemption failed due to insufficient resources"
-# client-go retry.DefaultRetry: status writes that meet a conflict are retried this often.
-CONFLICT_RETRIES = 5
 
 
 def reservation_reason(reason: str) -> str:
@@ -435,18 +433,16 @@ class Reservation(PreFilterTransformer, PreFilterPlugin, FilterPlugin, PostFilte
     def _update_status(self, name: str, mutate: Any) -> dict[str, Any] | None:
         """Read the Reservation, ``mutate(obj)`` (False: nothing to write) and write its
         status, again from a fresh read when the write met a conflict."""
-        assert self.client is not None
-        for attempt in range(CONFLICT_RETRIES):
-            obj = self.client.get(RESERVATIONS, name)
+        client = self.client
+        assert client is not None
+
+        def write() -> dict[str, Any]:
+            obj: dict[str, Any] = client.get(RESERVATIONS, name)
             if mutate(obj) is False:
                 return obj
-            try:
-                updated: dict[str, Any] = self.client.update_status(RESERVATIONS, obj)
-                return updated
-            except Exception as err:
-                if not is_conflict(err) or attempt == CONFLICT_RETRIES - 1:
-                    raise
-        return None
+            updated: dict[str, Any] = client.update_status(RESERVATIONS, obj)
+            return updated
+        return retry_on_conflict(write)
 
     # BeforePreFilter: restore the matched Reservations (§7.4) ----------------------------
 
