@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -209,9 +209,10 @@ def reservation_rows(reservations: Iterable[Obj]) -> list[ReservationRow]:
     return sorted(rows, key=lambda r: natural_key(r.name))
 
 
-def rollout_rows(pods: Iterable[Obj], events: Iterable[Obj]) -> list[RolloutRow]:
-    """Per rollout: its pods and its backfill's, bound and inside Reservations."""
-    failed = _events_by_pod(events, "FailedScheduling")
+def rollout_rows(pods: Iterable[Obj], failed: Mapping[tuple[str, str], list[Obj]]
+                 ) -> list[RolloutRow]:
+    """Per rollout: its pods and its backfill's, bound and inside Reservations; ``failed``:
+    the FailedScheduling events by pod."""
     rows: dict[str, RolloutRow] = {}
     messages: dict[str, Counter[str]] = {}
     for key, group, pod in _workload_pods(pods):
@@ -554,7 +555,7 @@ def build(scenario: str, nodes: int, day: float, ran: float,
                   scheduled, sum(reasons.values()), evictions, util,
                   gangs=gang_rows(pod_groups, pods), quotas=quota_rows(samples),
                   reservations=reservation_rows(reservations),
-                  rollouts=rollout_rows(pods, events),
+                  rollouts=rollout_rows(pods, failed),
                   quota_timeline=quota_timeline(samples),
                   disruptions=disruptions(events, pods, epoch) if any(
                       s.quotas for s in samples) else [])
