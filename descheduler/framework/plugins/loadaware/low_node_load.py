@@ -16,6 +16,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from api.extension.objects import namespaced_name as pod_key
 from descheduler.apis.config.args import LowNodeLoadArgs, LowNodeLoadNodePool
 from descheduler.framework.plugins.loadaware.anomaly import ANOMALY, AnomalyDetectors
 from descheduler.framework.plugins.loadaware.utilization import (
@@ -29,7 +30,6 @@ from descheduler.framework.plugins.loadaware.utilization import (
     node_thresholds,
     node_usages,
     overutilized,
-    pod_key,
     sort_nodes_by_usage,
     sort_pods,
 )

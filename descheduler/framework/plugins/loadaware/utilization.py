@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from api.errors import MalformedValueError
 from api.extension.amplification import parse_raw_allocatable
 from api.extension.eviction import parse_eviction_cost
+from api.extension.objects import is_pod_terminated
+from api.extension.objects import namespaced_name as pod_key
 from api.extension.priority import PriorityClass, get_pod_priority_class_with_default
 from api.extension.qos import QoSClass, get_kube_qos_class, get_pod_qos_class_with_default
 from api.meta import parse_timestamp
@@ -30,11 +32,6 @@ ANNOTATION_POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 
 Resources = dict[str, int]
 Thresholds = Mapping[str, float]
-
-
-def pod_key(pod: Obj) -> str:
-    md = pod.get("metadata") or {}
-    return f"{md.get('namespace', '')}/{md.get('name', '')}"
 
 
 def raw_allocatable(node: Obj) -> Resources:
@@ -282,8 +279,7 @@ def node_fit(pod: Obj, node: Obj, pods_on_node: Callable[[str], list[Obj]]) -> l
     requests = pod_requests(pod)
     allocatable = resource_list((node.get("status") or {}).get("allocatable"))
     used: Resources = {}
-    running = [p for p in pods_on_node(name)
-               if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+    running = [p for p in pods_on_node(name) if not is_pod_terminated(p)]
     for other in running:
         for r, q in pod_requests(other).items():
             used[r] = used.get(r, 0) + q
