@@ -1,0 +1,1 @@
+"""koord-descheduler's controllers (upstream ``pkg/descheduler/controllers``)."""

@@ -1,0 +1,1 @@
+"""The MigrationController and PodMigrationJobs (upstream ``pkg/descheduler/controllers/migration``)."""
