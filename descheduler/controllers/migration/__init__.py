@@ -1,1 +1,4 @@
-"""The MigrationController and PodMigrationJobs (upstream ``pkg/descheduler/controllers/migration``)."""
+"""The MigrationController and PodMigrationJobs.
+
+Upstream ``pkg/descheduler/controllers/migration``.
+"""
