@@ -28,6 +28,7 @@ from descheduler.framework.types import (
     FilterPlugin,
     Obj,
     ObjectLister,
+    Services,
     Status,
 )
 from pkg.client.informers.store import NODE_NAME_INDEX
@@ -58,8 +59,9 @@ class Framework:
 
     def __init__(self, profile: DeschedulerProfile, registry: Registry, listers: Listers,
                  client: EvictionClient, limiter: EvictionLimiter, *,
-                 dry_run: bool = False) -> None:
+                 dry_run: bool = False, services: Services | None = None) -> None:
         self.profile_name = profile.name
+        self._services = services
         self._listers = listers
         self._client = client
         self.limiter = limiter
@@ -115,6 +117,13 @@ class Framework:
     @property
     def client(self) -> EvictionClient:
         return self._client
+
+    @property
+    def services(self) -> Services:
+        if self._services is None:
+            raise FrameworkError(f"profile {self.profile_name}: built without the API "
+                                 "services a plugin asked for")
+        return self._services
 
     def pods_on_node(self, node_name: str) -> list[Obj]:
         return self._listers.pods.by_index(NODE_NAME_INDEX, node_name)

@@ -13,8 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from pkg.client.informers.factory import SharedInformerFactory
 from pkg.client.informers.listers import SelectorLike
+from pkg.client.rest import Client
+from pkg.events.recorder import EventRecorder
 from pkg.evictions.evictions import EvictionClient
+from pkg.util.clock import Clock
 
 Obj = Mapping[str, Any]
 
@@ -99,8 +103,22 @@ class ObjectLister(Protocol):
     def by_index(self, index_name: str, value: str) -> builtins.list[Any]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Services:
+    """What a running descheduler gives plugins beyond the listers: the full API client, the
+    informer factory (for the objects a plugin watches itself, as the MigrationController its
+    PodMigrationJobs), the event recorder and the clock."""
+
+    kube_client: Client
+    informer_factory: SharedInformerFactory
+    event_recorder: EventRecorder
+    clock: Clock
+
+
 class Handle(Protocol):
-    """What plugins are built with: the informers' listers, the evictor and the API client."""
+    """What plugins are built with: the informers' listers, the evictor and the API client;
+    ``services`` only where the framework runs in the process (unit tests of plugins that
+    need only listers build it without)."""
 
     @property
     def nodes(self) -> ObjectLister: ...
@@ -116,5 +134,8 @@ class Handle(Protocol):
 
     @property
     def client(self) -> EvictionClient: ...
+
+    @property
+    def services(self) -> Services: ...
 
     def pods_on_node(self, node_name: str) -> list[Obj]: ...
