@@ -4,13 +4,17 @@ Corresponds to koordinator ``pkg/descheduler/descheduler.go`` (``deschedulerOnce
 nodes matching the global ``nodeSelector``; fewer than two → an error and nothing done; the
 eviction limiter reset; each profile's Deschedule plugins over the nodes of its own
 ``nodeSelector``, then each profile's Balance plugins. Before the first pass LowNodeLoad's
-``detectorCacheTimeout`` is raised to the ``deschedulingInterval`` when shorter. The periodic
-loop, informers and leader election are not wired yet (``descheduler/main.py``).
+``detectorCacheTimeout`` is raised to the ``deschedulingInterval`` when shorter. ``run`` is
+upstream's ``wait.NonSlidingUntil`` loop: a pass every ``deschedulingInterval`` measured from
+the start of the previous one, a single pass when the interval is 0 (the process keeps running:
+the MigrationController still has PodMigrationJobs to carry out).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Sequence
 
 from api.meta import LabelSelector
@@ -19,7 +23,7 @@ from descheduler.apis.config.types import DeschedulerConfiguration
 from descheduler.framework.limiter import EvictionLimiter
 from descheduler.framework.registry import Registry
 from descheduler.framework.runtime import Framework, Listers
-from descheduler.framework.types import Obj
+from descheduler.framework.types import Obj, Services
 from pkg.evictions.evictions import EvictionClient
 from pkg.util.labels import Selector, parse_selector
 
@@ -45,8 +49,9 @@ def _selector(selector: LabelSelector | None) -> Selector:
 
 class Descheduler:
     def __init__(self, config: DeschedulerConfiguration, registry: Registry, listers: Listers,
-                 client: EvictionClient) -> None:
+                 client: EvictionClient, *, services: Services | None = None) -> None:
         self.listers = listers
+        self.interval = config.descheduling_interval
         self.limiter = EvictionLimiter(config.max_no_of_pods_to_evict_per_node,
                                        config.max_no_of_pods_to_evict_per_namespace,
                                        config.max_no_of_pods_to_evict_total)
@@ -59,8 +64,32 @@ class Descheduler:
                         and pc.args.detector_cache_timeout < interval):
                     pc.args.detector_cache_timeout = interval
             framework = Framework(profile, registry, listers, client, self.limiter,
-                                  dry_run=config.dry_run)
+                                  dry_run=config.dry_run, services=services)
             self.profiles.append((framework, _selector(profile.node_selector)))
+
+    def plugins(self) -> list[object]:
+        """Every plugin of every profile, each once (the process starts those that run
+        controllers of their own)."""
+        seen: dict[int, object] = {}
+        for framework, _ in self.profiles:
+            for plugin in framework.plugins():
+                seen.setdefault(id(plugin), plugin)
+        return list(seen.values())
+
+    def run(self, stop: threading.Event) -> None:
+        """Passes until ``stop`` is set: every ``interval`` seconds from the start of the last
+        one, or once when the interval is 0. A failed pass is logged; the next one runs."""
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                self.run_once()
+            except DeschedulingError as err:
+                log.error("descheduling pass failed: %s", err)
+            log.info("descheduling pass took %.3fs", time.monotonic() - started)
+            if self.interval <= 0:
+                log.info("deschedulingInterval is 0: one pass done, no more passes")
+                return
+            stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
 
     def ready_nodes(self) -> list[Obj]:
         return [n for n in self.listers.nodes.list()

@@ -95,6 +95,11 @@ class Framework:
         if len(evict_plugins) > 1:
             raise FrameworkError("only one evict plugin can be enabled")
         self.evict_plugin = evict_plugins[0]
+        self._plugins = list(built.values())
+
+    def plugins(self) -> list[object]:
+        """Each plugin the profile built, once."""
+        return list(self._plugins)
 
     # -- Handle ---------------------------------------------------------------------------
 

@@ -82,6 +82,16 @@ class EvictPlugin(Protocol):
     def evict(self, pod: Obj, options: EvictOptions) -> bool: ...
 
 
+@runtime_checkable
+class Runnable(Protocol):
+    """A plugin that runs a controller of its own (the MigrationController): the process starts
+    it once leading and stops it on the way out (``pkg.component``'s Runnable)."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
 class Evictor(Protocol):
     """What plugins evict through: the profile's filters, the limiter, dry run and its evict
     plugin."""
