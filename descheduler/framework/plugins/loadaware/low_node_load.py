@@ -22,11 +22,12 @@ from descheduler.framework.plugins.loadaware.anomaly import ANOMALY, AnomalyDete
 from descheduler.framework.plugins.loadaware.utilization import (
     MEMORY,
     PODS,
+    NodeFit,
     NodeInfo,
     Resources,
+    Targets,
     available,
     classify,
-    fits_any_node_with_threshold,
     node_thresholds,
     node_usages,
     overutilized,
@@ -197,10 +198,14 @@ class LowNodeLoad:
             log.info("No target nodes available for balancing, skip eviction, nodePool %s, "
                      "prod %s, sourceNodes %d", pool.name, prod, len(sources))
             return
+        # The least any source pod uses of each resource (0 where one reports none).
+        metrics = [m for source in sources for m in source.usage.pod_metrics.values()]
+        floor = {r: min(m.get(r, 0) for m in metrics) for r in {r for m in metrics for r in m}}
+        fitting = Targets(targets, floor, NodeFit(self.handle.pods_on_node), prod)
         for source in sources:
             candidates = [pod for pod in (source.usage.prod_pods if prod
                                           else source.usage.all_pods)
-                          if self.pod_filter(pod) and self._fits(pod, source, targets, prod)]
+                          if self.pod_filter(pod) and self._fits(pod, source, fitting)]
             if not candidates:
                 log.info("No removable pods on node %s, try next node, nodePool %s",
                          source.name, pool.name)
@@ -208,14 +213,14 @@ class LowNodeLoad:
             sort_pods(candidates, source, weights, prod)
             self._evict_pods(pool, candidates, source, avail, prod)
 
-    def _fits(self, pod: Obj, source: NodeInfo, targets: list[NodeInfo], prod: bool) -> bool:
+    def _fits(self, pod: Obj, source: NodeInfo, targets: Targets) -> bool:
         if not self.args.node_fit:
             return True
         metric = source.usage.pod_metrics.get(pod_key(pod))
         if metric is None:
             log.debug("Failed to find PodMetric of pod %s on node %s", pod_key(pod), source.name)
             return False
-        return fits_any_node_with_threshold(pod, metric, targets, self.handle.pods_on_node, prod)
+        return targets.fits_any_with_threshold(pod, metric)
 
     def _continue(self, pool: _Pool, source: NodeInfo, avail: Resources, prod: bool) -> bool:
         usage = source.usage.prod_usage if prod else source.usage.usage

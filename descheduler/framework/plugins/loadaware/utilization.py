@@ -263,64 +263,109 @@ def sort_nodes_by_usage(nodes: list[NodeInfo], weights: Mapping[str, int], prod:
 _FIT_EFFECTS = frozenset(("NoSchedule", "NoExecute"))
 
 
-def node_fit(pod: Obj, node: Obj, pods_on_node: Callable[[str], list[Obj]]) -> list[str]:
-    """Why ``pod`` would not fit ``node`` (empty: it fits): node selector and required
-    affinity, NoSchedule/NoExecute taints, requests against what the node's pods leave free,
-    and the node being schedulable."""
-    errors = []
-    name = (node.get("metadata") or {}).get("name") or ""
-    spec = pod.get("spec") or {}
-    if not RequiredNodeAffinity.from_pod(pod).matches_node(node):
-        errors.append("pod node selector does not match the node label")
-    taint = find_untolerated_taint((node.get("spec") or {}).get("taints"),
-                                   spec.get("tolerations"), _FIT_EFFECTS)
-    if taint is not None:
-        errors.append(f"pod does not tolerate taints on the node: {taint.get('key')}")
-    requests = pod_requests(pod)
-    allocatable = resource_list((node.get("status") or {}).get("allocatable"))
-    used: Resources = {}
-    running = [p for p in pods_on_node(name) if not is_pod_terminated(p)]
-    for other in running:
-        for r, q in pod_requests(other).items():
-            used[r] = used.get(r, 0) + q
-    used[PODS] = len(running)
-    requests[PODS] = 1
-    for r, q in requests.items():
-        if r in (CPU, MEMORY, PODS) or q > 0:
-            if q > allocatable.get(r, 0) - used.get(r, 0):
+class NodeFit:
+    """Whether pods fit nodes, for one descheduling cycle: each node's requested resources
+    are summed once (nothing is scheduled by the descheduler within a cycle), so checking a
+    candidate against many targets costs no more than its own requests."""
+
+    def __init__(self, pods_on_node: Callable[[str], list[Obj]]) -> None:
+        self._pods_on_node = pods_on_node
+        self._requested: dict[str, Resources] = {}
+
+    def requested(self, node_name: str) -> Resources:
+        """What the node's running pods request, with ``pods`` their count."""
+        used = self._requested.get(node_name)
+        if used is None:
+            used = {}
+            running = [p for p in self._pods_on_node(node_name) if not is_pod_terminated(p)]
+            for other in running:
+                for r, q in pod_requests(other).items():
+                    used[r] = used.get(r, 0) + q
+            used[PODS] = len(running)
+            self._requested[node_name] = used
+        return used
+
+    def errors(self, pod: Obj, node: Obj, requests: Resources | None = None) -> list[str]:
+        """Why ``pod`` (requesting ``requests``, computed when None) would not fit ``node``
+        (empty: it fits): node selector and required affinity, NoSchedule/NoExecute taints,
+        requests against what the node's pods leave free, and the node being schedulable."""
+        errors = []
+        name = (node.get("metadata") or {}).get("name") or ""
+        spec = pod.get("spec") or {}
+        if not RequiredNodeAffinity.from_pod(pod).matches_node(node):
+            errors.append("pod node selector does not match the node label")
+        taint = find_untolerated_taint((node.get("spec") or {}).get("taints"),
+                                       spec.get("tolerations"), _FIT_EFFECTS)
+        if taint is not None:
+            errors.append(f"pod does not tolerate taints on the node: {taint.get('key')}")
+        if requests is None:
+            requests = pod_requests(pod)
+        allocatable = resource_list((node.get("status") or {}).get("allocatable"))
+        used = self.requested(name)
+        for r, q in [*requests.items(), (PODS, 1)]:
+            if (r in (CPU, MEMORY, PODS) or q > 0) and q > allocatable.get(r, 0) - used.get(r, 0):
                 errors.append(f"insufficient {r}")
-    if (node.get("spec") or {}).get("unschedulable"):
-        errors.append("node is not schedulable")
-    return errors
+        if (node.get("spec") or {}).get("unschedulable"):
+            errors.append("node is not schedulable")
+        return errors
 
 
-def fits_any_node_with_threshold(pod: Obj, metric: Mapping[str, int], targets: Sequence[NodeInfo],
-                                 pods_on_node: Callable[[str], list[Obj]], prod: bool) -> bool:
-    """Whether ``pod`` fits some target without taking it over its high (prodHigh) thresholds;
-    the pod's usage stays added to the target it fits, reserving that room."""
-    for target in targets:
-        errors = node_fit(pod, target.usage.node, pods_on_node)
-        if errors:
-            log.debug("Pod %s does not fit on node %s: %s", pod_key(pod), target.name, errors)
-            continue
-        usage = target.usage.prod_usage if prod else target.usage.usage
-        thresholds = target.thresholds.prod_high if prod else target.thresholds.high
-        added = []
-        exceeded = False
-        for r, t in thresholds.items():
-            if r in usage:
-                usage[r] += metric.get(r, 0)
-                added.append(r)
-                if usage[r] > t:
-                    exceeded = True
-                    break
-        if exceeded:
-            for r in added:
-                usage[r] -= metric.get(r, 0)
-            log.debug("Pod %s may cause node %s over-utilized", pod_key(pod), target.name)
-            continue
-        return True
-    return False
+def node_fit(pod: Obj, node: Obj, pods_on_node: Callable[[str], list[Obj]]) -> list[str]:
+    """Why ``pod`` would not fit ``node`` (``NodeFit.errors`` outside a cycle)."""
+    return NodeFit(pods_on_node).errors(pod, node)
+
+
+def _full(target: NodeInfo, floor: Mapping[str, int], prod: bool) -> bool:
+    """Whether no candidate can fit ``target`` any more: even the smallest usage (``floor``)
+    takes it over a high (prodHigh) threshold."""
+    usage = target.usage.prod_usage if prod else target.usage.usage
+    thresholds = target.thresholds.prod_high if prod else target.thresholds.high
+    return any(r in usage and usage[r] + floor.get(r, 0) > t for r, t in thresholds.items())
+
+
+class Targets:
+    """The targets of one balancing pass, in order, dropping those no candidate can fit any
+    more (a target's reserved usage only grows within the pass), so placing many candidates
+    does not rescan full targets; which target a candidate fits is unchanged."""
+
+    def __init__(self, targets: Sequence[NodeInfo], floor: Mapping[str, int], fit: NodeFit,
+                 prod: bool) -> None:
+        self.floor = floor
+        self.fit = fit
+        self.prod = prod
+        self.nodes = [t for t in targets if not _full(t, floor, prod)]
+
+    def fits_any_with_threshold(self, pod: Obj, metric: Mapping[str, int]) -> bool:
+        """Whether ``pod`` fits some target without taking it over its high (prodHigh)
+        thresholds; the pod's usage stays added to the target it fits, reserving that room."""
+        requests = pod_requests(pod)
+        prod = self.prod
+        for i, target in enumerate(self.nodes):
+            errors = self.fit.errors(pod, target.usage.node, requests)
+            if errors:
+                log.debug("Pod %s does not fit on node %s: %s", pod_key(pod), target.name,
+                          errors)
+                continue
+            usage = target.usage.prod_usage if prod else target.usage.usage
+            thresholds = target.thresholds.prod_high if prod else target.thresholds.high
+            added = []
+            exceeded = False
+            for r, t in thresholds.items():
+                if r in usage:
+                    usage[r] += metric.get(r, 0)
+                    added.append(r)
+                    if usage[r] > t:
+                        exceeded = True
+                        break
+            if exceeded:
+                for r in added:
+                    usage[r] -= metric.get(r, 0)
+                log.debug("Pod %s may cause node %s over-utilized", pod_key(pod), target.name)
+                continue
+            if _full(target, self.floor, prod):
+                del self.nodes[i]
+            return True
+        return False
 
 
 # --- pod order -------------------------------------------------------------------------------
