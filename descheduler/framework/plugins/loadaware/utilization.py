@@ -2,8 +2,8 @@
 order pods leave an overloaded node in.
 
 Corresponds to koordinator ``pkg/descheduler/framework/plugins/loadaware/utilization_util.go``
-and ``sorter.go`` with ``pkg/descheduler/utils/sorter`` (pod and node usage scores) and
-``pkg/descheduler/node`` (``NodeFit``). Quantities are integers: cpu in milli-units, everything
+and ``sorter.go`` (pod and node usage scores, behind ``descheduler.utils.sorter``'s pod keys)
+and ``pkg/descheduler/node`` (``NodeFit``). Quantities are integers: cpu in milli-units, everything
 else in units (``pkg.util.podresources.quantity_int``); ``pods`` counts pods.
 """
 
@@ -15,20 +15,18 @@ from dataclasses import dataclass, field
 
 from api.errors import MalformedValueError
 from api.extension.amplification import parse_raw_allocatable
-from api.extension.eviction import parse_eviction_cost
 from api.extension.objects import is_pod_terminated
 from api.extension.objects import namespaced_name as pod_key
 from api.extension.priority import PriorityClass, get_pod_priority_class_with_default
-from api.extension.qos import QoSClass, get_kube_qos_class, get_pod_qos_class_with_default
 from api.meta import parse_timestamp
 from descheduler.framework.types import Obj
+from descheduler.utils.sorter import PodOrderKey, creation_time, pod_order_key
 from pkg.util.nodeaffinity import RequiredNodeAffinity, find_untolerated_taint
 from pkg.util.podresources import pod_requests, quantity_int, resource_list
 
 log = logging.getLogger(__name__)
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
-ANNOTATION_POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 
 Resources = dict[str, int]
 Thresholds = Mapping[str, float]
@@ -325,27 +323,6 @@ def fits_any_node_with_threshold(pod: Obj, metric: Mapping[str, int], targets: S
 
 # --- pod order -------------------------------------------------------------------------------
 
-_PRIORITY_CLASS_ORDER = {PriorityClass.FREE: 0, PriorityClass.BATCH: 1, PriorityClass.MID: 2,
-                         PriorityClass.PROD: 3, PriorityClass.NONE: 4}
-_KUBE_QOS_ORDER = {"BestEffort": 0, "Burstable": 1, "Guaranteed": 2}
-_KOORD_QOS_ORDER = {QoSClass.BE: 0, QoSClass.LS: 1, QoSClass.LSR: 2, QoSClass.LSE: 3,
-                    QoSClass.SYSTEM: 3, QoSClass.NONE: 4}
-
-
-def _int_annotation(pod: Obj, key: str) -> int:
-    try:
-        return int(((pod.get("metadata") or {}).get("annotations") or {}).get(key, 0))
-    except ValueError:
-        return 0
-
-
-def _eviction_cost(pod: Obj) -> int:
-    try:
-        return parse_eviction_cost((pod.get("metadata") or {}).get("annotations"))
-    except MalformedValueError:
-        return 0
-
-
 def pod_usage_score(metric: Mapping[str, int], excess: Mapping[str, int],
                     weights: Mapping[str, int]) -> float:
     """How well the pod's usage matches the node's excess over its thresholds: per overused
@@ -371,16 +348,10 @@ def sort_pods(pods: list[Obj], source: NodeInfo, weights: Mapping[str, int], pro
     excess = {r: used - thresholds[r] for r, used in overutilized(usage, thresholds).items()}
     metrics = source.usage.pod_metrics
 
-    def key(pod: Obj) -> tuple[int, int, int, int, int, int, int, float, float]:
+    def key(pod: Obj) -> tuple[PodOrderKey, int, float, float]:
         metric = metrics.get(pod_key(pod))
-        created = parse_timestamp((pod.get("metadata") or {}).get("creationTimestamp")) or 0.0
-        return (_PRIORITY_CLASS_ORDER[get_pod_priority_class_with_default(pod)],
-                (pod.get("spec") or {}).get("priority") or 0,
-                _KUBE_QOS_ORDER.get(get_kube_qos_class(pod), 3),
-                _KOORD_QOS_ORDER[get_pod_qos_class_with_default(pod)],
-                _int_annotation(pod, ANNOTATION_POD_DELETION_COST), _eviction_cost(pod),
-                0 if metric is not None else 1,
+        return (pod_order_key(pod), 0 if metric is not None else 1,
                 -pod_usage_score(metric, excess, weights) if metric is not None else 0.0,
-                -created)
+                -creation_time(pod))
 
     pods.sort(key=key)
