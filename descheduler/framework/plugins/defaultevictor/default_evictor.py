@@ -32,20 +32,16 @@ SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
 SYSTEM_CRITICAL_CLASSES = ("system-cluster-critical", "system-node-critical")
 
 
-class DefaultEvictor:
-    def __init__(self, args: DefaultEvictorArgs, client: EvictionClient) -> None:
+class EvictorFilter:
+    """The evictability checks alone (sigs.k8s.io/descheduler's ``EvictorFilter``), for the
+    plugins that evict otherwise, as the MigrationController. ``evict_all_bare_pods`` lets
+    every bare pod through (Koordinator's ``evictAllBarePods``, not a DefaultEvictor arg)."""
+
+    def __init__(self, args: DefaultEvictorArgs, evict_all_bare_pods: bool = False) -> None:
         self.args = args
-        self.client = client
+        self.evict_all_bare_pods = evict_all_bare_pods
         self._selector: Selector | None = (parse_selector(args.label_selector)
                                            if args.label_selector is not None else None)
-
-    @classmethod
-    def new(cls, args: Any, handle: Handle) -> DefaultEvictor:
-        return cls(args if isinstance(args, DefaultEvictorArgs) else DefaultEvictorArgs(),
-                   handle.client)
-
-    def name(self) -> str:
-        return NAME
 
     def filter(self, pod: Obj) -> bool:
         md = pod.get("metadata") or {}
@@ -61,8 +57,9 @@ class DefaultEvictor:
             return False
         if any(o.get("kind") == "DaemonSet" for o in owners):
             return False
-        if not owners and not (self.args.evict_failed_bare_pods
-                               and (pod.get("status") or {}).get("phase") == "Failed"):
+        if not owners and not self.evict_all_bare_pods and not (
+                self.args.evict_failed_bare_pods
+                and (pod.get("status") or {}).get("phase") == "Failed"):
             return False
         priority = spec.get("priority")
         if not self.args.evict_system_critical_pods:
@@ -83,6 +80,27 @@ class DefaultEvictor:
 
     def pre_eviction_filter(self, pod: Obj) -> bool:
         return True
+
+
+class DefaultEvictor:
+    def __init__(self, args: DefaultEvictorArgs, client: EvictionClient) -> None:
+        self.args = args
+        self.client = client
+        self._filter = EvictorFilter(args)
+
+    @classmethod
+    def new(cls, args: Any, handle: Handle) -> DefaultEvictor:
+        return cls(args if isinstance(args, DefaultEvictorArgs) else DefaultEvictorArgs(),
+                   handle.client)
+
+    def name(self) -> str:
+        return NAME
+
+    def filter(self, pod: Obj) -> bool:
+        return self._filter.filter(pod)
+
+    def pre_eviction_filter(self, pod: Obj) -> bool:
+        return self._filter.pre_eviction_filter(pod)
 
     def evict(self, pod: Obj, options: EvictOptions) -> bool:
         """A policy/v1 Eviction of ``pod``; False (logged) when the API refuses it."""
