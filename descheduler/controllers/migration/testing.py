@@ -42,8 +42,8 @@ def pod(name: str, namespace: str = "default", *, node: str = NODE, uid: str | N
         "metadata": {"name": name, "namespace": namespace, "uid": uid or f"uid-{name}",
                      "ownerReferences": list(owners), "annotations": dict(annotations or {}),
                      "labels": dict(labels or {}), "creationTimestamp": timestamp(created)},
-        "spec": {"nodeName": node, "schedulerName": scheduler, "containers": [{"name": "c"}],
-                 **spec},
+        "spec": {"nodeName": node, "schedulerName": scheduler,
+                 "containers": [{"name": "c", "image": "i"}], **spec},
         "status": {"phase": phase,
                    "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
     }
