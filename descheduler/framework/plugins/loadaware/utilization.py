@@ -3,8 +3,9 @@ order pods leave an overloaded node in.
 
 Corresponds to koordinator ``pkg/descheduler/framework/plugins/loadaware/utilization_util.go``
 and ``sorter.go`` (pod and node usage scores, behind ``descheduler.utils.sorter``'s pod keys)
-and ``pkg/descheduler/node`` (``NodeFit``). Quantities are integers: cpu in milli-units, everything
-else in units (``pkg.util.podresources.quantity_int``); ``pods`` counts pods.
+and LowNodeLoad's fit with thresholds over ``descheduler.utils.node``'s ``node_fit``.
+Quantities are integers: cpu in milli-units, everything else in units
+(``pkg.util.podresources.quantity_int``); ``pods`` counts pods.
 """
 
 from __future__ import annotations
@@ -15,14 +16,13 @@ from dataclasses import dataclass, field
 
 from api.errors import MalformedValueError
 from api.extension.amplification import parse_raw_allocatable
-from api.extension.objects import is_pod_terminated
 from api.extension.objects import namespaced_name as pod_key
 from api.extension.priority import PriorityClass, get_pod_priority_class_with_default
 from api.meta import parse_timestamp
 from descheduler.framework.types import Obj
+from descheduler.utils.node import node_fit
 from descheduler.utils.sorter import PodOrderKey, creation_time, pod_order_key
-from pkg.util.nodeaffinity import RequiredNodeAffinity, find_untolerated_taint
-from pkg.util.podresources import pod_requests, quantity_int, resource_list
+from pkg.util.podresources import quantity_int, resource_list
 
 log = logging.getLogger(__name__)
 
@@ -257,40 +257,6 @@ def sort_nodes_by_usage(nodes: list[NodeInfo], weights: Mapping[str, int], prod:
 
 
 # --- node fit --------------------------------------------------------------------------------
-
-_FIT_EFFECTS = frozenset(("NoSchedule", "NoExecute"))
-
-
-def node_fit(pod: Obj, node: Obj, pods_on_node: Callable[[str], list[Obj]]) -> list[str]:
-    """Why ``pod`` would not fit ``node`` (empty: it fits): node selector and required
-    affinity, NoSchedule/NoExecute taints, requests against what the node's pods leave free,
-    and the node being schedulable."""
-    errors = []
-    name = (node.get("metadata") or {}).get("name") or ""
-    spec = pod.get("spec") or {}
-    if not RequiredNodeAffinity.from_pod(pod).matches_node(node):
-        errors.append("pod node selector does not match the node label")
-    taint = find_untolerated_taint((node.get("spec") or {}).get("taints"),
-                                   spec.get("tolerations"), _FIT_EFFECTS)
-    if taint is not None:
-        errors.append(f"pod does not tolerate taints on the node: {taint.get('key')}")
-    requests = pod_requests(pod)
-    allocatable = resource_list((node.get("status") or {}).get("allocatable"))
-    used: Resources = {}
-    running = [p for p in pods_on_node(name) if not is_pod_terminated(p)]
-    for other in running:
-        for r, q in pod_requests(other).items():
-            used[r] = used.get(r, 0) + q
-    used[PODS] = len(running)
-    requests[PODS] = 1
-    for r, q in requests.items():
-        if r in (CPU, MEMORY, PODS) or q > 0:
-            if q > allocatable.get(r, 0) - used.get(r, 0):
-                errors.append(f"insufficient {r}")
-    if (node.get("spec") or {}).get("unschedulable"):
-        errors.append("node is not schedulable")
-    return errors
-
 
 def fits_any_node_with_threshold(pod: Obj, metric: Mapping[str, int], targets: Sequence[NodeInfo],
                                  pods_on_node: Callable[[str], list[Obj]], prod: bool) -> bool:
