@@ -44,6 +44,7 @@ from descheduler.controllers.migration.util import (
 )
 from descheduler.framework.plugins.defaultevictor import EvictorFilter
 from descheduler.framework.types import Obj, ObjectLister
+from pkg.client.informers.store import NODE_NAME_INDEX
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,7 @@ GATE_SYSTEM_CRITICAL = "SystemCritical"
 GATE_PRIORITY_THRESHOLD = "PriorityThreshold"
 GATE_LABEL_SELECTOR = "LabelSelector"
 GATE_NAMESPACES = "Namespaces"
+GATE_NODE_FIT = "NodeFit"
 
 
 def _ref(job: Obj) -> Mapping[str, str]:
@@ -121,7 +123,9 @@ class MigratingPods:
 
 class MigrationFilter:
     def __init__(self, args: MigrationControllerArgs, jobs: ObjectLister,
-                 finder: ControllerFinder) -> None:
+                 finder: ControllerFinder, *, nodes: ObjectLister | None = None) -> None:
+        """``nodes``: where ``nodeFit`` looks for another node (without, it passes every pod);
+        the pod lister must then also carry the node-name index."""
         self.args = args
         self.jobs = jobs
         self.finder = finder
@@ -129,7 +133,7 @@ class MigrationFilter:
         gates = self.gates = frozenset(args.skip_eviction_gates)
         threshold = args.priority_threshold
         self._evictor = EvictorFilter(DefaultEvictorArgs(
-            node_fit=args.node_fit,
+            node_fit=args.node_fit and GATE_NODE_FIT not in gates,
             evict_local_storage_pods=args.evict_local_storage_pods or GATE_LOCAL_STORAGE in gates,
             evict_system_critical_pods=(args.evict_system_critical_pods
                                         or GATE_SYSTEM_CRITICAL in gates),
@@ -137,10 +141,14 @@ class MigrationFilter:
             evict_failed_bare_pods=args.evict_failed_bare_pods,
             label_selector=None if GATE_LABEL_SELECTOR in gates else args.label_selector,
             priority_threshold=None if GATE_PRIORITY_THRESHOLD in gates else threshold,
-        ), evict_all_bare_pods=args.evict_all_bare_pods or GATE_BARE_PODS in gates)
+        ), evict_all_bare_pods=args.evict_all_bare_pods or GATE_BARE_PODS in gates,
+            nodes=nodes, pods_on_node=self._pods_on_node, node_selector=args.node_selector)
         namespaces = None if GATE_NAMESPACES in gates else args.namespaces
         self._include = frozenset(namespaces.include) if namespaces else frozenset()
         self._exclude = frozenset(namespaces.exclude) if namespaces else frozenset()
+
+    def _pods_on_node(self, node: str) -> list[Obj]:
+        return self.pods.by_index(NODE_NAME_INDEX, node)
 
     # --- Filter --------------------------------------------------------------------------
 
@@ -155,6 +163,8 @@ class MigrationFilter:
         return self.non_retryable(pod) and self.retryable(pod)
 
     def pre_eviction_filter(self, pod: Obj) -> bool:
+        """Upstream DefaultEvictor's PreEvictionFilter: with ``nodeFit`` (and no ``NodeFit``
+        gate), another ready node matching ``nodeSelector`` must take the pod."""
         return self._evictor.pre_eviction_filter(pod)
 
     def has_active_job(self, pod: Obj) -> bool:

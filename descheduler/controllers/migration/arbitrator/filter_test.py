@@ -15,6 +15,8 @@ from descheduler.apis.config.args import MigrationControllerArgs
 from descheduler.controllers.migration.arbitrator.filter import MigrationFilter
 from descheduler.controllers.migration.testing import Stores, job, owner, pod, workload
 from descheduler.controllers.migration.util import ANNOTATION_EVICT
+from pkg.client.informers.listers import Lister
+from pkg.client.informers.store import Indexer
 
 Dict = dict[str, Any]
 STS = owner("StatefulSet", "test-1")
@@ -267,3 +269,25 @@ def test_filter_is_all_of_it() -> None:
     assert not make({}, [target], [], [workload("StatefulSet", "test-1", 1)]).filter(target)
     pods, jobs = migrating(2)
     assert not make({}, [*pods, target], jobs, [STS_10]).filter(target)
+
+
+def test_pre_eviction_filter_node_fit() -> None:
+    def node(name: str, labels: dict[str, str] | None = None) -> Dict:
+        return {"metadata": {"name": name, "labels": labels or {}},
+                "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "10"}}}
+
+    target = pod("test-pod", owners=[STS])
+    stores = Stores.of([target], [], [STS_10])
+    nodes = Indexer()
+    for n in (node("test-node"), node("other", {"pool": "b"})):
+        nodes.add(n)
+
+    def flt(args: Dict) -> MigrationFilter:
+        return MigrationFilter(MigrationControllerArgs.model_validate(args), stores.job_lister,
+                               stores.finder, nodes=Lister(nodes, namespaced=False))
+
+    assert flt({"nodeFit": True}).pre_eviction_filter(target)
+    assert not flt({"nodeFit": True, "nodeSelector": "pool=a"}).pre_eviction_filter(target)
+    assert flt({"nodeFit": True, "nodeSelector": "pool=a",
+                "skipEvictionGates": ["NodeFit"]}).pre_eviction_filter(target)
+    assert flt({"nodeSelector": "pool=a"}).pre_eviction_filter(target)
