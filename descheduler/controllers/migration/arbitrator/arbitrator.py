@@ -102,6 +102,15 @@ class Arbitrator:
             current = job
         return current if is_job_active(current) else None
 
+    def _forget_finished(self) -> None:
+        """Passed jobs the informer shows ended or deleted (in case no event told us)."""
+        with self._lock:
+            passed = list(self._passed.values())
+        for job in passed:
+            current = self.jobs.get(name_of(job))
+            if current is None or _uid(current) != _uid(job) or not is_job_active(current):
+                self.delete(job)
+
     def _pod_of(self, job: Obj) -> Obj | None:
         ref = spec_of(job).get("podRef") or {}
         if not ref.get("name"):
@@ -120,6 +129,7 @@ class Arbitrator:
 
     def run_once(self) -> None:
         """One arbitration round over the jobs waiting now."""
+        self._forget_finished()
         with self._lock:
             waiting = list(self._waiting.values())
             passed = list(self._passed.values())

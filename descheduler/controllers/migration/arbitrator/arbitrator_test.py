@@ -228,3 +228,19 @@ def test_run_arbitrates_periodically(env: Env) -> None:
         stop.set()
         loop.join(5)
     assert not loop.is_alive()
+
+
+def test_deleted_passed_job_stops_counting_without_an_event(env: Env) -> None:
+    arb = env.arbitrator({"maxMigratingPerNode": 1})
+    ns = env.namespace()
+    first = env.create_job(env.create_pod(pod("web-0", ns, owners=[STS])), arb)
+    arb.run_once()
+    assert env.passed(first)
+    second = env.create_job(env.create_pod(pod("web-1", ns, owners=[STS])), arb)
+    arb.run_once()
+    assert not env.passed(second)
+    env.client.delete(POD_MIGRATION_JOBS, first["metadata"]["name"])
+    wait_for(lambda: arb.jobs.get(first["metadata"]["name"]) is None, 10,
+             what="the deleted job gone from the informer")
+    arb.run_once()
+    assert env.passed(second)

@@ -222,19 +222,15 @@ class MigrationFilter:
                   passed: Iterable[Obj] = ()) -> MigratingPods:
         """The snapshot of jobs counting against the limits: Pending and Running ones, or
         when ``arbitrating`` Running ones and Pending ones that passed arbitration (annotated,
-        or among ``passed``)."""
-        unseen = {_uid(job): job for job in passed}
+        or among ``passed`` while the informer has not seen their annotation yet)."""
+        passed_uids = {_uid(job) for job in passed}
         snapshot = MigratingPods(self.pods)
         for job in self.jobs.list():
             if not is_job_active(job):
                 continue
-            uid = _uid(job)
             if (arbitrating and job_phase(job) == PodMigrationJobPhase.PENDING
-                    and not passed_arbitration(job) and uid not in unseen):
+                    and not passed_arbitration(job) and _uid(job) not in passed_uids):
                 continue
-            unseen.pop(uid, None)
-            snapshot.add(job)
-        for job in unseen.values():  # passed, but not in the informer yet
             snapshot.add(job)
         return snapshot
 
