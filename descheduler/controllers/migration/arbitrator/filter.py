@@ -170,9 +170,9 @@ class MigrationFilter:
     def has_active_job(self, pod: Obj) -> bool:
         """A Pending or Running job references ``pod`` by UID or by namespace/name."""
         uid = _uid(pod)
-        jobs = self.jobs.by_index(JOB_BY_POD_UID, uid) if uid else []
-        jobs += self.jobs.by_index(JOB_BY_POD_NAMESPACED_NAME, namespaced_name(pod))
-        return any(is_job_active(job) for job in jobs)
+        by_uid = self.jobs.by_index(JOB_BY_POD_UID, uid) if uid else []
+        by_name = self.jobs.by_index(JOB_BY_POD_NAMESPACED_NAME, namespaced_name(pod))
+        return any(is_job_active(job) for job in (*by_uid, *by_name))
 
     def reservation_filter(self, pod: Obj) -> bool:
         """ReservationFirst needs a pod of one of ``schedulerNames`` (the Reservation is
