@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-from typing import Any
+from typing import Any, Protocol
 
 from api.extension.objects import metadata_of, name_of, spec_of
 from api.scheduling.v1alpha1.pod_migration_job import PodMigrationJobPhase, PodMigrationJobReason
@@ -34,8 +34,7 @@ from descheduler.controllers.migration.util import (
 )
 from descheduler.framework.types import Obj, ObjectLister
 from pkg.client.errors import ApiError, is_not_found
-from pkg.client.resources import POD_MIGRATION_JOBS
-from pkg.client.rest import Client
+from pkg.client.resources import POD_MIGRATION_JOBS, Resource
 from pkg.events.recorder import WARNING, EventRecorder
 from pkg.util.clock import Clock
 
@@ -46,6 +45,16 @@ def _uid(obj: Obj) -> str:
     return metadata_of(obj).get("uid") or ""
 
 
+class JobClient(Protocol):
+    """The writes the arbitrator makes (``pkg.client.rest.Client`` has them)."""
+
+    def update(self, resource: Resource, obj: Any, namespace: str | None = None
+               ) -> dict[str, Any]: ...
+
+    def update_status(self, resource: Resource, obj: Any, namespace: str | None = None
+                      ) -> dict[str, Any]: ...
+
+
 def forbidden_message(job: Obj) -> str:
     ref = spec_of(job).get("podRef") or {}
     return (f'Pod "{ref.get("namespace") or ""}/{ref.get("name") or ""}" is forbidden to '
@@ -53,7 +62,7 @@ def forbidden_message(job: Obj) -> str:
 
 
 class Arbitrator:
-    def __init__(self, filter: MigrationFilter, client: Client, pods: ObjectLister,
+    def __init__(self, filter: MigrationFilter, client: JobClient, pods: ObjectLister,
                  jobs: ObjectLister, recorder: EventRecorder | None, clock: Clock,
                  interval: float = 0.5) -> None:
         self.filter = filter

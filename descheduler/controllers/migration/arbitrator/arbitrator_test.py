@@ -2,7 +2,8 @@
 passing job annotated and no longer waiting, a non-retryable one Failed with
 ForbiddenMigratePod and an event, a retryable one waiting for a later round, a job whose pod
 is gone passing, jobs passed earlier in a round counting in later ones, deleted jobs
-forgotten) and the periodic loop."""
+forgotten) and the periodic loop; plus, over plain stores, the shape of a round of a thousand
+jobs (the jobs listed once, not per job)."""
 
 from __future__ import annotations
 
@@ -23,10 +24,11 @@ from descheduler.controllers.migration.controllerfinder import (
     WorkloadListers,
     pod_owner_uid_index,
 )
-from descheduler.controllers.migration.testing import job, owner, pod, workload
+from descheduler.controllers.migration.testing import Stores, job, owner, pod, workload
 from descheduler.controllers.migration.util import ANNOTATION_PASSED_ARBITRATION, job_indexers
 from descheduler.utils.sorter import ANNOTATION_POD_DELETION_COST
 from pkg.client.informers import SharedInformerFactory
+from pkg.client.informers.listers import Lister
 from pkg.client.resources import (
     DEPLOYMENTS,
     EVENTS,
@@ -244,3 +246,46 @@ def test_deleted_passed_job_stops_counting_without_an_event(env: Env) -> None:
              what="the deleted job gone from the informer")
     arb.run_once()
     assert env.passed(second)
+
+
+class StoreClient:
+    """Writes straight into the job store, counting them."""
+
+    def __init__(self, stores: Stores) -> None:
+        self.stores = stores
+        self.writes = 0
+
+    def update(self, resource: Resource, obj: Any, namespace: str | None = None) -> Dict:
+        self.writes += 1
+        self.stores.jobs.update(obj)
+        return dict(obj)
+
+    update_status = update
+
+
+class CountingLister(Lister[Dict]):
+    lists = 0
+
+    def list(self, selector: Any = None) -> list[Dict]:
+        self.lists += 1
+        return super().list(selector)
+
+
+def test_a_round_of_a_thousand_jobs_lists_the_jobs_once() -> None:
+    # 1000 pods of 50 workloads on 100 nodes, each with a waiting job: 2 pass per node.
+    workloads = [workload("StatefulSet", f"w{i}", 40, namespace=f"ns{i % 10}")
+                 for i in range(50)]
+    pods = [pod(f"p{i}", f"ns{i % 50 % 10}", node=f"n{i % 100}",
+                owners=[owner("StatefulSet", f"w{i % 50}")]) for i in range(1000)]
+    stores = Stores.of(pods, [job(p, created=i) for i, p in enumerate(pods)], workloads)
+    jobs = CountingLister(stores.jobs, namespaced=False)
+    flt = MigrationFilter(MigrationControllerArgs(), jobs, stores.finder)
+    client = StoreClient(stores)
+    arb = Arbitrator(flt, client, stores.listers.pods, jobs, None, RealClock())
+    for j in stores.jobs.list():
+        arb.add(j)
+    arb.run_once()
+    assert jobs.lists == 1
+    assert client.writes == 200 and len(arb.waiting()) == 800
+    arb.run_once()
+    assert jobs.lists == 2 and client.writes == 200
