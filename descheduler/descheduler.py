@@ -24,6 +24,7 @@ from descheduler.framework.limiter import EvictionLimiter
 from descheduler.framework.registry import Registry
 from descheduler.framework.runtime import Framework, Listers
 from descheduler.framework.types import Obj, Services
+from descheduler.utils.node import node_ready
 from pkg.evictions.evictions import EvictionClient
 from pkg.util.labels import Selector, parse_selector
 
@@ -32,14 +33,6 @@ log = logging.getLogger(__name__)
 
 class DeschedulingError(Exception):
     """A pass that did nothing (too few nodes) or whose plugins failed."""
-
-
-def node_ready(node: Obj) -> bool:
-    """Ready unless a ``Ready`` condition says otherwise (unschedulable nodes count)."""
-    for condition in (node.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready" and condition.get("status") != "True":
-            return False
-    return True
 
 
 def _selector(selector: LabelSelector | None) -> Selector:

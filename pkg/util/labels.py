@@ -1,9 +1,10 @@
 """Label selectors: does a ``metav1.LabelSelector`` match a set of labels?
 
-Corresponds to apimachinery's ``metav1.LabelSelectorAsSelector`` and ``labels.Selector``
-(upstream calls them from `pkg/slo-controller`, the scheduler and the descheduler). A selector
-is given as the ``api.meta.LabelSelector`` model or as parsed JSON (``{"matchLabels": {...},
-"matchExpressions": [...]}``); labels are a plain ``dict`` such as a Node's
+Corresponds to apimachinery's ``metav1.LabelSelectorAsSelector``, ``labels.Selector`` and
+``labels.Parse`` (the string form, as the descheduler's ``nodeSelector``); upstream calls them
+from `pkg/slo-controller`, the scheduler and the descheduler. A selector is given as the
+``api.meta.LabelSelector`` model or as parsed JSON (``{"matchLabels": {...},
+"matchExpressions": [...]}``), or as a string; labels are a plain ``dict`` such as a Node's
 ``metadata.labels``.
 
 Semantics, as in Kubernetes: ``None`` matches nothing, an empty selector matches everything,
@@ -162,6 +163,55 @@ def parse_selector(selector: LabelSelector | Mapping[str, Any] | None) -> Select
     return Selector(tuple(requirements))
 
 
+_SET_OPERATORS = {" in ": IN, " notin ": NOT_IN}
+
+
+def _split_top_level(text: str) -> list[str]:
+    """``text`` split at the commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _string_requirement(term: str) -> Requirement:
+    for token, operator in _SET_OPERATORS.items():
+        key, found, rest = term.partition(token)
+        if found:
+            rest = rest.strip()
+            if not (rest.startswith("(") and rest.endswith(")")):
+                raise InvalidSelectorError(f"{term!r}: values must be in parentheses")
+            inner = rest[1:-1]
+            values = [v.strip() for v in inner.split(",")] if inner.strip() else []
+            return _requirement({"key": key.strip(), "operator": operator, "values": values})
+    for token, operator in (("!=", NOT_IN), ("==", IN), ("=", IN)):
+        key, found, value = term.partition(token)
+        if found:
+            checked = _check_key(key.strip())
+            return Requirement(checked, operator, frozenset((_check_value(checked,
+                                                                          value.strip()),)))
+    if term.startswith("!"):
+        return Requirement(_check_key(term[1:].strip()), DOES_NOT_EXIST)
+    return Requirement(_check_key(term), EXISTS)
+
+
+def parse_selector_string(text: str) -> Selector:
+    """A selector in the string form (apimachinery ``labels.Parse``): comma-separated
+    ``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``, ``k in (a,b)``, ``k notin (a,b)``; an empty
+    string selects everything. Raises InvalidSelectorError for anything else."""
+    if not text.strip():
+        return Selector.everything()
+    return Selector(tuple(_string_requirement(term.strip())
+                          for term in _split_top_level(text)))
+
+
 def selector_matches(
     selector: LabelSelector | Mapping[str, Any] | None, labels: Mapping[str, str] | None
 ) -> bool:
@@ -197,5 +247,6 @@ __all__ = [
     "Selector",
     "first_match",
     "parse_selector",
+    "parse_selector_string",
     "selector_matches",
 ]

@@ -12,6 +12,7 @@ from pkg.util.labels import (
     Selector,
     first_match,
     parse_selector,
+    parse_selector_string,
     selector_matches,
 )
 
@@ -98,3 +99,27 @@ def test_first_match_skips_invalid_selectors_and_keeps_order() -> None:
     found = first_match(entries, lambda entry: entry[1], NODE_LABELS)
     assert found is not None and found[0] == "first"
     assert first_match(entries[:2], lambda entry: entry[1], NODE_LABELS) is None
+
+
+@pytest.mark.parametrize(("text", "labels", "want"), [
+    ("", {"a": "1"}, True),
+    ("pool=a", NODE_LABELS, True),
+    ("pool==a", NODE_LABELS, True),
+    ("pool=b", NODE_LABELS, False),
+    ("pool!=b", NODE_LABELS, True),
+    ("missing!=b", NODE_LABELS, True),
+    ("gpu", NODE_LABELS, True),
+    ("!gpu", NODE_LABELS, False),
+    ("!missing", NODE_LABELS, True),
+    ("kubernetes.io/arch in (arm64, amd64),pool", NODE_LABELS, True),
+    ("kubernetes.io/arch notin (amd64)", NODE_LABELS, False),
+    ("pool=a, gpu=", NODE_LABELS, True),
+])
+def test_string_selectors(text: str, labels: dict[str, str], want: bool) -> None:
+    assert parse_selector_string(text).matches(labels) is want
+
+
+@pytest.mark.parametrize("text", ["pool in a", "bad key=1", "pool=a b", "x in ()"])
+def test_invalid_string_selectors_raise(text: str) -> None:
+    with pytest.raises(InvalidSelectorError):
+        parse_selector_string(text)

@@ -1,9 +1,9 @@
 """Keys and small rules the MigrationController's parts share.
 
 Corresponds to koordinator ``pkg/descheduler/controllers/migration/util`` (``GetMaxMigrating``,
-``GetMaxUnavailable``, the job annotations) and the PodMigrationJob indexes the controller's
-informer keeps (upstream's field indexes on ``spec.podRef``), so "is this pod migrating" is a
-lookup, never a list.
+``GetMaxUnavailable``, ``FilterPodWithMaxEvictionCost``, the job annotations) and the
+PodMigrationJob indexes the controller's informer keeps (upstream's field indexes on
+``spec.podRef``), so "is this pod migrating" is a lookup, never a list.
 """
 
 from __future__ import annotations
@@ -12,7 +12,10 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from api.errors import MalformedValueError
 from api.extension.constants import DOMAIN_PREFIX
+from api.extension.eviction import EVICTION_COST_NEVER, parse_eviction_cost
+from api.extension.objects import annotations_of
 from api.scheduling.v1alpha1.pod_migration_job import PodMigrationJobPhase
 
 Obj = Mapping[str, Any]
@@ -62,6 +65,15 @@ def is_job_active(job: Obj) -> bool:
 def passed_arbitration(job: Obj) -> bool:
     annotations = (job.get("metadata") or {}).get("annotations") or {}
     return annotations.get(ANNOTATION_PASSED_ARBITRATION) == "true"
+
+
+def filter_pod_with_max_eviction_cost(pod: Obj) -> bool:
+    """False for a pod whose ``scheduling.koordinator.sh/eviction-cost`` is the int32 maximum
+    (never evict); an unparsable cost counts as 0."""
+    try:
+        return parse_eviction_cost(annotations_of(pod)) != EVICTION_COST_NEVER
+    except MalformedValueError:
+        return True
 
 
 def scaled_value(value: int | str, total: int, round_up: bool = False) -> int:

@@ -6,8 +6,8 @@ The filter keeps what upstream protects: pods marked ``descheduler.alpha.kuberne
 are always evictable; otherwise terminating, mirror, static and DaemonSet pods, bare pods (but
 failed ones with ``evictFailedBarePods``), system-critical pods and pods at or above the
 priority threshold, pods with local storage, pods with PVCs (``ignorePvcPods``) and pods outside
-``labelSelector`` are not. Not here yet: ``priorityThreshold.name`` (only its ``value`` counts)
-and ``nodeFit`` (PreEvictionFilter lets every pod through).
+``labelSelector`` are not. With ``nodeFit``, PreEvictionFilter keeps pods that no other ready
+node would take. Not here yet: ``priorityThreshold.name`` (only its ``value`` counts).
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from api.extension.objects import labels_of
 from descheduler.apis.config.args import DefaultEvictorArgs
-from descheduler.framework.types import EvictOptions, Handle, Obj
+from descheduler.framework.types import EvictOptions, Handle, Obj, ObjectLister
+from descheduler.utils.node import PodsOnNode, node_ready, pod_fits_any_other_node
 from pkg.client.errors import ApiError
 from pkg.evictions.evictions import EvictionClient, evict_pod, pod_key
-from pkg.util.labels import Selector, parse_selector
+from pkg.util.labels import Selector, parse_selector, parse_selector_string
 
 log = logging.getLogger(__name__)
 
@@ -32,20 +34,21 @@ SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
 SYSTEM_CRITICAL_CLASSES = ("system-cluster-critical", "system-node-critical")
 
 
-class DefaultEvictor:
-    def __init__(self, args: DefaultEvictorArgs, client: EvictionClient) -> None:
+class EvictorFilter:
+    """The evictability checks alone (sigs.k8s.io/descheduler's ``EvictorFilter``), for the
+    plugins that evict otherwise, as the MigrationController. ``evict_all_bare_pods`` lets
+    every bare pod through (Koordinator's ``evictAllBarePods``, not a DefaultEvictor arg)."""
+
+    def __init__(self, args: DefaultEvictorArgs, evict_all_bare_pods: bool = False, *,
+                 nodes: ObjectLister | None = None, pods_on_node: PodsOnNode | None = None,
+                 node_selector: str = "") -> None:
         self.args = args
-        self.client = client
+        self.evict_all_bare_pods = evict_all_bare_pods
+        self.nodes = nodes
+        self.pods_on_node = pods_on_node
         self._selector: Selector | None = (parse_selector(args.label_selector)
                                            if args.label_selector is not None else None)
-
-    @classmethod
-    def new(cls, args: Any, handle: Handle) -> DefaultEvictor:
-        return cls(args if isinstance(args, DefaultEvictorArgs) else DefaultEvictorArgs(),
-                   handle.client)
-
-    def name(self) -> str:
-        return NAME
+        self._node_selector = parse_selector_string(node_selector)
 
     def filter(self, pod: Obj) -> bool:
         md = pod.get("metadata") or {}
@@ -61,8 +64,9 @@ class DefaultEvictor:
             return False
         if any(o.get("kind") == "DaemonSet" for o in owners):
             return False
-        if not owners and not (self.args.evict_failed_bare_pods
-                               and (pod.get("status") or {}).get("phase") == "Failed"):
+        if not owners and not self.evict_all_bare_pods and not (
+                self.args.evict_failed_bare_pods
+                and (pod.get("status") or {}).get("phase") == "Failed"):
             return False
         priority = spec.get("priority")
         if not self.args.evict_system_critical_pods:
@@ -82,7 +86,39 @@ class DefaultEvictor:
         return self._selector is None or self._selector.matches(md.get("labels") or {})
 
     def pre_eviction_filter(self, pod: Obj) -> bool:
+        """With ``nodeFit``: some other ready node matching the node selector would take the
+        pod (without the nodes to look at, every pod passes)."""
+        if not self.args.node_fit or self.nodes is None or self.pods_on_node is None:
+            return True
+        nodes = [n for n in self.nodes.list()
+                 if self._node_selector.matches(labels_of(n)) and node_ready(n)]
+        if not pod_fits_any_other_node(pod, nodes, self.pods_on_node):
+            log.debug("pod %s fits no other node", pod_key(pod))
+            return False
         return True
+
+
+class DefaultEvictor:
+    def __init__(self, args: DefaultEvictorArgs, client: EvictionClient, *,
+                 nodes: ObjectLister | None = None,
+                 pods_on_node: PodsOnNode | None = None) -> None:
+        self.args = args
+        self.client = client
+        self._filter = EvictorFilter(args, nodes=nodes, pods_on_node=pods_on_node)
+
+    @classmethod
+    def new(cls, args: Any, handle: Handle) -> DefaultEvictor:
+        return cls(args if isinstance(args, DefaultEvictorArgs) else DefaultEvictorArgs(),
+                   handle.client, nodes=handle.nodes, pods_on_node=handle.pods_on_node)
+
+    def name(self) -> str:
+        return NAME
+
+    def filter(self, pod: Obj) -> bool:
+        return self._filter.filter(pod)
+
+    def pre_eviction_filter(self, pod: Obj) -> bool:
+        return self._filter.pre_eviction_filter(pod)
 
     def evict(self, pod: Obj, options: EvictOptions) -> bool:
         """A policy/v1 Eviction of ``pod``; False (logged) when the API refuses it."""

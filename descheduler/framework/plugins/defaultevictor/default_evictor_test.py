@@ -1,4 +1,5 @@
-"""DefaultEvictor: the pods its filter protects, and evicting through the Eviction API."""
+"""DefaultEvictor: the pods its filter protects, nodeFit before evicting, and evicting through
+the Eviction API."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Any
 import pytest
 
 from descheduler.apis.config.args import DefaultEvictorArgs
-from descheduler.framework.plugins.defaultevictor import DefaultEvictor
-from descheduler.framework.testing import FakeClient
+from descheduler.framework.plugins.defaultevictor import DefaultEvictor, EvictorFilter
+from descheduler.framework.testing import FakeClient, listers
 from descheduler.framework.types import EvictOptions
 from pkg.client.errors import ApiError
 
@@ -65,3 +66,35 @@ def test_evict_posts_an_eviction_with_the_uid_precondition() -> None:
 def test_a_refused_eviction_is_a_failure() -> None:
     client = FakeClient(refuse={"/api/v1/namespaces/ns/pods/p/eviction": ApiError(429, "TooMany")})
     assert not DefaultEvictor(DefaultEvictorArgs(), client).evict(pod(), EvictOptions())
+
+
+def node(name: str, cpu: str = "2", ready: str = "True",
+         labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": labels or {}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "1Gi", "pods": "10"},
+                       "conditions": [{"type": "Ready", "status": ready}]}}
+
+
+def test_node_fit_needs_another_node_taking_the_pod() -> None:
+    big = pod(containers=[{"name": "c", "resources": {"requests": {"cpu": "1"}}}])
+
+    def evictor(*nodes: dict[str, Any], fit: bool = True, selector: str = "") -> EvictorFilter:
+        return EvictorFilter(DefaultEvictorArgs(node_fit=fit), nodes=listers(nodes).nodes,
+                             pods_on_node=lambda _: [], node_selector=selector)
+
+    assert evictor(node("n1"), node("n2")).pre_eviction_filter(big)
+    # Its own node does not count, nor a node too small, not ready or not selected.
+    assert not evictor(node("n1")).pre_eviction_filter(big)
+    assert not evictor(node("n1"), node("n2", cpu="500m")).pre_eviction_filter(big)
+    assert not evictor(node("n1"), node("n2", ready="False")).pre_eviction_filter(big)
+    assert not evictor(node("n1"), node("n2"), selector="pool=a").pre_eviction_filter(big)
+    assert evictor(node("n1"), node("n2", labels={"pool": "a"}),
+                   selector="pool=a").pre_eviction_filter(big)
+    assert evictor(node("n1"), fit=False).pre_eviction_filter(big)
+
+
+def test_default_evictor_pre_eviction_filter_checks_node_fit() -> None:
+    ls = listers([node("n1")], [pod()])
+    plugin = DefaultEvictor(DefaultEvictorArgs(node_fit=True), FakeClient(), nodes=ls.nodes,
+                            pods_on_node=lambda _: [])
+    assert not plugin.pre_eviction_filter(pod())

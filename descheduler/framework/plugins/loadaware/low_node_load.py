@@ -22,7 +22,6 @@ from descheduler.framework.plugins.loadaware.anomaly import ANOMALY, AnomalyDete
 from descheduler.framework.plugins.loadaware.utilization import (
     MEMORY,
     PODS,
-    NodeFit,
     NodeInfo,
     Resources,
     Targets,
@@ -35,6 +34,7 @@ from descheduler.framework.plugins.loadaware.utilization import (
     sort_pods,
 )
 from descheduler.framework.types import EvictOptions, Handle, Obj, Status
+from descheduler.utils.node import NodeFit
 from pkg.util.clock import Clock, RealClock
 from pkg.util.labels import Selector, parse_selector
 

@@ -2,9 +2,10 @@
 order pods leave an overloaded node in.
 
 Corresponds to koordinator ``pkg/descheduler/framework/plugins/loadaware/utilization_util.go``
-and ``sorter.go`` with ``pkg/descheduler/utils/sorter`` (pod and node usage scores) and
-``pkg/descheduler/node`` (``NodeFit``). Quantities are integers: cpu in milli-units, everything
-else in units (``pkg.util.podresources.quantity_int``); ``pods`` counts pods.
+and ``sorter.go`` (pod and node usage scores, behind ``descheduler.utils.sorter``'s pod keys)
+and LowNodeLoad's fit with thresholds over ``descheduler.utils.node``'s ``NodeFit``.
+Quantities are integers: cpu in milli-units, everything else in units
+(``pkg.util.podresources.quantity_int``); ``pods`` counts pods.
 """
 
 from __future__ import annotations
@@ -15,20 +16,17 @@ from dataclasses import dataclass, field
 
 from api.errors import MalformedValueError
 from api.extension.amplification import parse_raw_allocatable
-from api.extension.eviction import parse_eviction_cost
-from api.extension.objects import is_pod_terminated
 from api.extension.objects import namespaced_name as pod_key
 from api.extension.priority import PriorityClass, get_pod_priority_class_with_default
-from api.extension.qos import QoSClass, get_kube_qos_class, get_pod_qos_class_with_default
 from api.meta import parse_timestamp
 from descheduler.framework.types import Obj
-from pkg.util.nodeaffinity import RequiredNodeAffinity, find_untolerated_taint
+from descheduler.utils.node import NodeFit
+from descheduler.utils.sorter import PodOrderKey, creation_time, pod_order_key
 from pkg.util.podresources import pod_requests, quantity_int, resource_list
 
 log = logging.getLogger(__name__)
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
-ANNOTATION_POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 
 Resources = dict[str, int]
 Thresholds = Mapping[str, float]
@@ -260,61 +258,6 @@ def sort_nodes_by_usage(nodes: list[NodeInfo], weights: Mapping[str, int], prod:
 
 # --- node fit --------------------------------------------------------------------------------
 
-_FIT_EFFECTS = frozenset(("NoSchedule", "NoExecute"))
-
-
-class NodeFit:
-    """Whether pods fit nodes, for one descheduling cycle: each node's requested resources
-    are summed once (nothing is scheduled by the descheduler within a cycle), so checking a
-    candidate against many targets costs no more than its own requests."""
-
-    def __init__(self, pods_on_node: Callable[[str], list[Obj]]) -> None:
-        self._pods_on_node = pods_on_node
-        self._requested: dict[str, Resources] = {}
-
-    def requested(self, node_name: str) -> Resources:
-        """What the node's running pods request, with ``pods`` their count."""
-        used = self._requested.get(node_name)
-        if used is None:
-            used = {}
-            running = [p for p in self._pods_on_node(node_name) if not is_pod_terminated(p)]
-            for other in running:
-                for r, q in pod_requests(other).items():
-                    used[r] = used.get(r, 0) + q
-            used[PODS] = len(running)
-            self._requested[node_name] = used
-        return used
-
-    def errors(self, pod: Obj, node: Obj, requests: Resources | None = None) -> list[str]:
-        """Why ``pod`` (requesting ``requests``, computed when None) would not fit ``node``
-        (empty: it fits): node selector and required affinity, NoSchedule/NoExecute taints,
-        requests against what the node's pods leave free, and the node being schedulable."""
-        errors = []
-        name = (node.get("metadata") or {}).get("name") or ""
-        spec = pod.get("spec") or {}
-        if not RequiredNodeAffinity.from_pod(pod).matches_node(node):
-            errors.append("pod node selector does not match the node label")
-        taint = find_untolerated_taint((node.get("spec") or {}).get("taints"),
-                                       spec.get("tolerations"), _FIT_EFFECTS)
-        if taint is not None:
-            errors.append(f"pod does not tolerate taints on the node: {taint.get('key')}")
-        if requests is None:
-            requests = pod_requests(pod)
-        allocatable = resource_list((node.get("status") or {}).get("allocatable"))
-        used = self.requested(name)
-        for r, q in [*requests.items(), (PODS, 1)]:
-            if (r in (CPU, MEMORY, PODS) or q > 0) and q > allocatable.get(r, 0) - used.get(r, 0):
-                errors.append(f"insufficient {r}")
-        if (node.get("spec") or {}).get("unschedulable"):
-            errors.append("node is not schedulable")
-        return errors
-
-
-def node_fit(pod: Obj, node: Obj, pods_on_node: Callable[[str], list[Obj]]) -> list[str]:
-    """Why ``pod`` would not fit ``node`` (``NodeFit.errors`` outside a cycle)."""
-    return NodeFit(pods_on_node).errors(pod, node)
-
-
 def _full(target: NodeInfo, floor: Mapping[str, int], prod: bool) -> bool:
     """Whether no candidate can fit ``target`` any more: even the smallest usage (``floor``)
     takes it over a high (prodHigh) threshold."""
@@ -370,27 +313,6 @@ class Targets:
 
 # --- pod order -------------------------------------------------------------------------------
 
-_PRIORITY_CLASS_ORDER = {PriorityClass.FREE: 0, PriorityClass.BATCH: 1, PriorityClass.MID: 2,
-                         PriorityClass.PROD: 3, PriorityClass.NONE: 4}
-_KUBE_QOS_ORDER = {"BestEffort": 0, "Burstable": 1, "Guaranteed": 2}
-_KOORD_QOS_ORDER = {QoSClass.BE: 0, QoSClass.LS: 1, QoSClass.LSR: 2, QoSClass.LSE: 3,
-                    QoSClass.SYSTEM: 3, QoSClass.NONE: 4}
-
-
-def _int_annotation(pod: Obj, key: str) -> int:
-    try:
-        return int(((pod.get("metadata") or {}).get("annotations") or {}).get(key, 0))
-    except ValueError:
-        return 0
-
-
-def _eviction_cost(pod: Obj) -> int:
-    try:
-        return parse_eviction_cost((pod.get("metadata") or {}).get("annotations"))
-    except MalformedValueError:
-        return 0
-
-
 def pod_usage_score(metric: Mapping[str, int], excess: Mapping[str, int],
                     weights: Mapping[str, int]) -> float:
     """How well the pod's usage matches the node's excess over its thresholds: per overused
@@ -416,16 +338,10 @@ def sort_pods(pods: list[Obj], source: NodeInfo, weights: Mapping[str, int], pro
     excess = {r: used - thresholds[r] for r, used in overutilized(usage, thresholds).items()}
     metrics = source.usage.pod_metrics
 
-    def key(pod: Obj) -> tuple[int, int, int, int, int, int, int, float, float]:
+    def key(pod: Obj) -> tuple[PodOrderKey, int, float, float]:
         metric = metrics.get(pod_key(pod))
-        created = parse_timestamp((pod.get("metadata") or {}).get("creationTimestamp")) or 0.0
-        return (_PRIORITY_CLASS_ORDER[get_pod_priority_class_with_default(pod)],
-                (pod.get("spec") or {}).get("priority") or 0,
-                _KUBE_QOS_ORDER.get(get_kube_qos_class(pod), 3),
-                _KOORD_QOS_ORDER[get_pod_qos_class_with_default(pod)],
-                _int_annotation(pod, ANNOTATION_POD_DELETION_COST), _eviction_cost(pod),
-                0 if metric is not None else 1,
+        return (pod_order_key(pod), 0 if metric is not None else 1,
                 -pod_usage_score(metric, excess, weights) if metric is not None else 0.0,
-                -created)
+                -creation_time(pod))
 
     pods.sort(key=key)

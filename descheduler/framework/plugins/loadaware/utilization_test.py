@@ -1,5 +1,5 @@
-"""LowNodeLoad's arithmetic: thresholds, node classes, target room, scores, pod order, node
-fit (mirroring upstream's ``utilization_util_test.go`` and ``sorter_test.go`` cases)."""
+"""LowNodeLoad's arithmetic: thresholds, node classes, target room, scores, pod order
+(mirroring upstream's ``utilization_util_test.go`` and ``sorter_test.go`` cases)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from descheduler.framework.plugins.loadaware.utilization import (
     NodeUsage,
     available,
     classify,
-    node_fit,
     node_thresholds,
     pod_usage_score,
     raw_allocatable,
@@ -231,28 +230,6 @@ def test_pod_usage_score() -> None:
     assert pod_usage_score({"cpu": 500, "memory": 9}, {"cpu": 1000}, {"cpu": 1, "memory": 5}) \
         == 0.5
     assert pod_usage_score({"memory": 9}, {"cpu": 1000}, {"cpu": 1}) == 0.0
-
-
-def test_node_fit() -> None:
-    target = {"metadata": {"name": "t", "labels": {"zone": "a"}},
-              "spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]},
-              "status": {"allocatable": {"cpu": "2", "memory": "1Gi", "pods": "2"}}}
-    on_target: list[Obj] = [pod("x", requests={"cpu": "1500m"}, nodeName="t")]
-    tolerate = [{"key": "k", "operator": "Exists"}]
-
-    def fit(p: dict[str, Any]) -> list[str]:
-        return node_fit(p, target, lambda name: on_target if name == "t" else [])
-
-    assert fit(pod("ok", requests={"cpu": "500m"}, tolerations=tolerate)) == []
-    assert fit(pod("taint", requests={"cpu": "500m"})) == [
-        "pod does not tolerate taints on the node: k"]
-    assert fit(pod("cpu", requests={"cpu": "600m"}, tolerations=tolerate)) == ["insufficient cpu"]
-    assert fit(pod("sel", nodeSelector={"zone": "b"}, tolerations=tolerate)) == [
-        "pod node selector does not match the node label"]
-    assert fit(pod("ext", requests={"example.com/foo": "1"}, tolerations=tolerate)) == [
-        "insufficient example.com/foo"]
-    on_target.append(pod("y", nodeName="t"))
-    assert fit(pod("pods", tolerations=tolerate)) == ["insufficient pods"]
 
 
 def test_eviction_reason_is_sorted_by_resource_and_uses_configured_percents() -> None:

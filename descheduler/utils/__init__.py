@@ -1,0 +1,1 @@
+"""Helpers shared by descheduler plugins and controllers (upstream ``pkg/descheduler/utils``)."""
