@@ -1,36 +1,21 @@
-"""Test helpers for the MigrationController's parts: an embedded API server with Koordinator's
-CRDs and a namespace, pods and PodMigrationJobs as upstream's tests build them, and an event
-recorder that keeps what it records."""
+"""Test helpers for the MigrationController's parts: pods and PodMigrationJobs as upstream's
+tests build them, in namespace ``NS`` (``namespace()`` creates it), and an event recorder that
+keeps what it records."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pkg.client.resources import NAMESPACES, POD_MIGRATION_JOBS, PODS
+from pkg.client.resources import POD_MIGRATION_JOBS, PODS
 from pkg.client.rest import Client
-from test.apiserver import start
-from test.e2e.cluster import install_crds
 
 NS = "migration"
 NODE = "node-a"
 
 
-@contextmanager
-def migration_server() -> Iterator[Client]:
-    """A client of a fresh embedded API server with the CRDs and namespace ``NS``."""
-    srv = start()
-    client = Client.from_kubeconfig(srv.kubeconfig, qps=-1)
-    try:
-        install_crds(client)
-        client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
-                                   "metadata": {"name": NS}})
-        yield client
-    finally:
-        client.close()
-        srv.stop()
+def namespace() -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}
 
 
 @dataclass
@@ -77,4 +62,4 @@ def create_job(client: Client, name: str, pod: str, *, mode: str = "ReservationF
         "spec": job_spec})
 
 
-__all__ = ["NODE", "NS", "FakeRecorder", "create_job", "create_pod", "migration_server"]
+__all__ = ["NODE", "NS", "FakeRecorder", "create_job", "create_pod", "namespace"]

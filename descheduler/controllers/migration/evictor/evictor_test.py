@@ -25,28 +25,34 @@ from descheduler.controllers.migration.testing import (
     FakeRecorder,
     create_job,
     create_pod,
-    migration_server,
+    namespace,
 )
 from descheduler.controllers.migration.util import LABEL_EVICT_POLICY
 from pkg.client.errors import ApiError, is_not_found
-from pkg.client.resources import POD_DISRUPTION_BUDGETS, POD_MIGRATION_JOBS, PODS
+from pkg.client.resources import NAMESPACES, POD_DISRUPTION_BUDGETS, POD_MIGRATION_JOBS, PODS
 from pkg.client.rest import Client
 from pkg.util.clock import FakeClock
+from test.apiserver import start
+from test.e2e.cluster import install_crds
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Client]:
-    with migration_server() as c:
-        yield c
+    with start() as srv:
+        client = Client.from_kubeconfig(srv.kubeconfig, qps=-1)
+        install_crds(client)
+        client.create(NAMESPACES, namespace())
+        yield client
+        client.close()
 
 
 @pytest.fixture
 def client(server: Client) -> Iterator[Client]:
     yield server
-    for resource, namespace in ((POD_MIGRATION_JOBS, None), (PODS, NS),
-                                (POD_DISRUPTION_BUDGETS, NS)):
-        for obj in server.list(resource, namespace)["items"]:
-            server.delete(resource, obj["metadata"]["name"], namespace)
+    for resource, ns in ((POD_MIGRATION_JOBS, None), (PODS, NS),
+                         (POD_DISRUPTION_BUDGETS, NS)):
+        for obj in server.list(resource, ns)["items"]:
+            server.delete(resource, obj["metadata"]["name"], ns)
 
 
 def _gone(client: Client, name: str) -> bool:
