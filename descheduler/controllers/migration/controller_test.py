@@ -31,7 +31,11 @@ from descheduler.controllers.migration.testing import (
     create_pod,
     namespace,
 )
-from descheduler.controllers.migration.util import ANNOTATION_EVICT, ANNOTATION_JOB_CREATED_BY
+from descheduler.controllers.migration.util import (
+    ANNOTATION_EVICT,
+    ANNOTATION_JOB_CREATED_BY,
+    LABEL_EVICT_POLICY,
+)
 from descheduler.framework.registry import in_tree_registry
 from descheduler.framework.types import EvictOptions, Handle, Services
 from pkg.client.errors import ApiError, is_not_found
@@ -330,6 +334,29 @@ def test_evict_pod_directly(env: Env) -> None:
     eviction = env.condition("job", "Eviction")
     assert eviction is not None
     assert (eviction["status"], eviction["reason"]) == ("True", "EvictComplete")
+
+
+def test_a_new_pod_of_the_same_name_counts_as_evicted(env: Env) -> None:
+    # Soft eviction leaves the pod to someone else, who replaces it by one of the same name.
+    create_pod(env.client, "web-1", labels={"app": "web", LABEL_EVICT_POLICY: "SoftEviction"})
+    create_job(env.client, "job", "web-1", mode="EvictDirectly")
+    assert env.reconcile("job") == Result(requeue_after=REQUEUE_AFTER)
+    assert env.status("job")["reason"] == "Evicting"
+    # Still there: wait.
+    assert env.reconcile("job") == Result(requeue_after=REQUEUE_AFTER)
+    env.client.delete(PODS, "web-1", NS)
+    create_pod(env.client, "web-1")
+    assert env.reconcile("job") is None
+    assert env.status("job")["phase"] == "Succeeded"
+    assert env.exists(PODS, "web-1", NS)
+
+
+@pytest.mark.parametrize("allow", [True, False])
+def test_filters_delegate_to_the_migration_filter(env: Env, allow: bool) -> None:
+    env.filter.allow = allow
+    pod = {"metadata": {"name": "p", "namespace": NS}}
+    assert env.ctl.filter(pod) is allow
+    assert env.ctl.pre_eviction_filter(pod) is allow
 
 
 def test_default_mode_applies_to_jobs_without_one(client: Client) -> None:
