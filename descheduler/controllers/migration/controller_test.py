@@ -37,7 +37,13 @@ from descheduler.controllers.migration.util import (
     LABEL_EVICT_POLICY,
 )
 from descheduler.framework.registry import in_tree_registry
-from descheduler.framework.types import EvictOptions, Handle, Services
+from descheduler.framework.types import (
+    EvictOptions,
+    EvictPlugin,
+    FilterPlugin,
+    Handle,
+    Services,
+)
 from pkg.client.errors import ApiError, is_not_found
 from pkg.client.informers import SharedInformerFactory
 from pkg.client.resources import NAMESPACES, POD_MIGRATION_JOBS, PODS, RESERVATIONS, Resource
@@ -759,6 +765,9 @@ def test_registry_builds_the_plugin_from_the_descheduler_services(
     # new() reads only the pods and the services of its handle.
     handle = cast(Handle, _Handle(pods, services))
     plugin = in_tree_registry()["MigrationController"](args, handle)
+    # The plugin kinds a profile may place it as.
+    assert isinstance(plugin, FilterPlugin)
+    assert isinstance(plugin, EvictPlugin)
     assert isinstance(plugin, MigrationController)
     assert plugin.name() == "MigrationController"
     assert plugin.controller.workers == 2
