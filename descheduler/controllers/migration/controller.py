@@ -417,6 +417,7 @@ class MigrationController:
                 raise
             self._abort_missing_reservation(job)
             return None
+        rsv.ensure_reservation_order(self.client, reservation, self.clock.now())
         self._sync_schedule_failed(job, reservation)
         if rsv.is_pending(reservation):
             return Result(requeue_after=REQUEUE_AFTER)

@@ -599,6 +599,21 @@ def test_existing_reservation_of_that_name_is_reused(env: Env) -> None:
     assert ref["uid"] == existing["metadata"]["uid"]
 
 
+def test_a_reservation_named_by_the_job_gets_an_order(env: Env) -> None:
+    create_pod(env.client, "web-1")
+    mine = env.client.create(RESERVATIONS, {
+        "apiVersion": RESERVATIONS.api_version, "kind": "Reservation",
+        "metadata": {"name": "mine"},
+        "spec": {"template": {"spec": {"containers": []}}, "owners": [{"object": {
+            "name": "x"}}]}})
+    create_job(env.client, "job", "web-1", spec={"reservationOptions": {"reservationRef": {
+        "kind": "Reservation", "name": "mine", "uid": mine["metadata"]["uid"]}}})
+    assert env.reconcile("job") == Result(requeue_after=REQUEUE_AFTER)  # not scheduled yet
+    labels = env.client.get(RESERVATIONS, "mine")["metadata"]["labels"]
+    assert labels["scheduling.koordinator.sh/reservation-order"] == str(
+        int(env.clock.now() * 1000))
+
+
 def test_failed_reservation_creation_is_a_condition_and_retried(env: Env) -> None:
     create_pod(env.client, "web-1")
     job = create_job(env.client, "job", "web-1")

@@ -99,7 +99,7 @@ def reservation_options(job: Obj, pod: Obj, now: float) -> dict[str, Any]:
     pod_spec.pop("nodeName", None)
     labels = template_md["labels"] = template_md.get("labels") or {}
     labels[LABEL_CREATED_BY] = DEFAULT_CREATOR
-    labels[LABEL_RESERVATION_ORDER] = str(int(now * 1000))
+    labels[LABEL_RESERVATION_ORDER] = _order(now)
     ttl = spec_of(job).get("ttl")
     if (r_spec.get("ttl") is None and r_spec.get("expires") is None and ttl
             and parse_duration(ttl) > 0):
@@ -126,6 +126,20 @@ def create_reservation(client: Client, options: Obj) -> dict[str, Any]:
         if not is_already_exists(err):
             raise
     return client.get(RESERVATIONS, metadata.get("name", ""))
+
+
+def ensure_reservation_order(client: Client, reservation: Obj, now: float) -> None:
+    """Give a Reservation the job did not create (one its ``reservationRef`` names) the
+    ``reservation-order`` label the descheduler's own Reservations carry (upstream
+    ``setReservationOrder``)."""
+    if LABEL_RESERVATION_ORDER in (metadata_of(reservation).get("labels") or {}):
+        return
+    patch = {"metadata": {"labels": {LABEL_RESERVATION_ORDER: _order(now)}}}
+    client.patch(RESERVATIONS, metadata_of(reservation).get("name", ""), patch)
+
+
+def _order(now: float) -> str:
+    return str(int(now * 1000))
 
 
 def reservation_ref(reservation: Obj) -> dict[str, str]:
@@ -212,7 +226,8 @@ def migrates_pending_pod(reservation: Obj) -> bool:
 
 __all__ = [
     "DEFAULT_CREATOR", "LABEL_CREATED_BY", "bound_pod", "condition", "create_reservation",
-    "delete_reservation", "get_reservation", "is_expired", "is_pending", "is_scheduled",
-    "is_succeeded", "migrates_pending_pod", "phase", "pod_condition", "reservation_options",
-    "reservation_ref", "reserve_resource_owners", "scheduled_node", "unschedulable_condition",
+    "delete_reservation", "ensure_reservation_order", "get_reservation", "is_expired",
+    "is_pending", "is_scheduled", "is_succeeded", "migrates_pending_pod", "phase",
+    "pod_condition", "reservation_options", "reservation_ref", "reserve_resource_owners",
+    "scheduled_node", "unschedulable_condition",
 ]
