@@ -6,8 +6,8 @@ Corresponds to koordinator ``pkg/descheduler/controllers/migration/evictor`` (``
 ``koordinator.sh/evict-policy``, else the job's, else ``evictionPolicy`` from the args; an
 unknown name falls back to that default. Every attempt first takes a token from one bucket
 (``evictQPS``, ``evictBurst``): when none is left it fails with ``TooManyEvictions`` and the
-job is retried later. Each attempt counts in ``descheduler_pods_evicted``; a success records the
-event ``Descheduled`` on the pod.
+job is retried later. Each attempt past the rate limit counts in ``descheduler_pods_evicted``; a
+success records the event ``Descheduled`` on the pod.
 """
 
 from __future__ import annotations
