@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from descheduler.controllers.migration.controller import MigrationController
 from descheduler.framework.plugins.defaultevictor import DefaultEvictor
 from descheduler.framework.plugins.loadaware import LowNodeLoad
 from descheduler.framework.types import Handle
@@ -22,4 +23,5 @@ Registry = Mapping[str, Factory]
 
 def in_tree_registry() -> dict[str, Factory]:
     """The plugins this descheduler can build, by upstream name."""
-    return {"DefaultEvictor": DefaultEvictor.new, "LowNodeLoad": LowNodeLoad.new}
+    return {"DefaultEvictor": DefaultEvictor.new, "LowNodeLoad": LowNodeLoad.new,
+            "MigrationController": MigrationController.new}

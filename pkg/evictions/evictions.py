@@ -65,9 +65,11 @@ class EvictionClient(Protocol):
     def request(self, method: str, path: str, *, body: Any = None) -> Any: ...
 
 
-def evict_pod(client: EvictionClient, pod: Pod) -> None:
-    """POST ``pods/<name>/eviction`` (policy/v1 Eviction) with the pod's UID, when it has one,
-    as precondition. Raises ``ApiError`` when the server refuses."""
+def evict_pod(client: EvictionClient, pod: Pod,
+              delete_options: Mapping[str, Any] | None = None) -> None:
+    """POST ``pods/<name>/eviction`` (policy/v1 Eviction) with ``delete_options`` (the
+    descheduler passes a PodMigrationJob's) and, unless they carry preconditions of their own,
+    the pod's UID as precondition. Raises ``ApiError`` when the server refuses."""
     md = pod["metadata"]
     name, namespace = md["name"], md.get("namespace", "")
     body: dict[str, Any] = {
@@ -75,8 +77,11 @@ def evict_pod(client: EvictionClient, pod: Pod) -> None:
         "kind": "Eviction",
         "metadata": {"name": name, "namespace": namespace},
     }
-    if md.get("uid"):
-        body["deleteOptions"] = {"preconditions": {"uid": md["uid"]}}
+    options = dict(delete_options or {})
+    if md.get("uid") and not options.get("preconditions"):
+        options["preconditions"] = {"uid": md["uid"]}
+    if options:
+        body["deleteOptions"] = options
     client.request("POST", PODS.path(namespace, name, "eviction"), body=body)
 
 

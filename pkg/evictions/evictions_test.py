@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from pkg.client.config import ClientOptions
+from pkg.client.errors import ApiError
 from pkg.client.resources import EVENTS, POD_DISRUPTION_BUDGETS, PODS
 from pkg.client.rest import Client
 from pkg.events.recorder import WARNING, EventBroadcaster
-from pkg.evictions import EvictionEvents, EvictionResult, PodEvictor
+from pkg.evictions import EvictionEvents, EvictionResult, PodEvictor, evict_pod
 from pkg.util.clock import NoWaitClock
 from test.apiserver import start
 
@@ -90,6 +91,17 @@ def test_a_pod_of_the_same_name_is_not_evicted(client: Client) -> None:
     result = PodEvictor(client).evict(old, "why", "")
     assert result is EvictionResult.REPLACED and not result.done
     assert "a" in _live(client)
+
+
+def test_eviction_carries_the_callers_delete_options(client: Client) -> None:
+    pod = _running_pod(client, "a")
+    # Preconditions of the caller's own replace the pod's UID.
+    with pytest.raises(ApiError) as err:
+        evict_pod(client, pod, {"preconditions": {"uid": "another-pod"}})
+    assert err.value.status == 409
+    assert "a" in _live(client)
+    evict_pod(client, pod, {"gracePeriodSeconds": 0})
+    assert "a" not in _live(client)
 
 
 def test_disruption_budget_blocks_even_with_the_delete_fallback(client: Client,

@@ -13,7 +13,7 @@ import pytest
 from api.extension.eviction import ANNOTATION_EVICTION_COST
 from descheduler.apis.config.args import MigrationControllerArgs
 from descheduler.controllers.migration.arbitrator.filter import MigrationFilter
-from descheduler.controllers.migration.testing import Stores, job, owner, pod, workload
+from descheduler.controllers.migration.testing import NODE, Stores, job, owner, pod, workload
 from descheduler.controllers.migration.util import ANNOTATION_EVICT
 from pkg.client.informers.listers import Lister
 from pkg.client.informers.store import Indexer
@@ -72,7 +72,7 @@ def test_max_migrating_per_node(n: int, same_pod: bool, same_node: bool, limit: 
                                 want: bool) -> None:
     pods, jobs = migrating(n)
     target = pods[0] if same_pod else pod("test-pod")
-    target["spec"]["nodeName"] = "test-node" if same_node else "test-other-node"
+    target["spec"]["nodeName"] = NODE if same_node else "other-node"
     f = make({"maxMigratingPerNode": limit}, pods=[*pods, target], jobs=jobs)
     assert f.retryable(target) is want
     assert f.retryable(target, arbitrating=True) is want
@@ -279,7 +279,7 @@ def test_pre_eviction_filter_node_fit() -> None:
     target = pod("test-pod", owners=[STS])
     stores = Stores.of([target], [], [STS_10])
     nodes = Indexer()
-    for n in (node("test-node"), node("other", {"pool": "b"})):
+    for n in (node(NODE), node("other", {"pool": "b"})):
         nodes.add(n)
 
     def flt(args: Dict) -> MigrationFilter:
