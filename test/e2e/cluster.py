@@ -7,6 +7,7 @@ real processes (``python -m <component>.main``) with their logs kept.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import socket
@@ -273,6 +274,22 @@ def running_scheduler(kubeconfig: str, config: str, workdir: Path,
         yield url
     finally:
         proc.stop()
+
+
+def start_descheduler(kubeconfig: str, config: Mapping[str, Any], workdir: Path,
+                      name: str = "desched", extra: list[str] | None = None
+                      ) -> tuple[ComponentProcess, str]:
+    """koord-descheduler with the DeschedulerConfiguration ``config`` (its bind addresses set
+    to a free loopback port) as ``kubeconfig`` says; returns the process and its health URL."""
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    cfg = workdir / f"{name}-config.yaml"
+    cfg.write_text(json.dumps({**config, "healthzBindAddress": address,
+                               "metricsBindAddress": address}))
+    proc = ComponentProcess("descheduler.main", [
+        "--config", str(cfg), "--kubeconfig", kubeconfig, *(extra or [])],
+        workdir / f"{name}.log")
+    return proc, f"http://{address}"
 
 
 def guaranteed_pod(name: str, *, scheduler: str = "koord-scheduler", cpu: str = "100m",
