@@ -245,6 +245,10 @@ def test_kubectl_create_scale_and_delete_a_deployment(srv, core, ns):
         assert next(r for r in rows if r[0] == "NAME" and r is not rows[0])[:5] == \
             ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
         kubectl.run("rollout", "status", "deployment/web", "-n", ns, "--timeout=30s")
+        wide = kubectl.run("get", "rs", "-n", ns, "-o", "wide").stdout.split("\n")
+        assert wide[0].split()[5:] == ["CONTAINERS", "IMAGES", "SELECTOR"]
+        assert wide[1].split()[5:7] == ["nginx", "nginx"]
+        assert wide[1].split()[7] == f"app=web,pod-template-hash={rs[0].rsplit('-', 1)[1]}"
 
         kubectl.run("scale", "deployment", "web", "--replicas=5", "-n", ns)
         pods = wait_for("5 running pods", lambda: scheduled(5))
