@@ -262,3 +262,27 @@ def test_kubectl_create_scale_and_delete_a_deployment(srv, core, ns):
             "get", "rs,pods", "-n", ns, "-o", "name").stdout.strip())
     finally:
         kubectl.close()
+
+
+def test_controllers_carry_on_after_a_restart(tmp_path):
+    with start(workdir=str(tmp_path)) as first:
+        core = client.CoreV1Api(api_client(first))
+        apps = client.AppsV1Api(api_client(first))
+        rs = workload("kept", 2)
+        rs["spec"]["template"] = template("kept", node=None)  # pending: no scheduler here
+        apps.create_namespaced_replica_set("default", rs)
+        wait_for("2 pods", lambda: len(active_pods(core, "default", "app=kept")) == 2)
+        owner = core.create_namespaced_config_map("default", {"metadata": {"name": "owner"}})
+        core.create_namespaced_config_map("default", {"metadata": {
+            "name": "dependent", "ownerReferences": [{
+                "apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+                "uid": owner.metadata.uid}]}})
+    with start(workdir=str(tmp_path)) as second:
+        core = client.CoreV1Api(api_client(second))
+        apps = client.AppsV1Api(api_client(second))
+        # The restored set is reconciled, and the restored dependents are known by owner.
+        apps.patch_namespaced_replica_set_scale("kept", "default", {"spec": {"replicas": 3}})
+        wait_for("3 pods", lambda: len(active_pods(core, "default", "app=kept")) == 3)
+        core.delete_namespaced_config_map("owner", "default")
+        wait_for("the dependent collected", lambda: "dependent" not in {
+            c.metadata.name for c in core.list_namespaced_config_map("default").items})
