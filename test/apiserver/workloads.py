@@ -27,8 +27,11 @@ than by informers, so no expectations are needed: a sync sees every write before
   ``revisionHistoryLimit`` are deleted. Status: replicas, updatedReplicas, readyReplicas,
   availableReplicas, unavailableReplicas, observedGeneration, the Available and Progressing
   conditions with upstream's reasons and messages. Not done: ``paused`` (treated as not paused),
-  ``progressDeadlineSeconds``, proportional scaling of several live sets during a rollout,
-  events.
+  ``progressDeadlineSeconds``, proportional scaling of several live sets during a rollout.
+
+Both record upstream's events (core/v1, not aggregated): ``SuccessfulCreate``,
+``SuccessfulDelete`` and ``FailedCreate`` on the ReplicaSet from ``replicaset-controller``,
+``ScalingReplicaSet`` on the Deployment from ``deployment-controller``.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from api.meta import parse_timestamp
 
 from . import errors
 from .api import Api
+from .bootstrap import store_new
 from .controllers import Debounced
 from .gc import OwnerIndex, controller_ref
 from .meta import now_rfc3339, safe_encode_string
@@ -168,17 +172,35 @@ def _key(obj: Obj) -> Key:
 
 
 class _Controller:
-    """What both controllers share: the API, the owner index and adoption of orphans."""
+    """What both controllers share: the API, the owner index, adoption of orphans, events."""
+
+    component = ""  # the events' source
 
     def __init__(self, api: Api, index: OwnerIndex, interval: float) -> None:
         self.api = api
         self.index = index
+        self.events = api.info("", "v1", "events")
         self.queue: Debounced[Key] = Debounced(self._sync, interval)
         # Per owner, orphans that may match it ("*": look through the whole namespace).
         self.orphans: dict[Key, set[str]] = {}
 
     async def _sync(self, key: Key) -> None:
         raise NotImplementedError
+
+    def _event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
+        """Record an event about ``obj``, as the controller's event recorder would."""
+        md = obj["metadata"]
+        now = now_rfc3339()
+        store_new(self.api, self.events, {
+            "metadata": {"name": f"{md['name']}.{time.time_ns():x}",
+                         "namespace": md["namespace"]},
+            "involvedObject": {"kind": obj["kind"], "namespace": md["namespace"],
+                               "name": md["name"], "uid": md["uid"],
+                               "apiVersion": obj["apiVersion"],
+                               "resourceVersion": md.get("resourceVersion", "")},
+            "reason": reason, "message": message, "type": type_,
+            "source": {"component": self.component}, "reportingComponent": self.component,
+            "firstTimestamp": now, "lastTimestamp": now, "count": 1})
 
     def _orphan_written(self, owner_info: ResourceInfo, obj: Obj) -> None:
         """An object without a controller was written: the owners in its namespace whose
@@ -253,6 +275,8 @@ class _Controller:
 
 
 class ReplicaSetController(_Controller):
+    component = "replicaset-controller"
+
     def __init__(self, api: Api, index: OwnerIndex, interval: float = 0.05) -> None:
         super().__init__(api, index, interval)
         self.pods = api.info("", "v1", "pods")
@@ -306,14 +330,19 @@ class ReplicaSetController(_Controller):
                     if e.code not in (404, 409):
                         log.warning("replicaset %s/%s: deleting pod %s: %s", ns, name,
                                     md["name"], e)
+                    continue
+                self._event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {md['name']}")
             return None
         for _ in range(-diff):
             try:
-                await self.api.create(self.pods, ns, self._pod_from_template(rs))
+                created = await self.api.create(self.pods, ns, self._pod_from_template(rs))
             except errors.ApiError as e:
                 # As upstream's slow start: stop at the first failure, try again later.
                 self.queue.mark_after((ns, name), 1.0)
+                self._event(rs, "Warning", "FailedCreate", f"Error creating: {e.message}")
                 return e.message
+            self._event(rs, "Normal", "SuccessfulCreate",
+                        f"Created pod: {created.obj['metadata']['name']}")
         return None
 
     @staticmethod
@@ -394,6 +423,8 @@ def _created(rs: Obj) -> tuple[float, str]:
 
 
 class DeploymentController(_Controller):
+    component = "deployment-controller"
+
     def __init__(self, api: Api, index: OwnerIndex, interval: float = 0.05) -> None:
         super().__init__(api, index, interval)
         self.rs = api.info("apps", "v1", "replicasets")
@@ -487,6 +518,10 @@ class DeploymentController(_Controller):
                      "selector": selector, "template": template}}
         try:
             created = await self.api.create(self.rs, ns, rs)
+            if replicas:
+                self._event(d, "Normal", "ScalingReplicaSet",
+                            f"Scaled up replica set {rs['metadata']['name']} from 0 to "
+                            f"{replicas}")
             return created.obj
         except errors.ApiError as e:
             if e.code != 409:
@@ -519,9 +554,13 @@ class DeploymentController(_Controller):
         if cur is None or cur.obj["metadata"]["uid"] != rs["metadata"]["uid"]:
             return
         new = cur.copy()
+        before = _replicas(cur.obj)
         new["spec"]["replicas"] = replicas
         new["metadata"].setdefault("annotations", {}).update(self._annotations(d, revision))
-        await self._write(self.rs, cur, new)
+        if await self._write(self.rs, cur, new) is not None and before != replicas:
+            self._event(d, "Normal", "ScalingReplicaSet",
+                        f"Scaled {'up' if replicas > before else 'down'} replica set "
+                        f"{rs['metadata']['name']} from {before} to {replicas}")
 
     async def _rolling(self, d: Obj, new: Obj, olds: list[Obj]) -> None:
         """Upstream's rolloutRolling: scale the new set up within maxSurge, then the old ones

@@ -76,6 +76,11 @@ def test_replicaset_creates_owned_pods_and_reports_status(core, apps, ns):
         "web", ns).status).available_replicas == 3 and s)
     assert (st.replicas, st.fully_labeled_replicas, st.ready_replicas,
             st.observed_generation) == (3, 3, 3, 1)
+    events = core.list_namespaced_event(ns, field_selector="involvedObject.name=web").items
+    assert sorted(e.message for e in events if e.reason == "SuccessfulCreate") == \
+        sorted(f"Created pod: {p.metadata.name}" for p in pods)
+    assert {(e.source.component, e.involved_object.kind) for e in events} == \
+        {("replicaset-controller", "ReplicaSet")}
 
 
 def test_evicted_or_deleted_pods_are_replaced_at_once(core, apps, ns):
@@ -172,6 +177,13 @@ def test_deployment_rolls_out_through_replicasets(core, apps, ns):
     assert new.metadata.annotations[REVISION] == "2" and new.spec.replicas == 4
     d = apps.read_namespaced_deployment("api", ns)
     assert d.metadata.annotations[REVISION] == "2"
+    scaling = [e.message for e in sorted(core.list_namespaced_event(
+        ns, field_selector="involvedObject.name=api").items, key=lambda e: e.metadata.name)
+        if e.reason == "ScalingReplicaSet"]
+    assert scaling[0] == f"Scaled up replica set {rs.metadata.name} from 0 to 4"
+    assert f"Scaled up replica set {new.metadata.name} from 0 to 1" in scaling
+    assert any(m.startswith(f"Scaled down replica set {rs.metadata.name} from ") and
+               m.endswith(" to 0") for m in scaling)
     # Scaling goes to the current set.
     apps.patch_namespaced_deployment_scale("api", ns, {"spec": {"replicas": 2}})
     wait_for("2 pods", lambda: running(core, ns, "app=api", 2))
