@@ -56,6 +56,7 @@ from descheduler.controllers.migration.arbitrator.filter import (
 )
 from descheduler.controllers.migration.controllerfinder import (
     POD_BY_OWNER_UID,
+    ApiWorkloadGetter,
     ControllerFinder,
     WorkloadListers,
     pod_owner_uid_index,
@@ -214,15 +215,15 @@ class MigrationController:
         factory = services.informer_factory
         jobs = factory.informer_for(POD_MIGRATION_JOBS, typed=False, indexers=job_indexers())
         workloads = {r: factory.informer_for(r, typed=False).lister
-                     for r in (REPLICA_SETS, DEPLOYMENTS, STATEFUL_SETS,
-                               REPLICATION_CONTROLLERS)}
+                     for r in (REPLICA_SETS, DEPLOYMENTS, STATEFUL_SETS)}
         # The workload finder reads a pod's siblings through this index of the shared pod
         # informer (the handle's pod lister).
         factory.informer_for(PODS, typed=False,
                              indexers={POD_BY_OWNER_UID: pod_owner_uid_index})
         finder = ControllerFinder(WorkloadListers(
             handle.pods, workloads[REPLICA_SETS], workloads[DEPLOYMENTS],
-            workloads[STATEFUL_SETS], workloads[REPLICATION_CONTROLLERS]))
+            workloads[STATEFUL_SETS],
+            ApiWorkloadGetter(services.kube_client, REPLICATION_CONTROLLERS)))
         limiter = ObjectLimiters(args, finder, services.clock)
         migration_filter = ArbitrationFilter(args, jobs.lister, finder, nodes=handle.nodes)
         arbitration = args.arbitration_args

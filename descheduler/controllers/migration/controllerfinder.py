@@ -6,16 +6,26 @@ Deployment owning it), a StatefulSet and a ReplicationController. Workloads with
 (Kruise CloneSets, anything reached through the scale subresource) have no known replicas.
 Siblings are found through the pod informer's index on the controller owner's UID, never by
 listing every pod.
+
+ReplicationControllers are read from the API server when a pod names one (``WorkloadGetter``),
+not through an informer: the chart's ClusterRole (upstream's) grants koord-descheduler nothing on
+them, and upstream's cached client starts watching a kind only when it is first asked for one,
+so an informer here would be denied and keep the process from ever syncing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+import logging
+from typing import Any, Protocol
 
 from api.extension.objects import metadata_of, spec_of
 from descheduler.framework.types import Obj, ObjectLister
+from pkg.client.errors import ApiError, is_not_found
+from pkg.client.resources import Resource
+
+log = logging.getLogger(__name__)
 
 # Pod index: the UID of the pod's controller owner reference.
 POD_BY_OWNER_UID = "ownerRefUID"
@@ -49,6 +59,37 @@ def _replicas(workload: Obj) -> int:
     return 1 if replicas is None else int(replicas)
 
 
+class WorkloadGetter(Protocol):
+    """Reads one workload by name (an informer's lister is one)."""
+
+    def get(self, name: str, namespace: str | None = None) -> Any: ...
+
+
+class ObjectReader(Protocol):
+    """The API client's GET (``pkg.client.rest.Client``)."""
+
+    def get(self, resource: Resource, name: str, namespace: str | None = None) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ApiWorkloadGetter:
+    """A ``WorkloadGetter`` asking the API server each time; None when the object is missing
+    or cannot be read (logged), so the pod's workload is unknown."""
+
+    client: ObjectReader
+    resource: Resource
+
+    def get(self, name: str, namespace: str | None = None) -> Obj | None:
+        try:
+            obj: Obj = self.client.get(self.resource, name, namespace)
+        except ApiError as err:
+            if not is_not_found(err):
+                log.warning("Failed to get %s %s/%s: %s", self.resource.kind, namespace, name,
+                            err)
+            return None
+        return obj
+
+
 @dataclass(frozen=True, slots=True)
 class WorkloadListers:
     """The informers the finder reads; ``pods`` must carry the ``POD_BY_OWNER_UID`` index."""
@@ -57,13 +98,13 @@ class WorkloadListers:
     replica_sets: ObjectLister
     deployments: ObjectLister
     stateful_sets: ObjectLister
-    replication_controllers: ObjectLister
+    replication_controllers: WorkloadGetter
 
 
 class ControllerFinder:
     def __init__(self, listers: WorkloadListers) -> None:
         self.listers = listers
-        self._by_kind: dict[tuple[str, str], ObjectLister] = {
+        self._by_kind: dict[tuple[str, str], WorkloadGetter] = {
             (_APPS, "ReplicaSet"): listers.replica_sets,
             (_APPS, "Deployment"): listers.deployments,
             (_APPS, "StatefulSet"): listers.stateful_sets,

@@ -4,11 +4,18 @@ siblings come from the owner-UID index (upstream controllerfinder's GetPodsForRe
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from descheduler.controllers.migration.controllerfinder import (
+    ApiWorkloadGetter,
+    ControllerFinder,
     controller_of,
     pod_owner_uid_index,
 )
 from descheduler.controllers.migration.testing import Stores, owner, pod, workload
+from pkg.client.errors import ApiError
+from pkg.client.resources import REPLICATION_CONTROLLERS, Resource
 
 DEPLOY = workload("Deployment", "web", 5)
 RS = workload("ReplicaSet", "web-abc", 3, owners=[owner("Deployment", "web")])
@@ -63,3 +70,42 @@ def test_workload_pods_by_owner_uid() -> None:
     assert stores.finder.workload_pods(pod("bare")) == []
     assert pod_owner_uid_index(other) == ["replicaset-lone"]
     assert pod_owner_uid_index(pod("bare")) == []
+
+
+class Server:
+    """The API client's GET over a few ReplicationControllers; ``forbidden`` answers 403."""
+
+    def __init__(self, *objs: dict, forbidden: bool = False) -> None:
+        self.objs = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objs}
+        self.forbidden = forbidden
+        self.gets: list[tuple[str, str, str | None]] = []
+
+    def get(self, resource: Resource, name: str, namespace: str | None = None) -> Any:
+        self.gets.append((resource.plural, name, namespace))
+        if self.forbidden:
+            raise ApiError(403, "Forbidden", "replicationcontrollers is forbidden")
+        if (namespace, name) not in self.objs:
+            raise ApiError(404, "NotFound", f"{name} not found")
+        return self.objs[(namespace, name)]
+
+
+def test_replication_controllers_are_read_from_the_server_when_a_pod_names_one() -> None:
+    server = Server(RC)
+    listers = replace(finder_with().listers,
+                      replication_controllers=ApiWorkloadGetter(server, REPLICATION_CONTROLLERS))
+    finder = ControllerFinder(listers)
+    rc_pod = pod("p", owners=[owner("ReplicationController", "old", api_version="v1")])
+    assert finder.expected_replicas(rc_pod) == 7
+    assert server.gets == [("replicationcontrollers", "old", "default")]
+    # Pods of other workloads never ask the server.
+    assert finder.expected_replicas(pod("q", owners=[owner("ReplicaSet", "lone")])) == 4
+    assert len(server.gets) == 1
+    missing = pod("m", owners=[owner("ReplicationController", "gone", api_version="v1")])
+    assert finder.expected_replicas(missing) is None
+
+
+def test_an_unreadable_replication_controller_leaves_the_workload_unknown() -> None:
+    getter = ApiWorkloadGetter(Server(RC, forbidden=True), REPLICATION_CONTROLLERS)
+    finder = ControllerFinder(replace(finder_with().listers, replication_controllers=getter))
+    rc_pod = pod("p", owners=[owner("ReplicationController", "old", api_version="v1")])
+    assert finder.expected_replicas(rc_pod) is None
