@@ -51,6 +51,7 @@ from descheduler.controllers.migration.controllerfinder import (
 from descheduler.controllers.migration.evictor import EvictorInterpreter
 from descheduler.controllers.migration.objectlimiter import ObjectLimiters
 from descheduler.controllers.migration.util import job_indexers
+from descheduler.descheduler import caches_frozen
 from descheduler.framework.limiter import EvictionLimiter
 from descheduler.framework.plugins.loadaware import LowNodeLoad
 from descheduler.framework.runtime import Framework, Listers
@@ -231,7 +232,8 @@ def run(cluster: Cluster) -> Result:
                                     "MigrationController": lambda a, h: controller},
                           listers, writes, EvictionLimiter())  # type: ignore[arg-type]
     started = time.perf_counter()
-    status = framework.run_balance_plugins(cluster.nodes)
+    with caches_frozen():  # as the descheduler runs each pass
+        status = framework.run_balance_plugins(cluster.nodes)
     cycle = time.perf_counter() - started
     assert status.ok, status.errors
     jobs = len(cluster.jobs.list())
