@@ -13,6 +13,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from descheduler.framework.plugins.defaultevictor import DefaultEvictor
+from descheduler.framework.plugins.kubernetes.nodeutilization import (
+    HighNodeUtilization,
+    LowNodeUtilization,
+)
 from descheduler.framework.plugins.loadaware import LowNodeLoad
 from descheduler.framework.types import Handle
 
@@ -22,4 +26,10 @@ Registry = Mapping[str, Factory]
 
 def in_tree_registry() -> dict[str, Factory]:
     """The plugins this descheduler can build, by upstream name."""
-    return {"DefaultEvictor": DefaultEvictor.new, "LowNodeLoad": LowNodeLoad.new}
+    registry: dict[str, Factory] = {"DefaultEvictor": DefaultEvictor.new,
+                                    "LowNodeLoad": LowNodeLoad.new}
+    # Balance plugins besides LowNodeLoad.
+    registry.update({
+        "HighNodeUtilization": HighNodeUtilization.new,
+        "LowNodeUtilization": LowNodeUtilization.new})
+    return registry
