@@ -12,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from descheduler.framework.plugins.custompriority import CustomPriority
 from descheduler.framework.plugins.defaultevictor import DefaultEvictor
+from descheduler.framework.plugins.fragmentationaware import FragmentationAware
 from descheduler.framework.plugins.kubernetes.nodeutilization import (
     HighNodeUtilization,
     LowNodeUtilization,
 )
 from descheduler.framework.plugins.loadaware import LowNodeLoad
+from descheduler.framework.plugins.scaledownbinpack import ScaleDownBinPack
 from descheduler.framework.types import Handle
 
 Factory = Callable[[Any, Handle], object]
@@ -30,6 +33,8 @@ def in_tree_registry() -> dict[str, Factory]:
                                     "LowNodeLoad": LowNodeLoad.new}
     # Balance plugins besides LowNodeLoad.
     registry.update({
+        "CustomPriority": CustomPriority.new, "FragmentationAware": FragmentationAware.new,
+        "ScaleDownBinPack": ScaleDownBinPack.new,
         "HighNodeUtilization": HighNodeUtilization.new,
         "LowNodeUtilization": LowNodeUtilization.new})
     return registry

@@ -1,7 +1,7 @@
-"""HighNodeUtilization and LowNodeUtilization over a framework with DefaultEvictor as filter
-and evict plugin, mirroring sigs.k8s.io/descheduler's ``highnodeutilization_test.go`` and
-``lownodeutilization_test.go`` tables (nodes of 4000m cpu / 3000 memory, 400m pods, n3
-unschedulable) and the args' validation."""
+"""HighNodeUtilization and LowNodeUtilization (from the in-tree registry) over a framework with
+DefaultEvictor as filter and evict plugin, mirroring sigs.k8s.io/descheduler's
+``highnodeutilization_test.go`` and ``lownodeutilization_test.go`` tables (nodes of 4000m cpu /
+3000 memory, 400m pods, n3 unschedulable) and the args' validation."""
 
 from __future__ import annotations
 
@@ -11,15 +11,8 @@ from typing import Any
 import pytest
 
 from descheduler.apis.config.args import HighNodeUtilizationArgs, LowNodeUtilizationArgs
-from descheduler.apis.config.types import DeschedulerProfile
-from descheduler.framework.limiter import EvictionLimiter
-from descheduler.framework.plugins.defaultevictor import DefaultEvictor
-from descheduler.framework.plugins.kubernetes.nodeutilization import (
-    HighNodeUtilization,
-    LowNodeUtilization,
-)
-from descheduler.framework.runtime import Framework
-from descheduler.framework.testing import DS, FakeClient, listers, node, pod, unevictable
+from descheduler.framework.plugins.balance_testing import balance_run
+from descheduler.framework.testing import DS, node, pod, unevictable
 from scheduler.apis.config.base import PluginArgs
 
 EXT = "example.com/foo"
@@ -29,18 +22,7 @@ CRITICAL: dict[str, Any] = {"namespace": "kube-system", "priority": 2_000_000_00
 def run(plugin: str, args: PluginArgs, nodes: list[dict[str, Any]],
         pods: list[dict[str, Any]]) -> list[str]:
     """One balance pass; the names of the pods evicted, in order."""
-    assert args.validate_args() == []
-    profile = DeschedulerProfile.model_validate({
-        "name": "p", "plugins": {"balance": {"enabled": [{"name": plugin}]},
-                                 "evict": {"enabled": [{"name": "DefaultEvictor"}]},
-                                 "filter": {"enabled": [{"name": "DefaultEvictor"}]}},
-        "pluginConfig": [{"name": plugin, "args": args}]})
-    client = FakeClient()
-    registry = {"DefaultEvictor": DefaultEvictor.new, "HighNodeUtilization":
-                HighNodeUtilization.new, "LowNodeUtilization": LowNodeUtilization.new}
-    framework = Framework(profile, registry, listers(nodes, pods), client, EvictionLimiter())
-    assert framework.run_balance_plugins(nodes).ok
-    return [key.split("/")[1] for key in client.evicted()]
+    return balance_run(plugin, args, nodes, pods).run()
 
 
 def with_ext(obj: dict[str, Any], count: int) -> dict[str, Any]:
