@@ -4,9 +4,9 @@ Corresponds to Koordinator ``pkg/descheduler/apis/config/v1alpha2/types_pluginar
 ``types_loadaware.go`` (the args kinds registered in the ``descheduler`` scheme), their
 ``SetDefaults_*Args`` in ``defaults.go``, and ``pkg/descheduler/apis/config/validation``
 (``ValidateMigrationControllerArgs``, ``ValidateLowLoadUtilizationArgs``), whose defaults and
-rules the models apply. The args of the other registered plugins (CustomPriority,
-FragmentationAware, ScaleDownBinPack and the wrapped sigs.k8s.io/descheduler plugins) stay raw
-JSON here; their plugins decode them.
+rules the models apply, and (a block at the end) the args of the Balance plugins CustomPriority,
+FragmentationAware, ScaleDownBinPack and the wrapped HighNodeUtilization and LowNodeUtilization.
+The args of the other wrapped sigs.k8s.io/descheduler plugins stay raw JSON here.
 
 Beyond upstream's load-time validation: ``evictionPolicy``, ``skipEvictionGates`` and
 ``evictQPS`` strings are checked when loading (upstream refuses them when the controller is
@@ -24,6 +24,7 @@ from api.core import DeleteOptions, IntOrString
 from api.extension.payload import GoFloat, GoInt32, GoInt64
 from api.meta import LabelSelector
 from pkg.util.labels import InvalidSelectorError, parse_selector
+from pkg.util.validation import is_dns1123_subdomain
 from scheduler.apis.config.base import ConfigModel, DurationSeconds, PluginArgs
 from scheduler.apis.config.errors import FieldError, Loc, one_of
 
@@ -401,3 +402,290 @@ class RemovePodsViolatingNodeAffinityArgs(PluginArgs):
 ARGS_KINDS: dict[str, type[PluginArgs]] = {model.PLUGIN: model for model in (
     LowNodeLoadArgs, MigrationControllerArgs, DefaultEvictorArgs,
     RemovePodsViolatingNodeAffinityArgs)}
+
+
+# --- Balance plugins: sigs.k8s.io/descheduler nodeutilization, CustomPriority, ---------------
+# --- FragmentationAware, ScaleDownBinPack ----------------------------------------------------
+# sigs.k8s.io/descheduler ``pkg/framework/plugins/nodeutilization`` (types.go, defaults.go,
+# validation.go) and koordinator ``pkg/descheduler/apis/config/v1alpha2/types_custom_priority.go``,
+# ``types_fragmentationaware.go``, ``types_scaledownbinpack.go`` with their defaults and
+# ``validation/validation_{custom_priority,fragmentationaware,scaledownbinpack}.go``.
+
+MAX_RESOURCE_PERCENTAGE = 100.0
+EVICTION_MODE_ONLY_THRESHOLDING_RESOURCES = "OnlyThresholdingResources"
+EVICTION_MODES = (EVICTION_MODE_ONLY_THRESHOLDING_RESOURCES,)
+
+
+def thresholds_errors(loc: Loc, thresholds: ResourceThresholds | None) -> list[FieldError]:
+    """nodeutilization ``validateThresholds``: at least one resource, each within [0, 100]."""
+    if not thresholds:
+        return [FieldError(loc, "no resource threshold is configured")]
+    return [FieldError(loc + (name,), f"{name} threshold not in [0, 100] range")
+            for name, percent in thresholds.items()
+            if not 0 <= percent <= MAX_RESOURCE_PERCENTAGE]
+
+
+def exclude_only_errors(loc: Loc, namespaces: Namespaces | None) -> list[FieldError]:
+    """The nodeutilization plugins count every pod's requests, so namespaces can only be kept
+    from eviction, not chosen."""
+    if namespaces is not None and namespaces.include:
+        return [FieldError(loc, "only Exclude namespaces can be set, inclusion is not "
+                           "supported")]
+    return []
+
+
+def eviction_modes_errors(modes: list[str]) -> list[FieldError]:
+    return [FieldError(("evictionModes", i), f"invalid eviction mode {mode}")
+            for i, mode in enumerate(modes) if mode not in EVICTION_MODES]
+
+
+class EvictionLimits(ConfigModel):
+    """At most ``node`` evictions per source node by the plugin in one pass."""
+
+    node: GoInt64 | None = Field(default=None, ge=0)
+
+
+class Prometheus(ConfigModel):
+    query: str = ""
+
+
+class MetricsUtilization(ConfigModel):
+    """Actual usage from metrics-server or Prometheus (not available here: see
+    ``LowNodeUtilizationArgs.validate_args``)."""
+
+    metrics_server: bool = False
+    source: str = ""
+    prometheus: Prometheus | None = None
+
+
+class HighNodeUtilizationArgs(PluginArgs):
+    """Args of the wrapped HighNodeUtilization: evict pods from nodes whose requests are below
+    ``thresholds`` so they can be packed onto the others."""
+
+    PLUGIN = "HighNodeUtilization"
+
+    thresholds: ResourceThresholds | None = None
+    number_of_nodes: GoInt64 = 0
+    eviction_modes: list[str] = Field(default_factory=list)
+    evictable_namespaces: Namespaces | None = None
+
+    def validate_args(self) -> list[FieldError]:
+        return (exclude_only_errors(("evictableNamespaces",), self.evictable_namespaces)
+                + thresholds_errors(("thresholds",), self.thresholds)
+                + eviction_modes_errors(self.eviction_modes))
+
+
+class LowNodeUtilizationArgs(PluginArgs):
+    """Args of the wrapped LowNodeUtilization: evict pods from nodes whose requests are above
+    ``targetThresholds`` towards nodes below ``thresholds``."""
+
+    PLUGIN = "LowNodeUtilization"
+
+    use_deviation_thresholds: bool = False
+    thresholds: ResourceThresholds | None = None
+    target_thresholds: ResourceThresholds | None = None
+    number_of_nodes: GoInt64 = 0
+    metrics_utilization: MetricsUtilization | None = None
+    eviction_modes: list[str] = Field(default_factory=list)
+    evictable_namespaces: Namespaces | None = None
+    eviction_limits: EvictionLimits | None = None
+
+    def validate_args(self) -> list[FieldError]:
+        errors = exclude_only_errors(("evictableNamespaces",), self.evictable_namespaces)
+        low, high = self.thresholds or {}, self.target_thresholds or {}
+        errors += thresholds_errors(("thresholds",), self.thresholds)
+        errors += thresholds_errors(("targetThresholds",), self.target_thresholds)
+        if low and high:
+            if low.keys() != high.keys():
+                errors.append(FieldError(("targetThresholds",), "thresholds and "
+                                         "targetThresholds configured different resources"))
+            elif not self.use_deviation_thresholds:
+                errors += [FieldError(("thresholds", name), f"thresholds' {name} percentage is "
+                                      "greater than targetThresholds'")
+                           for name, value in low.items() if value > high[name]]
+        if self.metrics_utilization is not None:
+            # Upstream reads metrics-server or Prometheus; NodeMetric-based balancing is
+            # LowNodeLoad's, so the request-based plugin refuses instead of guessing.
+            errors.append(FieldError(("metricsUtilization",), "not supported: "
+                                     "LowNodeUtilization balances pod requests here, use "
+                                     "LowNodeLoad to balance measured usage"))
+        return errors + eviction_modes_errors(self.eviction_modes)
+
+
+class BalancePodSelector(ConfigModel):
+    """Pods a Koordinator balance plugin may move: any selector matching is enough."""
+
+    name: str = ""
+    selector: LabelSelector | None = None
+
+
+def pod_selectors_errors(selectors: list[BalancePodSelector]) -> list[FieldError]:
+    return [e for i, s in enumerate(selectors)
+            for e in selector_errors(("podSelectors", i, "selector"), s.selector)]
+
+
+def _namespaces_errors(namespaces: Namespaces | None) -> list[FieldError]:
+    return namespaces.errors(("evictableNamespaces",)) if namespaces is not None else []
+
+
+def _percent_errors(loc: Loc, thresholds: ResourceThresholds | None) -> list[FieldError]:
+    return [FieldError(loc + (name,), f"resource threshold for {name} must be between 0 and "
+                       f"100, got {value:f}")
+            for name, value in (thresholds or {}).items() if not 0 <= value <= 100]
+
+
+def _dns1123_errors(loc: Loc, name: str) -> list[FieldError]:
+    if not name:
+        return [FieldError(loc, "cannot be empty")]
+    problems = is_dns1123_subdomain(name)
+    return [FieldError(loc, f"{name} is invalid: {'; '.join(problems)}")] if problems else []
+
+
+CUSTOM_PRIORITY_BEST_EFFORT = "BestEffort"
+CUSTOM_PRIORITY_DRAIN_NODE = "DrainNode"
+
+
+class ResourcePriority(ConfigModel):
+    """One level of CustomPriority's eviction order: the nodes it holds."""
+
+    name: str = ""
+    node_selector: LabelSelector | None = None
+    # Validated like upstream; upstream's plugin does not read them yet.
+    keep_threshold: ResourceThresholds | None = None
+    reject_threshold: ResourceThresholds | None = None
+
+
+class CustomPriorityArgs(PluginArgs):
+    """Args of CustomPriority: move pods from nodes of an expensive level of ``evictionOrder``
+    to nodes of the cheaper levels after it."""
+
+    PLUGIN = "CustomPriority"
+
+    paused: bool = False
+    dry_run: bool = False
+    evictable_namespaces: Namespaces | None = None
+    node_selector: LabelSelector | None = None
+    pod_selectors: list[BalancePodSelector] = Field(default_factory=list)
+    node_fit: bool = True
+    eviction_order: list[ResourcePriority] = Field(default_factory=list)
+    mode: str = CUSTOM_PRIORITY_BEST_EFFORT
+    auto_cordon: bool = False
+
+    @model_validator(mode="after")
+    def _defaults(self) -> CustomPriorityArgs:
+        self.fill_zero("mode")
+        return self
+
+    def validate_args(self) -> list[FieldError]:
+        errors = []
+        if len(self.eviction_order) < 2:
+            errors.append(FieldError(("evictionOrder",), "CustomPriority requires at least 2 "
+                                     "resource priority levels"))
+        seen: set[str] = set()
+        for i, level in enumerate(self.eviction_order):
+            loc: Loc = ("evictionOrder", i)
+            errors += _dns1123_errors(loc + ("name",), level.name)
+            if level.name and level.name in seen:
+                errors.append(FieldError(loc + ("name",),
+                                         f"duplicate priority name: {level.name}"))
+            seen.add(level.name)
+            if level.node_selector is None:
+                errors.append(FieldError(loc + ("nodeSelector",), "cannot be nil"))
+            errors += selector_errors(loc + ("nodeSelector",), level.node_selector)
+            errors += _percent_errors(loc + ("keepThreshold",), level.keep_threshold)
+            errors += _percent_errors(loc + ("rejectThreshold",), level.reject_threshold)
+        for i, pod_selector in enumerate(self.pod_selectors):
+            errors += _dns1123_errors(("podSelectors", i, "name"), pod_selector.name)
+        errors += pod_selectors_errors(self.pod_selectors)
+        errors += selector_errors(("nodeSelector",), self.node_selector)
+        errors += _namespaces_errors(self.evictable_namespaces)
+        return errors + one_of(("mode",), self.mode,
+                               (CUSTOM_PRIORITY_BEST_EFFORT, CUSTOM_PRIORITY_DRAIN_NODE))
+
+
+def _default_resources() -> list[str]:
+    return ["cpu", "memory"]
+
+
+def _duplicates_errors(resources: list[str]) -> list[FieldError]:
+    return [FieldError(("resources", i), f"Duplicate value: {r!r}")
+            for i, r in enumerate(resources) if r in resources[:i]]
+
+
+class FragmentationAwareArgs(PluginArgs):
+    """Args of FragmentationAware: on nodes whose requested share of ``resources`` is uneven,
+    evict the pod whose leaving evens it out most."""
+
+    PLUGIN = "FragmentationAware"
+
+    paused: bool = False
+    dry_run: bool = False
+    node_selector: LabelSelector | None = None
+    evictable_namespaces: Namespaces | None = None
+    pod_selectors: list[BalancePodSelector] = Field(default_factory=list)
+    node_fit: bool = True
+    resources: list[str] = Field(default_factory=_default_resources)
+    imbalance_threshold: GoFloat = 0.15
+    min_improvement_threshold: GoFloat = 0.02
+
+    @model_validator(mode="after")
+    def _defaults(self) -> FragmentationAwareArgs:
+        self.fill_zero("resources")
+        return self
+
+    def validate_args(self) -> list[FieldError]:
+        errors = _duplicates_errors(self.resources)
+        for field, value in (("imbalanceThreshold", self.imbalance_threshold),
+                             ("minImprovementThreshold", self.min_improvement_threshold)):
+            if value < 0:
+                errors.append(FieldError((field,), "must be greater than or equal to 0"))
+        errors += selector_errors(("nodeSelector",), self.node_selector)
+        errors += pod_selectors_errors(self.pod_selectors)
+        return errors + _namespaces_errors(self.evictable_namespaces)
+
+
+SCALE_DOWN_CALCULATE_ONLY = "CalculateOnly"
+SCALE_DOWN_EVICT_DIRECTLY = "EvictDirectly"
+
+
+class ScaleDownBinPackArgs(PluginArgs):
+    """Args of ScaleDownBinPack: rank the selected pods so scaling down empties whole nodes,
+    then either write the ranks as pod deletion costs or evict the first ``maxPodsToEvict``."""
+
+    PLUGIN = "ScaleDownBinPack"
+
+    paused: bool = False
+    strategy: str = SCALE_DOWN_CALCULATE_ONLY
+    max_pods_to_evict: GoInt32 | None = None
+    node_selector: LabelSelector | None = None
+    pod_selectors: list[BalancePodSelector] = Field(default_factory=list)
+    evictable_namespaces: Namespaces | None = None
+    resources: list[str] = Field(default_factory=_default_resources)
+    resource_weights: dict[str, GoFloat] | None = None
+
+    @model_validator(mode="after")
+    def _defaults(self) -> ScaleDownBinPackArgs:
+        self.fill_zero("strategy", "resources")
+        if self.resource_weights is None:
+            self.resource_weights = dict.fromkeys(self.resources, 1.0)
+        return self
+
+    def validate_args(self) -> list[FieldError]:
+        errors = []
+        if self.strategy not in (SCALE_DOWN_CALCULATE_ONLY, SCALE_DOWN_EVICT_DIRECTLY):
+            errors.append(FieldError(("strategy",), "strategy must be CalculateOnly or "
+                                     "EvictDirectly"))
+        if self.strategy == SCALE_DOWN_EVICT_DIRECTLY and (self.max_pods_to_evict or 0) <= 0:
+            errors.append(FieldError(("maxPodsToEvict",), "maxPodsToEvict must be positive when "
+                                     "strategy is EvictDirectly"))
+        errors += selector_errors(("nodeSelector",), self.node_selector)
+        errors += pod_selectors_errors(self.pod_selectors)
+        errors += _namespaces_errors(self.evictable_namespaces)
+        return errors + [FieldError(("resourceWeights", r), "weights must be positive finite "
+                                    "floats")
+                         for r, w in (self.resource_weights or {}).items() if w <= 0]
+
+
+ARGS_KINDS.update({model.PLUGIN: model for model in (
+    HighNodeUtilizationArgs, LowNodeUtilizationArgs, CustomPriorityArgs, FragmentationAwareArgs,
+    ScaleDownBinPackArgs)})

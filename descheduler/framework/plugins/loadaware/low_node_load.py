@@ -20,8 +20,6 @@ from api.extension.objects import namespaced_name as pod_key
 from descheduler.apis.config.args import LowNodeLoadArgs, LowNodeLoadNodePool
 from descheduler.framework.plugins.loadaware.anomaly import ANOMALY, AnomalyDetectors
 from descheduler.framework.plugins.loadaware.utilization import (
-    MEMORY,
-    PODS,
     NodeInfo,
     Resources,
     Targets,
@@ -34,7 +32,7 @@ from descheduler.framework.plugins.loadaware.utilization import (
     sort_pods,
 )
 from descheduler.framework.types import EvictOptions, Handle, Obj, Status
-from descheduler.utils.node import NodeFit
+from descheduler.utils.node import MEMORY, PODS, NodeFit
 from pkg.util.clock import Clock, RealClock
 from pkg.util.labels import Selector, parse_selector
 

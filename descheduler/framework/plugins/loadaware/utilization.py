@@ -20,13 +20,13 @@ from api.extension.objects import namespaced_name as pod_key
 from api.extension.priority import PriorityClass, get_pod_priority_class_with_default
 from api.meta import parse_timestamp
 from descheduler.framework.types import Obj
-from descheduler.utils.node import NodeFit
+from descheduler.utils.node import PODS, NodeFit
 from descheduler.utils.sorter import PodOrderKey, creation_time, pod_order_key
 from pkg.util.podresources import pod_requests, quantity_int, resource_list
 
 log = logging.getLogger(__name__)
 
-CPU, MEMORY, PODS = "cpu", "memory", "pods"
+
 
 Resources = dict[str, int]
 Thresholds = Mapping[str, float]
