@@ -20,11 +20,7 @@ from api.extension.objects import namespaced_name as pod_key
 from descheduler.apis.config.args import LowNodeLoadArgs, LowNodeLoadNodePool
 from descheduler.framework.plugins.loadaware.anomaly import ANOMALY, AnomalyDetectors
 from descheduler.framework.plugins.loadaware.utilization import (
-    MEMORY,
-    PODS,
-    NodeFit,
     NodeInfo,
-    Resources,
     Targets,
     available,
     classify,
@@ -34,6 +30,7 @@ from descheduler.framework.plugins.loadaware.utilization import (
     sort_nodes_by_usage,
     sort_pods,
 )
+from descheduler.framework.plugins.nodeutil import MEMORY, PODS, NodeFit, Resources
 from descheduler.framework.types import EvictOptions, Handle, Obj, Status
 from pkg.util.clock import Clock, RealClock
 from pkg.util.labels import Selector, parse_selector

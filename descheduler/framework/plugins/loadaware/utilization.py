@@ -1,10 +1,11 @@
-"""Node usage from NodeMetrics, thresholds, classification, target capacity, node fit and the
-order pods leave an overloaded node in.
+"""Node usage from NodeMetrics, thresholds, classification, target capacity and the order pods
+leave an overloaded node in.
 
 Corresponds to koordinator ``pkg/descheduler/framework/plugins/loadaware/utilization_util.go``
-and ``sorter.go`` with ``pkg/descheduler/utils/sorter`` (pod and node usage scores) and
-``pkg/descheduler/node`` (``NodeFit``). Quantities are integers: cpu in milli-units, everything
-else in units (``pkg.util.podresources.quantity_int``); ``pods`` counts pods.
+and ``sorter.go`` with ``pkg/descheduler/utils/sorter`` (pod and node usage scores); node fit
+(``pkg/descheduler/node``) is ``descheduler.framework.plugins.nodeutil``. Quantities are
+integers: cpu in milli-units, everything else in units (``pkg.util.podresources.quantity_int``);
+``pods`` counts pods.
 """
 
 from __future__ import annotations
@@ -16,21 +17,18 @@ from dataclasses import dataclass, field
 from api.errors import MalformedValueError
 from api.extension.amplification import parse_raw_allocatable
 from api.extension.eviction import parse_eviction_cost
-from api.extension.objects import is_pod_terminated
 from api.extension.objects import namespaced_name as pod_key
 from api.extension.priority import PriorityClass, get_pod_priority_class_with_default
 from api.extension.qos import QoSClass, get_kube_qos_class, get_pod_qos_class_with_default
 from api.meta import parse_timestamp
+from descheduler.framework.plugins.nodeutil import PODS, NodeFit, Resources
 from descheduler.framework.types import Obj
-from pkg.util.nodeaffinity import RequiredNodeAffinity, find_untolerated_taint
 from pkg.util.podresources import pod_requests, quantity_int, resource_list
 
 log = logging.getLogger(__name__)
 
-CPU, MEMORY, PODS = "cpu", "memory", "pods"
 ANNOTATION_POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 
-Resources = dict[str, int]
 Thresholds = Mapping[str, float]
 
 
@@ -256,63 +254,6 @@ def sort_nodes_by_usage(nodes: list[NodeInfo], weights: Mapping[str, int], prod:
     """Orders ``nodes`` in place by usage score (prod usage when ``prod``)."""
     nodes.sort(key=lambda n: usage_score(n.usage.prod_usage if prod else n.usage.usage,
                                          n.usage.allocatable, weights), reverse=not ascending)
-
-
-# --- node fit --------------------------------------------------------------------------------
-
-_FIT_EFFECTS = frozenset(("NoSchedule", "NoExecute"))
-
-
-class NodeFit:
-    """Whether pods fit nodes, for one descheduling cycle: each node's requested resources
-    are summed once (nothing is scheduled by the descheduler within a cycle), so checking a
-    candidate against many targets costs no more than its own requests."""
-
-    def __init__(self, pods_on_node: Callable[[str], list[Obj]]) -> None:
-        self._pods_on_node = pods_on_node
-        self._requested: dict[str, Resources] = {}
-
-    def requested(self, node_name: str) -> Resources:
-        """What the node's running pods request, with ``pods`` their count."""
-        used = self._requested.get(node_name)
-        if used is None:
-            used = {}
-            running = [p for p in self._pods_on_node(node_name) if not is_pod_terminated(p)]
-            for other in running:
-                for r, q in pod_requests(other).items():
-                    used[r] = used.get(r, 0) + q
-            used[PODS] = len(running)
-            self._requested[node_name] = used
-        return used
-
-    def errors(self, pod: Obj, node: Obj, requests: Resources | None = None) -> list[str]:
-        """Why ``pod`` (requesting ``requests``, computed when None) would not fit ``node``
-        (empty: it fits): node selector and required affinity, NoSchedule/NoExecute taints,
-        requests against what the node's pods leave free, and the node being schedulable."""
-        errors = []
-        name = (node.get("metadata") or {}).get("name") or ""
-        spec = pod.get("spec") or {}
-        if not RequiredNodeAffinity.from_pod(pod).matches_node(node):
-            errors.append("pod node selector does not match the node label")
-        taint = find_untolerated_taint((node.get("spec") or {}).get("taints"),
-                                       spec.get("tolerations"), _FIT_EFFECTS)
-        if taint is not None:
-            errors.append(f"pod does not tolerate taints on the node: {taint.get('key')}")
-        if requests is None:
-            requests = pod_requests(pod)
-        allocatable = resource_list((node.get("status") or {}).get("allocatable"))
-        used = self.requested(name)
-        for r, q in [*requests.items(), (PODS, 1)]:
-            if (r in (CPU, MEMORY, PODS) or q > 0) and q > allocatable.get(r, 0) - used.get(r, 0):
-                errors.append(f"insufficient {r}")
-        if (node.get("spec") or {}).get("unschedulable"):
-            errors.append("node is not schedulable")
-        return errors
-
-
-def node_fit(pod: Obj, node: Obj, pods_on_node: Callable[[str], list[Obj]]) -> list[str]:
-    """Why ``pod`` would not fit ``node`` (``NodeFit.errors`` outside a cycle)."""
-    return NodeFit(pods_on_node).errors(pod, node)
 
 
 def _full(target: NodeInfo, floor: Mapping[str, int], prod: bool) -> bool:

@@ -20,7 +20,6 @@ from descheduler.framework.plugins.loadaware.utilization import (
     NodeUsage,
     available,
     classify,
-    node_fit,
     node_thresholds,
     pod_usage_score,
     raw_allocatable,
@@ -29,6 +28,7 @@ from descheduler.framework.plugins.loadaware.utilization import (
     threshold_quantity,
     usage_score,
 )
+from descheduler.framework.plugins.nodeutil import node_fit
 from descheduler.framework.types import Obj
 
 GI = 1024**3

@@ -1,0 +1,92 @@
+"""Whether a pod fits a node, as the descheduler's plugins check before evicting it.
+
+Corresponds to sigs.k8s.io/descheduler ``pkg/descheduler/node`` (``NodeFit``, ``PodFitsAnyNode``,
+``PodFitsAnyOtherNode``), which koordinator's ``pkg/descheduler/node`` mirrors: the node selector
+and required node affinity, NoSchedule/NoExecute taints, the pod's requests against what the
+node's running pods leave free, and the node being schedulable. LowNodeLoad, the wrapped
+RemovePodsViolatingNodeAffinity, RemovePodsViolatingTopologySpreadConstraint and RemoveDuplicates
+share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from api.extension.objects import is_pod_terminated
+from descheduler.framework.types import Obj
+from pkg.util.nodeaffinity import (
+    DO_NOT_SCHEDULE_EFFECTS,
+    RequiredNodeAffinity,
+    find_untolerated_taint,
+)
+from pkg.util.podresources import pod_requests, resource_list
+
+CPU, MEMORY, PODS = "cpu", "memory", "pods"
+
+Resources = dict[str, int]
+
+class NodeFit:
+    """Whether pods fit nodes, for one descheduling cycle: each node's requested resources
+    are summed once (nothing is scheduled by the descheduler within a cycle), so checking a
+    candidate against many targets costs no more than its own requests."""
+
+    def __init__(self, pods_on_node: Callable[[str], list[Obj]]) -> None:
+        self._pods_on_node = pods_on_node
+        self._requested: dict[str, Resources] = {}
+
+    def requested(self, node_name: str) -> Resources:
+        """What the node's running pods request, with ``pods`` their count."""
+        used = self._requested.get(node_name)
+        if used is None:
+            used = {}
+            running = [p for p in self._pods_on_node(node_name) if not is_pod_terminated(p)]
+            for other in running:
+                for r, q in pod_requests(other).items():
+                    used[r] = used.get(r, 0) + q
+            used[PODS] = len(running)
+            self._requested[node_name] = used
+        return used
+
+    def errors(self, pod: Obj, node: Obj, requests: Resources | None = None) -> list[str]:
+        """Why ``pod`` (requesting ``requests``, computed when None) would not fit ``node``
+        (empty: it fits): node selector and required affinity, NoSchedule/NoExecute taints,
+        requests against what the node's pods leave free, and the node being schedulable."""
+        errors = []
+        name = (node.get("metadata") or {}).get("name") or ""
+        spec = pod.get("spec") or {}
+        if not RequiredNodeAffinity.from_pod(pod).matches_node(node):
+            errors.append("pod node selector does not match the node label")
+        taint = find_untolerated_taint((node.get("spec") or {}).get("taints"),
+                                       spec.get("tolerations"), DO_NOT_SCHEDULE_EFFECTS)
+        if taint is not None:
+            errors.append(f"pod does not tolerate taints on the node: {taint.get('key')}")
+        if requests is None:
+            requests = pod_requests(pod)
+        allocatable = resource_list((node.get("status") or {}).get("allocatable"))
+        used = self.requested(name)
+        for r, q in [*requests.items(), (PODS, 1)]:
+            if (r in (CPU, MEMORY, PODS) or q > 0) and q > allocatable.get(r, 0) - used.get(r, 0):
+                errors.append(f"insufficient {r}")
+        if (node.get("spec") or {}).get("unschedulable"):
+            errors.append("node is not schedulable")
+        return errors
+
+
+def node_fit(pod: Obj, node: Obj, pods_on_node: Callable[[str], list[Obj]]) -> list[str]:
+    """Why ``pod`` would not fit ``node`` (``NodeFit.errors`` outside a cycle)."""
+    return NodeFit(pods_on_node).errors(pod, node)
+
+
+def _name(obj: Obj) -> str:
+    return (obj.get("metadata") or {}).get("name") or ""
+
+
+def pod_fits_any_node(fit: NodeFit, pod: Obj, nodes: Iterable[Obj]) -> bool:
+    """Whether ``pod`` fits one of ``nodes`` (``PodFitsAnyNode``)."""
+    return any(not fit.errors(pod, node) for node in nodes)
+
+
+def pod_fits_any_other_node(fit: NodeFit, pod: Obj, nodes: Iterable[Obj]) -> bool:
+    """Whether ``pod`` fits one of ``nodes`` other than its own (``PodFitsAnyOtherNode``)."""
+    own = (pod.get("spec") or {}).get("nodeName")
+    return pod_fits_any_node(fit, pod, (n for n in nodes if _name(n) != own))
