@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from descheduler.framework.plugins import kubernetes
 from descheduler.framework.plugins.defaultevictor import DefaultEvictor
 from descheduler.framework.plugins.loadaware import LowNodeLoad
 from descheduler.framework.types import Handle
@@ -22,4 +23,12 @@ Registry = Mapping[str, Factory]
 
 def in_tree_registry() -> dict[str, Factory]:
     """The plugins this descheduler can build, by upstream name."""
-    return {"DefaultEvictor": DefaultEvictor.new, "LowNodeLoad": LowNodeLoad.new}
+    return {"DefaultEvictor": DefaultEvictor.new, "LowNodeLoad": LowNodeLoad.new,
+            # the wrapped sigs.k8s.io/descheduler plugins
+            **{plugin.__name__: plugin.new for plugin in (
+                kubernetes.PodLifeTime, kubernetes.RemoveFailedPods,
+                kubernetes.RemovePodsHavingTooManyRestarts,
+                kubernetes.RemovePodsViolatingNodeAffinity,
+                kubernetes.RemovePodsViolatingNodeTaints,
+                kubernetes.RemovePodsViolatingInterPodAntiAffinity, kubernetes.RemoveDuplicates,
+                kubernetes.RemovePodsViolatingTopologySpreadConstraint)}}
