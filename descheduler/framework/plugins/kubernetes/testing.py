@@ -4,7 +4,7 @@ upstream's plugin tests build their framework handle."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -92,3 +92,10 @@ def terminated(reason: str = "", exit_code: int = 0, restarts: int = 0) -> dict[
     """A container status that terminated with ``reason`` and ``exit_code``."""
     return {"name": "c", "restartCount": restarts,
             "state": {"terminated": {"reason": reason, "exitCode": exit_code}}}
+
+
+def with_labels(obj: dict[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+    """``obj`` with ``labels`` added (keys that are no Python names, such as
+    ``kubernetes.io/hostname``)."""
+    obj["metadata"]["labels"] = {**obj["metadata"].get("labels", {}), **labels}
+    return obj
