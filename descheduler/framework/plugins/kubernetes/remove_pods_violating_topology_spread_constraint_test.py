@@ -121,3 +121,39 @@ def test_namespaces_and_the_label_selector() -> None:
     # the label selector limits what is evicted, not what is counted
     assert evicted_count(pods, args={"labelSelector": {"matchLabels": {"tier": "x"}}}) == 0
     assert evicted_count(pods, args={"labelSelector": {"matchLabels": {"foo": "bar"}}}) == 1
+
+
+def os_nodes(windows: int) -> list[dict[str, Any]]:
+    """Three linux nodes and ``windows`` windows nodes, each its own "node" domain."""
+    return [with_labels(node(f"n{i}"), {"node": f"{os}{i}", "os": os})
+            for i, os in enumerate(["linux"] * 3 + ["windows"] * windows, start=1)]
+
+
+def windows_pods(*counts: int) -> list[dict[str, Any]]:
+    """``counts[k]`` pods on windows node n(4+k), each selecting windows nodes and spread over
+    the "node" key."""
+    per_node = {"maxSkew": 1, "topologyKey": "node", "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"foo": "bar"}}}
+    return [p for k, count in enumerate(counts)
+            for p in spread(f"w{k}-", count, f"n{4 + k}", per_node, nodeSelector={"os": "windows"})]
+
+
+@pytest.mark.parametrize("name, windows, counts, expected", [
+    ("linux nodes are no domains for pods selecting windows: [3,3,2] is balanced", 3, (3, 3, 2),
+     0),
+    ("a new windows node: [3,3,2,0] moves 2", 4, (3, 3, 2), 2),
+    ("[4,3,1] moves 1", 3, (4, 3, 1), 1),
+])
+def test_node_selectors_decide_the_domains(name: str, windows: int, counts: tuple[int, ...],
+                                           expected: int) -> None:
+    assert evicted_count(windows_pods(*counts), os_nodes(windows)) == expected, name
+
+
+def test_only_some_pods_carry_the_constraint() -> None:
+    # [2,1]: one constrained pod, the other pods only match its selector; balanced
+    pods = [*spread("c", 1, "nA"), pod("x1", 100, 0, "nA", labels={"foo": "bar"}),
+            pod("y", 100, 0, "nB", labels={"foo": "bar"})]
+    assert evicted_count(pods) == 0
+    # [3,1]: one pod moves, whichever carries the constraint
+    pods.append(pod("x2", 100, 0, "nA", labels={"foo": "bar"}))
+    assert evicted_count(pods) == 1
