@@ -438,7 +438,8 @@ class PodLifeTimeArgs(PluginArgs):
 
 
 class RemoveFailedPodsArgs(PluginArgs):
-    """Evicts pods in phase Failed (with one of ``reasons`` / ``exitCodes``, when given)."""
+    """Evicts pods in phase Failed (with one of ``reasons`` / ``exitCodes``, when given) once
+    they are older than ``minPodLifetimeSeconds`` (an hour by default)."""
 
     PLUGIN = "RemoveFailedPods"
 
@@ -449,6 +450,12 @@ class RemoveFailedPodsArgs(PluginArgs):
     reasons: list[str] = Field(default_factory=list)
     exit_codes: list[GoInt32] = Field(default_factory=list)
     including_init_containers: bool = False
+
+    @model_validator(mode="after")
+    def _defaults(self) -> RemoveFailedPodsArgs:
+        if self.min_pod_lifetime_seconds is None:
+            self.min_pod_lifetime_seconds = 3600
+        return self
 
     def validate_args(self) -> list[FieldError]:
         return _pod_selection_errors(self.namespaces, self.label_selector)

@@ -30,7 +30,7 @@ def test_defaults() -> None:
     failed, _ = decode_plugin_args("RemoveFailedPods", {})
     assert isinstance(failed, RemoveFailedPodsArgs)
     assert (failed.min_pod_lifetime_seconds, failed.reasons, failed.exit_codes,
-            failed.including_init_containers) == (None, [], [], False)
+            failed.including_init_containers) == (3600, [], [], False)
     spread, _ = decode_plugin_args("RemovePodsViolatingTopologySpreadConstraint", {})
     assert isinstance(spread, RemovePodsViolatingTopologySpreadConstraintArgs)
     assert (spread.constraints, spread.topology_balance_node_fit) == (["DoNotSchedule"], True)

@@ -4,9 +4,9 @@ Corresponds to sigs.k8s.io/descheduler ``pkg/framework/plugins/removefailedpods`
 wraps it (``pkg/descheduler/framework/plugins/kubernetes``). A pod is evicted when it has
 failed, is in the configured namespaces and matches the label selector, both evictor filters
 accept it, none of its owners is of an ``excludeOwnerKinds`` kind, it is older than
-``minPodLifetimeSeconds`` (when set) and, when ``reasons`` / ``exitCodes`` are given, one of its
-containers' waiting or terminated reasons (or the pod's status reason) / terminated exit codes
-is listed; init containers count with ``includingInitContainers``.
+``minPodLifetimeSeconds`` (an hour by default) and, when ``reasons`` / ``exitCodes`` are given,
+one of its containers' waiting or terminated reasons (or the pod's status reason) / terminated
+exit codes is listed; init containers count with ``includingInitContainers``.
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ def failed(name: str, *statuses: dict[str, Any], init: list[dict[str, Any]] | No
 
 
 @pytest.mark.parametrize("name, pods, args, evicted", [
-    ("default args: every failed pod", [failed("f"), pod("running", 100, 0, "n1")], {},
-     ["f"]),
+    ("default args: every failed pod older than an hour",
+     [failed("f"), failed("young", age=3000), pod("running", 100, 0, "n1")], {}, ["f"]),
     ("a terminated reason that is listed",
      [failed("oom", terminated("OOMKilled")), failed("other", terminated("Error"))],
      {"reasons": ["OOMKilled"]}, ["oom"]),
@@ -48,8 +48,10 @@ def failed(name: str, *statuses: dict[str, Any], init: list[dict[str, Any]] | No
     ("excluded owner kinds are kept", [failed("job", owners=JOB), failed("rs")],
      {"excludeOwnerKinds": ["Job"]}, ["rs"]),
     ("younger than minPodLifetimeSeconds is kept",
-     [failed("young", age=100), failed("old", age=4000)],
-     {"minPodLifetimeSeconds": 3600}, ["old"]),
+     [failed("young", age=100), failed("old", age=400)],
+     {"minPodLifetimeSeconds": 300}, ["old"]),
+    ("minPodLifetimeSeconds 0: any age", [failed("young", age=100)],
+     {"minPodLifetimeSeconds": 0}, ["young"]),
     ("namespaces", [failed("a", namespace="a"), failed("b", namespace="b")],
      {"namespaces": {"exclude": ["a"]}}, ["b"]),
     ("label selector", [failed("a", labels={"app": "x"}), failed("b")],
