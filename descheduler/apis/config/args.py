@@ -10,8 +10,10 @@ without a model here stay raw JSON; their plugins decode them.
 
 Beyond upstream's load-time validation: ``evictionPolicy``, ``skipEvictionGates`` and
 ``evictQPS`` strings are checked when loading (upstream refuses them when the controller is
-built), and LowNodeLoad's rules are checked at the field the user wrote (top level or
-``nodePools[i]``) rather than at upstream's internal pool index.
+built), LowNodeLoad's rules are checked at the field the user wrote (top level or
+``nodePools[i]``) rather than at upstream's internal pool index, and each
+RemovePodsViolatingNodeAffinity ``nodeAffinityType`` must be one upstream runs (upstream's
+plugin only fails on an unknown one when it runs).
 """
 
 from __future__ import annotations
