@@ -50,7 +50,8 @@ class NodeFit:
     def errors(self, pod: Obj, node: Obj, requests: Resources | None = None) -> list[str]:
         """Why ``pod`` (requesting ``requests``, computed when None) would not fit ``node``
         (empty: it fits): node selector and required affinity, NoSchedule/NoExecute taints,
-        requests against what the node's pods leave free, and the node being schedulable."""
+        requests against what the node's pods leave free (but on the pod's own node), and the
+        node being schedulable."""
         errors = []
         name = (node.get("metadata") or {}).get("name") or ""
         spec = pod.get("spec") or {}
@@ -60,13 +61,16 @@ class NodeFit:
                                        spec.get("tolerations"), DO_NOT_SCHEDULE_EFFECTS)
         if taint is not None:
             errors.append(f"pod does not tolerate taints on the node: {taint.get('key')}")
-        if requests is None:
-            requests = pod_requests(pod)
-        allocatable = resource_list((node.get("status") or {}).get("allocatable"))
-        used = self.requested(name)
-        for r, q in [*requests.items(), (PODS, 1)]:
-            if (r in (CPU, MEMORY, PODS) or q > 0) and q > allocatable.get(r, 0) - used.get(r, 0):
-                errors.append(f"insufficient {r}")
+        # On its own node the pod's requests are already among the node's (upstream skips it).
+        if spec.get("nodeName") != name:
+            if requests is None:
+                requests = pod_requests(pod)
+            allocatable = resource_list((node.get("status") or {}).get("allocatable"))
+            used = self.requested(name)
+            for r, q in [*requests.items(), (PODS, 1)]:
+                if (r in (CPU, MEMORY, PODS) or q > 0) and \
+                        q > allocatable.get(r, 0) - used.get(r, 0):
+                    errors.append(f"insufficient {r}")
         if (node.get("spec") or {}).get("unschedulable"):
             errors.append("node is not schedulable")
         return errors
