@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from descheduler.controllers.migration.controller import MigrationController
+from descheduler.framework.plugins import kubernetes
 from descheduler.framework.plugins.custompriority import CustomPriority
 from descheduler.framework.plugins.defaultevictor import DefaultEvictor
 from descheduler.framework.plugins.fragmentationaware import FragmentationAware
@@ -34,6 +35,11 @@ def in_tree_registry() -> dict[str, Factory]:
         "DefaultEvictor": DefaultEvictor.new, "MigrationController": MigrationController.new,
         "LowNodeLoad": LowNodeLoad.new, "CustomPriority": CustomPriority.new,
         "FragmentationAware": FragmentationAware.new, "ScaleDownBinPack": ScaleDownBinPack.new,
-        "HighNodeUtilization": HighNodeUtilization.new,
-        "LowNodeUtilization": LowNodeUtilization.new,
+        # the wrapped sigs.k8s.io/descheduler plugins
+        **{plugin.__name__: plugin.new for plugin in (
+            HighNodeUtilization, LowNodeUtilization, kubernetes.PodLifeTime,
+            kubernetes.RemoveFailedPods, kubernetes.RemovePodsHavingTooManyRestarts,
+            kubernetes.RemovePodsViolatingNodeAffinity, kubernetes.RemovePodsViolatingNodeTaints,
+            kubernetes.RemovePodsViolatingInterPodAntiAffinity, kubernetes.RemoveDuplicates,
+            kubernetes.RemovePodsViolatingTopologySpreadConstraint)},
     }

@@ -4,14 +4,17 @@ Corresponds to Koordinator ``pkg/descheduler/apis/config/v1alpha2/types_pluginar
 ``types_loadaware.go`` (the args kinds registered in the ``descheduler`` scheme), their
 ``SetDefaults_*Args`` in ``defaults.go``, and ``pkg/descheduler/apis/config/validation``
 (``ValidateMigrationControllerArgs``, ``ValidateLowLoadUtilizationArgs``), whose defaults and
-rules the models apply, and (a block at the end) the args of the Balance plugins CustomPriority,
-FragmentationAware, ScaleDownBinPack and the wrapped HighNodeUtilization and LowNodeUtilization.
-The args of the other wrapped sigs.k8s.io/descheduler plugins stay raw JSON here.
+rules the models apply; the args of the wrapped sigs.k8s.io/descheduler plugins (their
+``pkg/framework/plugins/<plugin>`` types, defaults and validation); and (a block at the end) the
+args of the Balance plugins CustomPriority, FragmentationAware, ScaleDownBinPack and the wrapped
+HighNodeUtilization and LowNodeUtilization.
 
 Beyond upstream's load-time validation: ``evictionPolicy``, ``skipEvictionGates`` and
 ``evictQPS`` strings are checked when loading (upstream refuses them when the controller is
-built), and LowNodeLoad's rules are checked at the field the user wrote (top level or
-``nodePools[i]``) rather than at upstream's internal pool index.
+built), LowNodeLoad's rules are checked at the field the user wrote (top level or
+``nodePools[i]``) rather than at upstream's internal pool index, and each
+RemovePodsViolatingNodeAffinity ``nodeAffinityType`` must be one upstream runs (upstream's
+plugin only fails on an unknown one when it runs).
 """
 
 from __future__ import annotations
@@ -382,8 +385,108 @@ class DefaultEvictorArgs(PluginArgs):
         return selector_errors(("labelSelector",), self.label_selector)
 
 
+# --- the wrapped sigs.k8s.io/descheduler v0.35.1 Deschedule and Balance plugins -----------------
+# Upstream ``pkg/framework/plugins/<plugin>/{types,defaults,validation}.go``: their args decode
+# over upstream's defaults and are checked by upstream's rules, each error at its field.
+
+NODE_AFFINITY_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+NODE_AFFINITY_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+NODE_AFFINITY_TYPES = (NODE_AFFINITY_REQUIRED, NODE_AFFINITY_PREFERRED)
+
+# Pod phases, pod status reasons and container waiting reasons PodLifeTime's ``states`` may name.
+POD_LIFE_TIME_STATES = (
+    "ContainerCreating", "CrashLoopBackOff", "CreateContainerConfigError",
+    "CreateContainerError", "ErrImagePull", "Failed", "ImagePullBackOff", "InvalidImageName",
+    "NodeAffinity", "NodeLost", "Pending", "PodInitializing", "Running", "Shutdown",
+    "Succeeded", "UnexpectedAdmissionError", "Unknown",
+)
+TOO_MANY_RESTARTS_STATES = ("CrashLoopBackOff", "Running")
+
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+TOPOLOGY_CONSTRAINTS = (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
+
+
+def _pod_selection_errors(namespaces: Namespaces | None,
+                          label_selector: LabelSelector | None) -> list[FieldError]:
+    """The namespace and label-selector rules every wrapped plugin shares."""
+    errors = namespaces.errors(("namespaces",)) if namespaces is not None else []
+    return errors + selector_errors(("labelSelector",), label_selector)
+
+
+def _states_errors(states: list[str], allowed: tuple[str, ...]) -> list[FieldError]:
+    if all(state in allowed for state in states):
+        return []
+    return [FieldError(("states",), f"states must be one of [{' '.join(allowed)}]")]
+
+
+class PodLifeTimeArgs(PluginArgs):
+    """Evicts pods older than ``maxPodLifeTimeSeconds`` (in ``states``, when given)."""
+
+    PLUGIN = "PodLifeTime"
+
+    namespaces: Namespaces | None = None
+    label_selector: LabelSelector | None = None
+    max_pod_life_time_seconds: GoInt64 | None = Field(default=None, ge=0)
+    states: list[str] = Field(default_factory=list)
+    including_init_containers: bool = False
+    including_ephemeral_containers: bool = False
+
+    def validate_args(self) -> list[FieldError]:
+        errors = []
+        if self.max_pod_life_time_seconds is None:
+            errors.append(FieldError(("maxPodLifeTimeSeconds",),
+                                     "MaxPodLifeTimeSeconds not set"))
+        errors += _pod_selection_errors(self.namespaces, self.label_selector)
+        return errors + _states_errors(self.states, POD_LIFE_TIME_STATES)
+
+
+class RemoveFailedPodsArgs(PluginArgs):
+    """Evicts pods in phase Failed (with one of ``reasons`` / ``exitCodes``, when given) once
+    they are older than ``minPodLifetimeSeconds`` (an hour by default)."""
+
+    PLUGIN = "RemoveFailedPods"
+
+    namespaces: Namespaces | None = None
+    label_selector: LabelSelector | None = None
+    exclude_owner_kinds: list[str] = Field(default_factory=list)
+    min_pod_lifetime_seconds: GoInt64 | None = Field(default=None, ge=0)
+    reasons: list[str] = Field(default_factory=list)
+    exit_codes: list[GoInt32] = Field(default_factory=list)
+    including_init_containers: bool = False
+
+    @model_validator(mode="after")
+    def _defaults(self) -> RemoveFailedPodsArgs:
+        if self.min_pod_lifetime_seconds is None:
+            self.min_pod_lifetime_seconds = 3600
+        return self
+
+    def validate_args(self) -> list[FieldError]:
+        return _pod_selection_errors(self.namespaces, self.label_selector)
+
+
+class RemovePodsHavingTooManyRestartsArgs(PluginArgs):
+    """Evicts pods whose containers restarted ``podRestartThreshold`` times or more."""
+
+    PLUGIN = "RemovePodsHavingTooManyRestarts"
+
+    namespaces: Namespaces | None = None
+    label_selector: LabelSelector | None = None
+    pod_restart_threshold: GoInt32 = 0
+    including_init_containers: bool = False
+    states: list[str] = Field(default_factory=list)
+
+    def validate_args(self) -> list[FieldError]:
+        errors = _pod_selection_errors(self.namespaces, self.label_selector)
+        if self.pod_restart_threshold < 1:
+            errors.append(FieldError(("podRestartThreshold",),
+                                     "invalid PodsHavingTooManyRestarts threshold"))
+        return errors + _states_errors(self.states, TOO_MANY_RESTARTS_STATES)
+
+
 class RemovePodsViolatingNodeAffinityArgs(PluginArgs):
-    """Args of the wrapped RemovePodsViolatingNodeAffinity (a kind Koordinator registers)."""
+    """Evicts pods whose node no longer satisfies their node affinity of ``nodeAffinityType``
+    (a kind Koordinator registers)."""
 
     PLUGIN = "RemovePodsViolatingNodeAffinity"
 
@@ -392,16 +495,93 @@ class RemovePodsViolatingNodeAffinityArgs(PluginArgs):
     node_affinity_type: list[str] = Field(default_factory=list)
 
     def validate_args(self) -> list[FieldError]:
-        errors = selector_errors(("labelSelector",), self.label_selector)
-        if self.namespaces is not None:
-            errors += self.namespaces.errors(("namespaces",))
+        errors = []
+        if not self.node_affinity_type:
+            errors.append(FieldError(("nodeAffinityType",), "nodeAffinityType needs to be set"))
+        for i, kind in enumerate(self.node_affinity_type):
+            errors += one_of(("nodeAffinityType", i), kind, NODE_AFFINITY_TYPES)
+        return errors + _pod_selection_errors(self.namespaces, self.label_selector)
+
+
+class RemovePodsViolatingNodeTaintsArgs(PluginArgs):
+    """Evicts pods that do not tolerate a NoSchedule (and, when asked, PreferNoSchedule) taint
+    of their node; ``excludedTaints``/``includedTaints`` name taints as ``key`` or
+    ``key=value``."""
+
+    PLUGIN = "RemovePodsViolatingNodeTaints"
+
+    namespaces: Namespaces | None = None
+    label_selector: LabelSelector | None = None
+    include_prefer_no_schedule: bool = False
+    excluded_taints: list[str] = Field(default_factory=list)
+    included_taints: list[str] = Field(default_factory=list)
+
+    def validate_args(self) -> list[FieldError]:
+        errors = _pod_selection_errors(self.namespaces, self.label_selector)
+        if self.excluded_taints and self.included_taints:
+            errors.append(FieldError(("includedTaints",), "either includedTaints or "
+                                     "excludedTaints can be set, but not both"))
+        return errors
+
+
+class RemovePodsViolatingInterPodAntiAffinityArgs(PluginArgs):
+    """Evicts pods whose required anti-affinity another pod in the topology violates."""
+
+    PLUGIN = "RemovePodsViolatingInterPodAntiAffinity"
+
+    namespaces: Namespaces | None = None
+    label_selector: LabelSelector | None = None
+
+    def validate_args(self) -> list[FieldError]:
+        return _pod_selection_errors(self.namespaces, self.label_selector)
+
+
+class RemoveDuplicatesArgs(PluginArgs):
+    """Spreads pods of one owner running the same images evenly over the nodes they fit."""
+
+    PLUGIN = "RemoveDuplicates"
+
+    namespaces: Namespaces | None = None
+    exclude_owner_kinds: list[str] = Field(default_factory=list)
+
+    def validate_args(self) -> list[FieldError]:
+        return _pod_selection_errors(self.namespaces, None)
+
+
+class RemovePodsViolatingTopologySpreadConstraintArgs(PluginArgs):
+    """Evicts the fewest pods that bring each topology spread constraint (of the kinds in
+    ``constraints``) within its maxSkew."""
+
+    PLUGIN = "RemovePodsViolatingTopologySpreadConstraint"
+
+    namespaces: Namespaces | None = None
+    label_selector: LabelSelector | None = None
+    constraints: list[str] = Field(default_factory=list)
+    topology_balance_node_fit: bool | None = None
+
+    @model_validator(mode="after")
+    def _defaults(self) -> RemovePodsViolatingTopologySpreadConstraintArgs:
+        if not self.constraints:
+            self.constraints = [DO_NOT_SCHEDULE]
+        if self.topology_balance_node_fit is None:
+            self.topology_balance_node_fit = True
+        return self
+
+    def validate_args(self) -> list[FieldError]:
+        errors = _pod_selection_errors(self.namespaces, self.label_selector)
+        for i, constraint in enumerate(self.constraints):
+            errors += one_of(("constraints", i), constraint, TOPOLOGY_CONSTRAINTS)
         return errors
 
 
 # Plugin name → the model of its args (kind: the model's class name).
 ARGS_KINDS: dict[str, type[PluginArgs]] = {model.PLUGIN: model for model in (
     LowNodeLoadArgs, MigrationControllerArgs, DefaultEvictorArgs,
-    RemovePodsViolatingNodeAffinityArgs)}
+    # the wrapped sigs.k8s.io/descheduler plugins
+    PodLifeTimeArgs, RemoveFailedPodsArgs, RemovePodsHavingTooManyRestartsArgs,
+    RemovePodsViolatingNodeAffinityArgs, RemovePodsViolatingNodeTaintsArgs,
+    RemovePodsViolatingInterPodAntiAffinityArgs, RemoveDuplicatesArgs,
+    RemovePodsViolatingTopologySpreadConstraintArgs)}
 
 
 # --- Balance plugins: sigs.k8s.io/descheduler nodeutilization, CustomPriority, ---------------

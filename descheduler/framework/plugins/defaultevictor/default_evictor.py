@@ -18,7 +18,7 @@ from typing import Any
 from api.extension.objects import labels_of
 from descheduler.apis.config.args import DefaultEvictorArgs
 from descheduler.framework.types import EvictOptions, Handle, Obj, ObjectLister
-from descheduler.utils.node import PodsOnNode, node_ready, pod_fits_any_other_node
+from descheduler.utils.node import NodeFit, PodsOnNode, node_ready, pod_fits_any_other_node
 from pkg.client.errors import ApiError
 from pkg.evictions.evictions import EvictionClient, evict_pod, pod_key
 from pkg.util.labels import Selector, parse_selector, parse_selector_string
@@ -92,7 +92,7 @@ class EvictorFilter:
             return True
         nodes = [n for n in self.nodes.list()
                  if self._node_selector.matches(labels_of(n)) and node_ready(n)]
-        if not pod_fits_any_other_node(pod, nodes, self.pods_on_node):
+        if not pod_fits_any_other_node(NodeFit(self.pods_on_node), pod, nodes):
             log.debug("pod %s fits no other node", pod_key(pod))
             return False
         return True

@@ -21,7 +21,6 @@ from descheduler.apis.config.args import LowNodeLoadArgs, LowNodeLoadNodePool
 from descheduler.framework.plugins.loadaware.anomaly import ANOMALY, AnomalyDetectors
 from descheduler.framework.plugins.loadaware.utilization import (
     NodeInfo,
-    Resources,
     Targets,
     available,
     classify,
@@ -32,7 +31,7 @@ from descheduler.framework.plugins.loadaware.utilization import (
     sort_pods,
 )
 from descheduler.framework.types import EvictOptions, Handle, Obj, Status
-from descheduler.utils.node import MEMORY, PODS, NodeFit
+from descheduler.utils.node import MEMORY, PODS, NodeFit, Resources
 from pkg.util.clock import Clock, RealClock
 from pkg.util.labels import Selector, parse_selector
 

@@ -20,7 +20,7 @@ from api.extension.objects import namespaced_name as pod_key
 from api.extension.priority import PriorityClass, get_pod_priority_class_with_default
 from api.meta import parse_timestamp
 from descheduler.framework.types import Obj
-from descheduler.utils.node import PODS, NodeFit
+from descheduler.utils.node import PODS, NodeFit, Resources
 from descheduler.utils.sorter import PodOrderKey, creation_time, pod_order_key
 from pkg.util.podresources import pod_requests, quantity_int, resource_list
 
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 
-Resources = dict[str, int]
+
 Thresholds = Mapping[str, float]
 
 

@@ -36,8 +36,8 @@ from descheduler.framework.plugins.kubernetes.nodeutilization.nodeutilization im
     with_basic_resources,
     with_request_for_any,
 )
-from descheduler.framework.plugins.loadaware.utilization import Resources
 from descheduler.framework.types import Handle, Obj, Status
+from descheduler.utils.node import Resources
 
 log = logging.getLogger(__name__)
 

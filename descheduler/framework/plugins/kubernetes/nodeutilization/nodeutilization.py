@@ -18,9 +18,8 @@ from api.extension.objects import is_pod_terminated
 from api.extension.objects import namespaced_name as pod_key
 from api.extension.qos import get_kube_qos_class
 from descheduler.apis.config.args import MAX_RESOURCE_PERCENTAGE, Namespaces
-from descheduler.framework.plugins.loadaware.utilization import Resources
 from descheduler.framework.types import EvictOptions, Evictor, Obj
-from descheduler.utils.node import CPU, MEMORY, PODS
+from descheduler.utils.node import CPU, MEMORY, PODS, Resources
 from pkg.util.nodeaffinity import find_untolerated_taint
 from pkg.util.podresources import pod_requests, resource_list
 
