@@ -60,6 +60,7 @@ from pkg.client.informers.listers import Lister
 from pkg.client.informers.store import NODE_NAME_INDEX, Indexer, pod_node_name_index
 from pkg.client.resources import Resource
 from pkg.util.clock import FakeClock
+from pkg.util.process import rss_mib
 
 CYCLE_TARGET_S = 1.0
 RSS_TARGET_MIB = 300.0
@@ -74,14 +75,6 @@ LOW_NODE_LOAD = {"lowThresholds": {"cpu": 45, "memory": 55},
                  "anomalyCondition": {"consecutiveAbnormalities": 1}}
 MIGRATION = {"evictionPolicy": "Eviction", "evictQPS": "10", "evictBurst": 1,
              "namespaces": {"exclude": ["kube-system", "koordinator-system"]}}
-
-
-def _rss_mib() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def _stamp(t: float) -> str:
@@ -255,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     cold = run(build_cluster(args.nodes, args.pods_per_node, hot_every=0))
     cluster = build_cluster(args.nodes, args.pods_per_node, hot_every=10)
     hot = run(cluster)
-    rss = _rss_mib()
+    rss = rss_mib()
     print(f"koord-descheduler bench: {args.nodes} nodes, {pods} pods "
           f"(every 10th node hot), shipped LowNodeLoad + MigrationController")
     rows = [
