@@ -26,6 +26,7 @@ from descheduler.framework.plugins.kubernetes.nodeutilization.nodeutilization im
     Percentages,
     classify,
     destinations_have_room,
+    enough_underutilized,
     evict_pods_from_source_nodes,
     is_below,
     is_unschedulable,
@@ -88,17 +89,7 @@ class HighNodeUtilization:
             self.resource_names, (underutilized, schedulable))
         log.info("Criteria for a node below target utilization: %s", self.thresholds)
         log.info("Number of underutilized nodes: totalNumber %d", len(low_nodes))
-        if not low_nodes:
-            log.info("No node is underutilized, nothing to do here, you might tune your "
-                     "thresholds further")
-            return Status()
-        if len(low_nodes) <= self.args.number_of_nodes:
-            log.info("Number of nodes underutilized is less or equal than NumberOfNodes, "
-                     "nothing to do here: underutilizedNodes %d, numberOfNodes %d",
-                     len(low_nodes), self.args.number_of_nodes)
-            return Status()
-        if len(low_nodes) == len(nodes):
-            log.info("All nodes are underutilized, nothing to do here")
+        if not enough_underutilized(len(low_nodes), len(nodes), self.args.number_of_nodes):
             return Status()
         if not schedulable_nodes:
             log.info("No node is available to schedule the pods, nothing to do here")

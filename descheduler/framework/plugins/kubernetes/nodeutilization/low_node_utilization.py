@@ -29,6 +29,7 @@ from descheduler.framework.plugins.kubernetes.nodeutilization.nodeutilization im
     classify,
     destinations_have_room,
     deviation_thresholds,
+    enough_underutilized,
     evict_pods_from_source_nodes,
     is_above,
     is_below,
@@ -115,17 +116,7 @@ class LowNodeUtilization:
         log.info("Number of underutilized nodes: totalNumber %d", len(low_nodes))
         log.info("Criteria for a node above target utilization: %s", self.target_thresholds)
         log.info("Number of overutilized nodes: totalNumber %d", len(high_nodes))
-        if not low_nodes:
-            log.info("No node is underutilized, nothing to do here, you might tune your "
-                     "thresholds further")
-            return Status()
-        if len(low_nodes) <= self.args.number_of_nodes:
-            log.info("Number of nodes underutilized is less or equal than NumberOfNodes, "
-                     "nothing to do here: underutilizedNodes %d, numberOfNodes %d",
-                     len(low_nodes), self.args.number_of_nodes)
-            return Status()
-        if len(low_nodes) == len(nodes):
-            log.info("All nodes are underutilized, nothing to do here")
+        if not enough_underutilized(len(low_nodes), len(nodes), self.args.number_of_nodes):
             return Status()
         if not high_nodes:
             log.info("All nodes are under target utilization, nothing to do here")

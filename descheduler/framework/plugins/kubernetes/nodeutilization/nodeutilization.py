@@ -167,6 +167,24 @@ def classify(usages: Mapping[str, NodeUsage], percentages: Mapping[str, Percenta
     return groups
 
 
+def enough_underutilized(low: int, total: int, number_of_nodes: int) -> bool:
+    """Upstream's gates before evicting anything: some node is underutilized, more than
+    ``numberOfNodes`` of them, and not all nodes (logged as upstream when one fails)."""
+    if not low:
+        log.info("No node is underutilized, nothing to do here, you might tune your "
+                 "thresholds further")
+        return False
+    if low <= number_of_nodes:
+        log.info("Number of nodes underutilized is less or equal than NumberOfNodes, "
+                 "nothing to do here: underutilizedNodes %d, numberOfNodes %d",
+                 low, number_of_nodes)
+        return False
+    if low == total:
+        log.info("All nodes are underutilized, nothing to do here")
+        return False
+    return True
+
+
 def rounded(percentages: Mapping[str, float]) -> dict[str, float]:
     return {r: round(v) for r, v in percentages.items()}
 
