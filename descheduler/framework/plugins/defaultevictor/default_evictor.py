@@ -18,6 +18,7 @@ from typing import Any
 from api.extension.objects import labels_of
 from descheduler.apis.config.args import DefaultEvictorArgs
 from descheduler.framework.types import EvictOptions, Handle, Obj, ObjectLister
+from descheduler.metrics import RESULT_ERROR, RESULT_SUCCESS, record_eviction
 from descheduler.utils.node import NodeFit, PodsOnNode, node_ready, pod_fits_any_other_node
 from pkg.client.errors import ApiError
 from pkg.evictions.evictions import EvictionClient, evict_pod, pod_key
@@ -121,12 +122,17 @@ class DefaultEvictor:
         return self._filter.pre_eviction_filter(pod)
 
     def evict(self, pod: Obj, options: EvictOptions) -> bool:
-        """A policy/v1 Eviction of ``pod``; False (logged) when the API refuses it."""
+        """A policy/v1 Eviction of ``pod``; False (logged) when the API refuses it. Each
+        attempt counts in ``descheduler_pods_evicted``."""
+        namespace = (pod.get("metadata") or {}).get("namespace") or ""
+        node = (pod.get("spec") or {}).get("nodeName") or ""
         try:
             evict_pod(self.client, pod)
         except ApiError as err:
             log.error("evict pod %s failed (%s): %s", pod_key(pod), options.reason, err)
+            record_eviction(RESULT_ERROR, options.plugin_name, namespace, node)
             return False
         log.info("evicted pod %s (plugin %s): %s", pod_key(pod), options.plugin_name,
                  options.reason)
+        record_eviction(RESULT_SUCCESS, options.plugin_name, namespace, node)
         return True
