@@ -51,6 +51,7 @@ from descheduler.controllers.migration.controllerfinder import (
 from descheduler.controllers.migration.evictor import EvictorInterpreter
 from descheduler.controllers.migration.objectlimiter import ObjectLimiters
 from descheduler.controllers.migration.util import job_indexers
+from descheduler.descheduler import caches_frozen
 from descheduler.framework.limiter import EvictionLimiter
 from descheduler.framework.plugins.loadaware import LowNodeLoad
 from descheduler.framework.runtime import Framework, Listers
@@ -59,6 +60,7 @@ from pkg.client.informers.listers import Lister
 from pkg.client.informers.store import NODE_NAME_INDEX, Indexer, pod_node_name_index
 from pkg.client.resources import Resource
 from pkg.util.clock import FakeClock
+from pkg.util.process import rss_mib
 
 CYCLE_TARGET_S = 1.0
 RSS_TARGET_MIB = 300.0
@@ -73,14 +75,6 @@ LOW_NODE_LOAD = {"lowThresholds": {"cpu": 45, "memory": 55},
                  "anomalyCondition": {"consecutiveAbnormalities": 1}}
 MIGRATION = {"evictionPolicy": "Eviction", "evictQPS": "10", "evictBurst": 1,
              "namespaces": {"exclude": ["kube-system", "koordinator-system"]}}
-
-
-def _rss_mib() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def _stamp(t: float) -> str:
@@ -231,7 +225,8 @@ def run(cluster: Cluster) -> Result:
                                     "MigrationController": lambda a, h: controller},
                           listers, writes, EvictionLimiter())  # type: ignore[arg-type]
     started = time.perf_counter()
-    status = framework.run_balance_plugins(cluster.nodes)
+    with caches_frozen():  # as the descheduler runs each pass
+        status = framework.run_balance_plugins(cluster.nodes)
     cycle = time.perf_counter() - started
     assert status.ok, status.errors
     jobs = len(cluster.jobs.list())
@@ -253,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     cold = run(build_cluster(args.nodes, args.pods_per_node, hot_every=0))
     cluster = build_cluster(args.nodes, args.pods_per_node, hot_every=10)
     hot = run(cluster)
-    rss = _rss_mib()
+    rss = rss_mib()
     print(f"koord-descheduler bench: {args.nodes} nodes, {pods} pods "
           f"(every 10th node hot), shipped LowNodeLoad + MigrationController")
     rows = [

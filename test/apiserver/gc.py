@@ -6,7 +6,10 @@ and ``orphan`` finalizers) for every resource the server stores, built-in or cus
 
 * **Background** (the default): once an owner is gone, each dependent whose ownerReferences
   name no live owner (by UID) is deleted; one with another live owner loses only the dead
-  references. A dependent created naming owners that do not exist is collected the same way.
+  references. Unlike upstream, a dependent created naming owners that never existed is left
+  alone: tests and the local cluster create pods naming controllers the server does not hold
+  (a ReplicaSet by UID only, to make pods evictable), and collecting those would delete them
+  under the test.
 * **Foreground** (``propagationPolicy: Foreground``; ``api.delete`` adds the finalizer): the
   owner stays, with ``deletionTimestamp``, until its dependents are gone (they are deleted in
   the foreground too), then loses the finalizer and goes.
@@ -21,6 +24,7 @@ never taken as dangling (upstream cannot resolve it either and keeps the depende
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,7 +120,7 @@ class GarbageCollector:
         for info in api.registry.all():
             if info.from_storage is None:
                 self.infos.setdefault(info.storage, info)
-        # Objects restored from a previous run: index them and verify their owners.
+        # Objects restored from a previous run: index them.
         for gr, coll in api.storage.collections.items():
             served = self.infos.get(gr)
             if served is None:
@@ -145,10 +149,7 @@ class GarbageCollector:
                 if waiting is not None:
                     self.finalize.mark(waiting)
             return
-        uids = owner_uids(obj)
-        old = self.index.set(ref, uids)
-        if uids and (type_ == "ADDED" or uids - old):
-            self.attempt.mark(ref)
+        self.index.set(ref, owner_uids(obj))
         finalizers = md.get("finalizers") or ()
         if md.get("deletionTimestamp") and (FOREGROUND_FINALIZER in finalizers or
                                             ORPHAN_FINALIZER in finalizers):
@@ -227,23 +228,29 @@ class GarbageCollector:
 
     async def _patch_owner_refs(self, ref: Ref, remove: set[str]) -> None:
         """Drop the references to the UIDs ``remove`` from ``ref``'s ownerReferences."""
+        await self._patch_metadata(ref, "ownerReferences", lambda refs: [
+            r for r in refs if not (isinstance(r, dict) and r.get("uid") in remove)])
+
+    async def _patch_metadata(self, ref: Ref, field: str,
+                              change: Callable[[list[Any]], list[Any]]) -> None:
+        """Set the list ``metadata.<field>`` of ``ref`` to ``change`` of its current value,
+        through the API (as upstream's collector, admission included); a conflict reads the
+        object again."""
         info = self.infos[ref.gr]
         for _ in range(5):
             st = self._current(ref)
             if st is None:
                 return
             md = st.obj["metadata"]
-            keep = [r for r in md.get("ownerReferences") or ()
-                    if not (isinstance(r, dict) and r.get("uid") in remove)]
-            patch = {"metadata": {"ownerReferences": keep or None,
-                                  "resourceVersion": md["resourceVersion"]}}
+            value = change(list(md.get(field) or ()))
+            patch = {"metadata": {field: value or None, "resourceVersion": md["resourceVersion"]}}
             try:
                 await self.api.patch(info, ref.namespace, ref.name, MERGE_PATCH,
                                      orjson.dumps(patch))
                 return
             except errors.ApiError as e:
                 if e.code != 409:
-                    log.warning("garbage collector: updating ownerReferences of %s %s/%s: %s",
+                    log.warning("garbage collector: updating %s of %s %s/%s: %s", field,
                                 info.plural, ref.namespace or "", ref.name, e)
                     return
 
@@ -251,45 +258,26 @@ class GarbageCollector:
 
     async def _process_deleting_owner(self, ref: Ref) -> None:
         st = self._current(ref)
-        if st is None:
+        if st is None or not st.obj["metadata"].get("deletionTimestamp"):
             return
-        md = st.obj["metadata"]
-        finalizers = md.get("finalizers") or ()
-        if not md.get("deletionTimestamp"):
-            return
+        finalizers = st.obj["metadata"].get("finalizers") or ()
         if ORPHAN_FINALIZER in finalizers:
             for dep in self.index.of(ref.uid):
                 await self._patch_owner_refs(dep, {ref.uid})
-            if not self.index.of(ref.uid):
-                await self._remove_finalizer(ref, ORPHAN_FINALIZER)
+            done = ORPHAN_FINALIZER if not self.index.of(ref.uid) else None
         elif FOREGROUND_FINALIZER in finalizers:
-            remaining = [dep for dep in self.index.of(ref.uid) if self._current(dep)]
-            for dep in remaining:
-                cur = self._current(dep)
-                if cur is not None and not cur.obj["metadata"].get("deletionTimestamp"):
+            live = [(dep, cur) for dep in self.index.of(ref.uid)
+                    if (cur := self._current(dep)) is not None]
+            for dep, cur in live:
+                if not cur.obj["metadata"].get("deletionTimestamp"):
                     await self._delete(dep, "Foreground")
-            if not [dep for dep in self.index.of(ref.uid) if self._current(dep)]:
-                await self._remove_finalizer(ref, FOREGROUND_FINALIZER)
-
-    async def _remove_finalizer(self, ref: Ref, finalizer: str) -> None:
-        info = self.infos[ref.gr]
-        for _ in range(5):
-            st = self._current(ref)
-            if st is None:
-                return
-            md = st.obj["metadata"]
-            rest = [f for f in md.get("finalizers") or () if f != finalizer]
-            patch = {"metadata": {"finalizers": rest or None,
-                                  "resourceVersion": md["resourceVersion"]}}
-            try:
-                await self.api.patch(info, ref.namespace, ref.name, MERGE_PATCH,
-                                     orjson.dumps(patch))
-                return
-            except errors.ApiError as e:
-                if e.code != 409:
-                    log.warning("garbage collector: removing finalizer %s of %s %s/%s: %s",
-                                finalizer, info.plural, ref.namespace or "", ref.name, e)
-                    return
+            # Each dependent's deletion marks this owner again; the last one lets it go.
+            done = FOREGROUND_FINALIZER if not live else None
+        else:
+            return
+        if done is not None:
+            await self._patch_metadata(ref, "finalizers",
+                                       lambda fs: [f for f in fs if f != done])
 
 
 def install(api: Api) -> GarbageCollector:

@@ -26,8 +26,10 @@ than by informers, so no expectations are needed: a sync sees every write before
   zero and starts the new one once their pods are gone. Old sets beyond
   ``revisionHistoryLimit`` are deleted. Status: replicas, updatedReplicas, readyReplicas,
   availableReplicas, unavailableReplicas, observedGeneration, the Available and Progressing
-  conditions with upstream's reasons and messages. Not done: ``paused`` (treated as not paused),
-  ``progressDeadlineSeconds``, proportional scaling of several live sets during a rollout.
+  conditions with upstream's reasons and messages. A paused Deployment starts no rollout
+  (``DeploymentPaused``); its replica count still applies when one set runs. Not done:
+  ``progressDeadlineSeconds``, proportional scaling of several live sets (during a rollout),
+  the ``DeploymentResumed`` reason.
 
 Both record upstream's events (core/v1, not aggregated): ``SuccessfulCreate``,
 ``SuccessfulDelete`` and ``FailedCreate`` on the ReplicaSet from ``replicaset-controller``,
@@ -474,6 +476,14 @@ class DeploymentController(_Controller):
         await self._claim(self.rs, d, sel, self._owned(self.rs, d, "Deployment"))
         template = (d.get("spec") or {}).get("template") or {}
         sets = self._owned_sets(d)
+        if (d.get("spec") or {}).get("paused") is True:
+            # No rollout while paused: only the replica count follows, when one set runs
+            # (upstream's sync and scale; its proportional scaling of several is not done).
+            active = [rs for rs in sets if _replicas(rs) > 0] or sets[-1:]
+            if len(active) == 1 and _replicas(active[0]) != _replicas(d):
+                await self._scale(d, active[0], _replicas(d))
+            await self._update_status(key, False)
+            return
         new = next((rs for rs in sets if same_template(
             (rs.get("spec") or {}).get("template") or {}, template)), None)
         created = False
@@ -670,7 +680,9 @@ class DeploymentController(_Controller):
         else:
             avail = ("False", "MinimumReplicasUnavailable",
                      "Deployment does not have minimum availability.")
-        if new is not None and updated == desired and replicas == desired and \
+        if (d.get("spec") or {}).get("paused") is True:
+            progress = ("Unknown", "DeploymentPaused", "Deployment is paused")
+        elif new is not None and updated == desired and replicas == desired and \
                 available == desired:
             progress = ("True", "NewReplicaSetAvailable",
                         f'ReplicaSet "{name}" has successfully progressed.')

@@ -298,3 +298,21 @@ def test_controllers_carry_on_after_a_restart(tmp_path):
         core.delete_namespaced_config_map("owner", "default")
         wait_for("the dependent collected", lambda: "dependent" not in {
             c.metadata.name for c in core.list_namespaced_config_map("default").items})
+
+
+def test_a_paused_deployment_scales_but_does_not_roll_out(core, apps, ns):
+    apps.create_namespaced_deployment(ns, workload("p", 2))
+    wait_for("2 running", lambda: running(core, ns, "app=p", 2))
+    apps.patch_namespaced_deployment("p", ns, {"spec": {"paused": True, "replicas": 3,
+                                                        "template": template("p", "nginx:2")}})
+    pods = wait_for("3 running", lambda: running(core, ns, "app=p", 3))
+    assert {p.spec.containers[0].image for p in pods} == {"nginx:1.27"}
+    assert len(apps.list_namespaced_replica_set(ns).items) == 1
+    s = wait_for("paused", lambda: (x := apps.read_namespaced_deployment("p", ns).status)
+                 .observed_generation == 2 and x)
+    progressing = next(c for c in s.conditions if c.type == "Progressing")
+    assert (progressing.status, progressing.reason, progressing.message) == \
+        ("Unknown", "DeploymentPaused", "Deployment is paused")
+    apps.patch_namespaced_deployment("p", ns, {"spec": {"paused": False}})
+    wait_for("the rollout", lambda: (p := running(core, ns, "app=p", 3)) and
+             {x.spec.containers[0].image for x in p} == {"nginx:2"})
