@@ -310,9 +310,11 @@ def watching(client: Client) -> Iterator[Watch]:
 
 
 def succeeded(client: Client, count: int) -> list[Obj] | None:
-    done = [j for j in jobs(client) if phase(j) == "Succeeded"]
-    failed = [j for j in jobs(client) if phase(j) == "Failed"]
-    assert not failed, f"jobs failed: {[j['status'] for j in failed]}"
+    """The Succeeded jobs once there are ``count``; fails at once when a job failed."""
+    current = jobs(client)
+    failed = [j["status"] for j in current if phase(j) == "Failed"]
+    assert not failed, f"jobs failed: {failed}"
+    done = [j for j in current if phase(j) == "Succeeded"]
     return done if len(done) >= count else None
 
 
@@ -323,7 +325,7 @@ def test_a_hot_node_loses_pods_through_reservations_to_the_cold_node(
         scheduler: str, koordlets: Koordlets) -> None:
     before = hot_node(srv, client)
     with running_descheduler(kubeconfig_of(DESCHEDULER), descheduler_config(), tmp_path):
-        done = wait_for(partial(succeeded, client, MOVED), 90.0,
+        done = wait_for(partial(succeeded, client, MOVED), 60.0,
                         what=f"{MOVED} PodMigrationJobs Succeeded")
         assert len(jobs(client)) == MOVED
     # One pass evicts the pods one by one, each taking its usage off node-0's.
