@@ -12,10 +12,12 @@ the MigrationController still has PodMigrationJobs to carry out).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from api.meta import LabelSelector
 from descheduler.apis.config.args import LowNodeLoadArgs
@@ -29,6 +31,19 @@ from pkg.evictions.evictions import EvictionClient
 from pkg.util.labels import Selector, parse_selector
 
 log = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def caches_frozen() -> Iterator[None]:
+    """Keeps every object alive at the start (the informers' caches, mostly) out of the cyclic
+    garbage collector's reach while the block runs: otherwise the collections a pass's own
+    allocations trigger re-scan them all (a third of a pass over 50,000 pods). They go back
+    to the collector afterwards, so nothing that turns into cyclic garbage is kept."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 class DeschedulingError(Exception):
@@ -75,7 +90,8 @@ class Descheduler:
         while not stop.is_set():
             started = time.monotonic()
             try:
-                self.run_once()
+                with caches_frozen():
+                    self.run_once()
             except DeschedulingError as err:
                 log.error("descheduling pass failed: %s", err)
             log.info("descheduling pass took %.3fs", time.monotonic() - started)

@@ -28,7 +28,6 @@ from descheduler.framework.registry import in_tree_registry
 from descheduler.framework.runtime import Listers
 from descheduler.framework.types import Runnable, Services
 from pkg import log as klog
-from pkg.client.config import ClientOptions
 from pkg.client.informers import SharedInformerFactory
 from pkg.client.resources import NODE_METRICS, NODES, PODS
 from pkg.component import Component, Hooks, Runner, run
@@ -101,16 +100,8 @@ def build(args: argparse.Namespace, runner: Runner) -> None:
         Path(args.write_config_to).write_text(
             cfg.model_dump_json(by_alias=True, exclude_none=True, indent=2), encoding="utf-8")
         sys.exit(0)
-    le = cfg.leader_election
-    runner.leader_election(config_from_args(args, LeaderElectionConfiguration(
-        leader_elect=le.leader_elect, lease_duration=le.lease_duration,
-        renew_deadline=le.renew_deadline, retry_period=le.retry_period,
-        resource_lock=le.resource_lock, resource_name=le.resource_name,
-        resource_namespace=le.resource_namespace)))
-    cc = cfg.client_connection
-    options = ClientOptions(
-        kubeconfig=args.kubeconfig or cc.kubeconfig or None, master=args.master or None,
-        qps=cc.qps, burst=cc.burst, user_agent=PROG)
+    runner.leader_election(config_from_args(args, cfg.leader_election.runtime()))
+    options = cfg.client_connection.client_options(PROG, args.kubeconfig, args.master)
     client = runner.connect(options)
     healthz = cfg.healthz_bind_address or ""
     runner.serve(healthz, metrics=cfg.metrics_bind_address in (None, healthz))

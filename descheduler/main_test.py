@@ -154,6 +154,8 @@ def test_a_pass_evicts_from_the_hot_node_while_leading(srv: ServerHandle, tmp_pa
         lease: dict[str, Any] = client.get(LEASES, "koord-descheduler", "default")
         assert lease["spec"]["holderIdentity"]
         assert _get(f"http://127.0.0.1:{port}/healthz") == "ok"
+        assert ('descheduler_pods_evicted{namespace="default",node="n1",result="success",'
+                'strategy="LowNodeLoad"}') in _get(f"http://127.0.0.1:{port}/metrics")
     finally:
         assert proc.close() == 0
     # The interval is 0: one pass, so nothing more was evicted after it.

@@ -16,7 +16,6 @@ import logging
 import sys
 import threading
 
-from pkg.client.config import ClientOptions
 from pkg.client.informers import SharedInformerFactory, wait_for_cache_sync
 from pkg.client.rest import Client
 from pkg.component import Component, Hooks, Runner, run
@@ -106,16 +105,8 @@ def build(args: argparse.Namespace, runner: Runner) -> None:
         with open(args.write_config_to, "w", encoding="utf-8") as f:
             f.write(cfg.model_dump_json(by_alias=True, exclude_none=True, indent=2))
         sys.exit(0)
-    le = cfg.leader_election
-    runner.leader_election(config_from_args(args, LeaderElectionConfiguration(
-        leader_elect=le.leader_elect, lease_duration=le.lease_duration,
-        renew_deadline=le.renew_deadline, retry_period=le.retry_period,
-        resource_lock=le.resource_lock, resource_name=le.resource_name,
-        resource_namespace=le.resource_namespace)))
-    cc = cfg.client_connection
-    options = ClientOptions(
-        kubeconfig=args.kubeconfig or cc.kubeconfig or None, master=args.master or None,
-        qps=cc.qps, burst=cc.burst, user_agent=PROG)
+    runner.leader_election(config_from_args(args, cfg.leader_election.runtime()))
+    options = cfg.client_connection.client_options(PROG, args.kubeconfig, args.master)
     client = runner.connect(options)
     factory = SharedInformerFactory(client)
     # Events go through a client of their own, as kube-scheduler's eventClient: a burst of

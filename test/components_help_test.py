@@ -25,7 +25,7 @@ COMPONENTS = {
     "koord-runtime-proxy": runtime_proxy_main,
 }
 # Components whose real command line exists; the others are still placeholders.
-IMPLEMENTED = {"koord-manager", "koord-scheduler", "koordlet"}
+IMPLEMENTED = {"koord-manager", "koord-scheduler", "koord-descheduler", "koordlet"}
 REPO_ROOT = Path(test.__file__).absolute().parents[1]
 
 
@@ -64,6 +64,16 @@ def test_scheduler_without_a_cluster_says_how_to_reach_one(
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     assert scheduler_main.main(["--port", "0"]) == 1
     assert "no cluster configuration" in capsys.readouterr().err
+
+
+def test_descheduler_without_a_cluster_says_how_to_reach_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert descheduler_main.main(["--port", "0"]) == 1
+    assert "koord-descheduler: no cluster configuration" in capsys.readouterr().err
 
 
 def test_manager_without_a_cluster_says_how_to_reach_one(

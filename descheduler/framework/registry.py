@@ -13,8 +13,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from descheduler.controllers.migration.controller import MigrationController
+from descheduler.framework.plugins import kubernetes
+from descheduler.framework.plugins.custompriority import CustomPriority
 from descheduler.framework.plugins.defaultevictor import DefaultEvictor
+from descheduler.framework.plugins.fragmentationaware import FragmentationAware
+from descheduler.framework.plugins.kubernetes.nodeutilization import (
+    HighNodeUtilization,
+    LowNodeUtilization,
+)
 from descheduler.framework.plugins.loadaware import LowNodeLoad
+from descheduler.framework.plugins.scaledownbinpack import ScaleDownBinPack
 from descheduler.framework.types import Handle
 
 Factory = Callable[[Any, Handle], object]
@@ -23,5 +31,15 @@ Registry = Mapping[str, Factory]
 
 def in_tree_registry() -> dict[str, Factory]:
     """The plugins this descheduler can build, by upstream name."""
-    return {"DefaultEvictor": DefaultEvictor.new, "LowNodeLoad": LowNodeLoad.new,
-            "MigrationController": MigrationController.new}
+    return {
+        "DefaultEvictor": DefaultEvictor.new, "MigrationController": MigrationController.new,
+        "LowNodeLoad": LowNodeLoad.new, "CustomPriority": CustomPriority.new,
+        "FragmentationAware": FragmentationAware.new, "ScaleDownBinPack": ScaleDownBinPack.new,
+        # the wrapped sigs.k8s.io/descheduler plugins
+        **{plugin.__name__: plugin.new for plugin in (
+            HighNodeUtilization, LowNodeUtilization, kubernetes.PodLifeTime,
+            kubernetes.RemoveFailedPods, kubernetes.RemovePodsHavingTooManyRestarts,
+            kubernetes.RemovePodsViolatingNodeAffinity, kubernetes.RemovePodsViolatingNodeTaints,
+            kubernetes.RemovePodsViolatingInterPodAntiAffinity, kubernetes.RemoveDuplicates,
+            kubernetes.RemovePodsViolatingTopologySpreadConstraint)},
+    }

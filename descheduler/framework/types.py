@@ -148,4 +148,10 @@ class Handle(Protocol):
     @property
     def services(self) -> Services: ...
 
+    @property
+    def dry_run(self) -> bool:
+        """The descheduler's dry run: the evictor only logs, and plugins that write other
+        things (deletion costs) only log them too."""
+        ...
+
     def pods_on_node(self, node_name: str) -> list[Obj]: ...

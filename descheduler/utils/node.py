@@ -1,8 +1,11 @@
 """Nodes a pod could move to: readiness and the scheduler-like fit check.
 
 Corresponds to koordinator ``pkg/descheduler/node`` (``IsReady``, ``NodeFit``,
-``PodFitsAnyOtherNode``), used by LowNodeLoad's and the evictors' ``nodeFit``. Quantities are
-integers: cpu in milli-units, everything else in units; ``pods`` counts pods.
+``PodFitsAnyNode``, ``PodFitsAnyOtherNode``, mirroring sigs.k8s.io/descheduler's), used by
+LowNodeLoad's and the evictors' ``nodeFit`` and by the wrapped plugins: the node selector and
+required node affinity, NoSchedule/NoExecute taints, the pod's requests against what the node's
+running pods leave free, and the node being schedulable. Quantities are integers: cpu in
+milli-units, everything else in units; ``pods`` counts pods.
 """
 
 from __future__ import annotations
@@ -10,11 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from api.extension.objects import KubeDict, is_pod_terminated, metadata_of, spec_of
-from pkg.util.nodeaffinity import RequiredNodeAffinity, find_untolerated_taint
+from pkg.util.nodeaffinity import (
+    DO_NOT_SCHEDULE_EFFECTS,
+    RequiredNodeAffinity,
+    find_untolerated_taint,
+)
 from pkg.util.podresources import pod_requests, resource_list
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
-_FIT_EFFECTS = frozenset(("NoSchedule", "NoExecute"))
+Resources = dict[str, int]
 
 PodsOnNode = Callable[[str], Sequence[KubeDict]]
 
@@ -34,9 +41,9 @@ class NodeFit:
 
     def __init__(self, pods_on_node: PodsOnNode) -> None:
         self._pods_on_node = pods_on_node
-        self._requested: dict[str, dict[str, int]] = {}
+        self._requested: dict[str, Resources] = {}
 
-    def requested(self, node_name: str) -> dict[str, int]:
+    def requested(self, node_name: str) -> Resources:
         """What the node's running pods request, with ``pods`` their count."""
         used = self._requested.get(node_name)
         if used is None:
@@ -50,25 +57,30 @@ class NodeFit:
         return used
 
     def errors(self, pod: KubeDict, node: KubeDict,
-               requests: dict[str, int] | None = None) -> list[str]:
+               requests: Resources | None = None) -> list[str]:
         """Why ``pod`` (requesting ``requests``, computed when None) would not fit ``node``
         (empty: it fits): node selector and required affinity, NoSchedule/NoExecute taints,
-        requests against what the node's pods leave free, and the node being schedulable."""
+        requests against what the node's pods leave free (but on the pod's own node), and the
+        node being schedulable."""
         errors = []
         spec = spec_of(pod)
         if not RequiredNodeAffinity.from_pod(pod).matches_node(node):
             errors.append("pod node selector does not match the node label")
         taint = find_untolerated_taint(spec_of(node).get("taints"), spec.get("tolerations"),
-                                       _FIT_EFFECTS)
+                                       DO_NOT_SCHEDULE_EFFECTS)
         if taint is not None:
             errors.append(f"pod does not tolerate taints on the node: {taint.get('key')}")
-        if requests is None:
-            requests = pod_requests(pod)
-        allocatable = resource_list((node.get("status") or {}).get("allocatable"))
-        used = self.requested(metadata_of(node).get("name") or "")
-        for r, q in [*requests.items(), (PODS, 1)]:
-            if (r in (CPU, MEMORY, PODS) or q > 0) and q > allocatable.get(r, 0) - used.get(r, 0):
-                errors.append(f"insufficient {r}")
+        name = metadata_of(node).get("name") or ""
+        # On its own node the pod's requests are already among the node's (upstream skips it).
+        if spec.get("nodeName") != name:
+            if requests is None:
+                requests = pod_requests(pod)
+            allocatable = resource_list((node.get("status") or {}).get("allocatable"))
+            used = self.requested(name)
+            for r, q in [*requests.items(), (PODS, 1)]:
+                if (r in (CPU, MEMORY, PODS) or q > 0) and \
+                        q > allocatable.get(r, 0) - used.get(r, 0):
+                    errors.append(f"insufficient {r}")
         if spec_of(node).get("unschedulable"):
             errors.append("node is not schedulable")
         return errors
@@ -79,9 +91,12 @@ def node_fit(pod: KubeDict, node: KubeDict, pods_on_node: PodsOnNode) -> list[st
     return NodeFit(pods_on_node).errors(pod, node)
 
 
-def pod_fits_any_other_node(pod: KubeDict, nodes: Iterable[KubeDict],
-                            pods_on_node: PodsOnNode) -> bool:
-    """Whether some node other than the pod's own would take it."""
-    current = spec_of(pod).get("nodeName")
-    return any(metadata_of(node).get("name") != current and not node_fit(pod, node, pods_on_node)
-               for node in nodes)
+def pod_fits_any_node(fit: NodeFit, pod: KubeDict, nodes: Iterable[KubeDict]) -> bool:
+    """Whether ``pod`` fits one of ``nodes`` (``PodFitsAnyNode``)."""
+    return any(not fit.errors(pod, node) for node in nodes)
+
+
+def pod_fits_any_other_node(fit: NodeFit, pod: KubeDict, nodes: Iterable[KubeDict]) -> bool:
+    """Whether ``pod`` fits one of ``nodes`` other than its own (``PodFitsAnyOtherNode``)."""
+    own = spec_of(pod).get("nodeName")
+    return pod_fits_any_node(fit, pod, (n for n in nodes if metadata_of(n).get("name") != own))

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from descheduler.utils.node import node_fit, node_ready, pod_fits_any_other_node
+from descheduler.framework.testing import node as sized_node
+from descheduler.framework.testing import pod as sized_pod
+from descheduler.utils.node import (
+    NodeFit,
+    node_fit,
+    node_ready,
+    pod_fits_any_node,
+    pod_fits_any_other_node,
+)
 
 Dict = dict[str, Any]
 TOLERATE = [{"key": "k", "operator": "Exists"}]
@@ -53,6 +61,18 @@ def test_node_ready() -> None:
 
 def test_pod_fits_any_other_node_skips_its_own() -> None:
     p = pod("p", {"cpu": "1"}, nodeName="a")
-    assert not pod_fits_any_other_node(p, [node("a")], lambda _: [])
-    assert pod_fits_any_other_node(p, [node("a"), node("b")], lambda _: [])
-    assert not pod_fits_any_other_node(p, [node("a"), node("b", cpu="500m")], lambda _: [])
+    fit = NodeFit(lambda _: [])
+    assert not pod_fits_any_other_node(fit, p, [node("a")])
+    assert pod_fits_any_other_node(fit, p, [node("a"), node("b")])
+    assert not pod_fits_any_other_node(fit, p, [node("a"), node("b", cpu="500m")])
+
+
+def test_a_full_node_still_fits_the_pod_running_on_it() -> None:
+    full = sized_pod("big", 4000, 0, "n1")
+    n1, n2 = sized_node("n1"), sized_node("n2", cpu=1000)
+    fit = NodeFit(lambda name: [full] if name == "n1" else [])
+    assert fit.errors(full, n1) == []
+    assert fit.errors(full, n2) == ["insufficient cpu"]
+    assert pod_fits_any_node(fit, full, [n1, n2])
+    assert not pod_fits_any_other_node(fit, full, [n1, n2])
+    assert pod_fits_any_other_node(fit, sized_pod("small", 500, 0, "n1"), [n1, n2])

@@ -22,17 +22,10 @@ from koordlet.metricsadvisor.pagecache import PageCacheCollector
 from koordlet.metricsadvisor.podresource import PodResourceCollector
 from koordlet.metricsadvisor.testing import fake_pods, write_cgroup
 from koordlet.resourceexecutor.reader import CGROUP_V1, CgroupReader
+from pkg.util.process import rss_mib
 
 TICK_TARGET_MS = 20.0
 RSS_TARGET_MIB = 150.0
-
-
-def _rss_mib() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def bench_tick(n_pods: int, ticks: int, page_cache: bool = False) -> float:
@@ -79,7 +72,7 @@ def bench_hour(n_pods: int, seconds: int) -> tuple[float, int, float]:
             batch.append(MetricSample(mt.POD_CPU_USAGE, props, now, 0.5))
             batch.append(MetricSample(mt.POD_MEMORY_USAGE, props, now, 1e8))
         cache.append(batch)
-    return _rss_mib(), cache.series_count(), cache.allocated_bytes() / 2**20
+    return rss_mib(), cache.series_count(), cache.allocated_bytes() / 2**20
 
 
 def main() -> None:

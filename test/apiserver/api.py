@@ -594,7 +594,8 @@ class Api:
         if info.storage == ("", "namespaces"):
             return self._delete_namespace(info, coll, old, dry_run)
         grace = self._grace_period(info, old.obj, options)
-        finalizers = om.get("finalizers") or []
+        old_finalizers = om.get("finalizers") or []
+        finalizers = _gc_finalizers(old_finalizers, options)
         if grace == 0 and not finalizers:
             if dry_run:
                 return old
@@ -604,13 +605,16 @@ class Api:
         # Graceful or finalized deletion: mark the object.
         new = old.copy()
         md = new["metadata"]
-        now = time.time()
-        if om.get("deletionTimestamp"):
-            cur_grace = om.get("deletionGracePeriodSeconds", 0)
-            if grace >= cur_grace:
-                return old  # already being deleted; a longer grace period does not extend it
-        md["deletionTimestamp"] = now_rfc3339(now + grace)
-        md["deletionGracePeriodSeconds"] = grace
+        if om.get("deletionTimestamp") and grace >= om.get("deletionGracePeriodSeconds", 0):
+            # already being deleted; a longer grace period does not extend it
+            if finalizers == old_finalizers:
+                return old
+            grace = om.get("deletionGracePeriodSeconds", 0)
+        else:
+            md["deletionTimestamp"] = now_rfc3339(time.time() + grace)
+            md["deletionGracePeriodSeconds"] = grace
+        if finalizers != old_finalizers:
+            md["finalizers"] = finalizers
         if info.generation and "generation" in md and not om.get("deletionTimestamp"):
             md["generation"] = int(md["generation"]) + 1
         if dry_run:
@@ -794,6 +798,25 @@ def _typed(info: ResourceInfo) -> Iterator[None]:
         raise errors.bad_request(
             f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: a '
             f"field has the wrong JSON type ({type(e).__name__}: {e})") from None
+
+
+def _gc_finalizers(finalizers: builtins.list[str], options: Obj) -> builtins.list[str]:
+    """The finalizers of an object being deleted with ``options``: the propagation policy
+    (or ``orphanDependents``) sets the garbage collector's ``orphan`` or
+    ``foregroundDeletion`` finalizer, which ``gc.py`` removes once it has orphaned or deleted
+    the dependents; without either, the ones set by an earlier deletion stay (upstream's
+    ``deletionFinalizersForGarbageCollection``)."""
+    policy = options.get("propagationPolicy")
+    if policy is None and options.get("orphanDependents") is not None:
+        policy = "Orphan" if options["orphanDependents"] else "Background"
+    if policy is None:
+        return finalizers
+    rest = [f for f in finalizers if f not in ("orphan", "foregroundDeletion")]
+    if policy == "Orphan":
+        rest.append("orphan")
+    elif policy == "Foreground":
+        rest.append("foregroundDeletion")
+    return rest if set(rest) != set(finalizers) else finalizers
 
 
 def _always(_: Obj) -> bool:

@@ -53,6 +53,12 @@ def generate_name(prefix: str) -> str:
     return prefix + "".join(random.choices(_GEN_ALPHABET, k=5))
 
 
+def safe_encode_string(s: str) -> str:
+    """Each character mapped into the generateName alphabet, as upstream's
+    ``rand.SafeEncodeString`` (how the pod-template-hash label is spelled)."""
+    return "".join(_GEN_ALPHABET[ord(c) % len(_GEN_ALPHABET)] for c in s)
+
+
 # (reason, field, message) of one metav1 StatusCause.
 Cause = tuple[str, str, str]
 # ValidateNameFunc: messages for a name, or for a generateName prefix when the flag is set.

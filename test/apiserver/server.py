@@ -24,7 +24,19 @@ from typing import Any, TypeVar
 import orjson
 from aiohttp import web
 
-from . import admission, authn, bootstrap, certs, controllers, crds, kubeconfig, persistence, rbac
+from . import (
+    admission,
+    authn,
+    bootstrap,
+    certs,
+    controllers,
+    crds,
+    gc,
+    kubeconfig,
+    persistence,
+    rbac,
+    workloads,
+)
 from .api import Api
 from .handlers import Handlers
 from .nodes import NodeSpec, SimulatedNodes
@@ -171,6 +183,7 @@ async def _serve(o: Options, workdir: str, api: Api, journal: persistence.Journa
         token = _workdir_token(workdir)
     crds.install(api)
     controllers.install(api)
+    workloads.install(api, gc.install(api).index)
     webhooks = admission.install(api)
     bootstrap.install(api, ca_pem)
     rbac.install_bootstrap_policy(api)

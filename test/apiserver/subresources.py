@@ -94,7 +94,7 @@ async def bind(api: Api, ns: str, name: str, binding: Any, dry_run: bool = False
 
 # -- eviction ---------------------------------------------------------------------------------
 
-def _scaled(v: Any, total: int, round_up: bool) -> int:
+def scaled_value(v: Any, total: int, round_up: bool) -> int:
     if isinstance(v, str) and v.endswith("%"):
         pct = int(v[:-1])
         x = pct * total / 100
@@ -102,7 +102,7 @@ def _scaled(v: Any, total: int, round_up: bool) -> int:
     return int(v)
 
 
-def _pod_ready(pod: Obj) -> bool:
+def pod_ready(pod: Obj) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True"
                for c in (pod.get("status") or {}).get("conditions") or [])
 
@@ -121,7 +121,7 @@ def pdb_status(api: Api, pdb: Obj) -> Obj:
     pods = [st.obj for st in api.collection(pods_info).sorted_items(ns)
             if sel.matches(st.obj["metadata"].get("labels"))
             and (st.obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
-    healthy = sum(1 for p in pods if _pod_ready(p) and not p["metadata"].get(
+    healthy = sum(1 for p in pods if pod_ready(p) and not p["metadata"].get(
         "deletionTimestamp"))
     spec = pdb.get("spec") or {}
     min_avail = spec.get("minAvailable")
@@ -130,9 +130,9 @@ def pdb_status(api: Api, pdb: Obj) -> Obj:
     else:
         expected = _expected_scale(api, ns, pods)
     if spec.get("maxUnavailable") is not None:
-        desired = max(0, expected - _scaled(spec["maxUnavailable"], expected, True))
+        desired = max(0, expected - scaled_value(spec["maxUnavailable"], expected, True))
     elif spec.get("minAvailable") is not None:
-        desired = _scaled(spec["minAvailable"], expected, True)
+        desired = scaled_value(spec["minAvailable"], expected, True)
     else:
         desired = expected
     allowed = max(0, healthy - desired)
@@ -230,7 +230,7 @@ async def evict(api: Api, ns: str, name: str, eviction: Any, dry_run: bool = Fal
         pdb_st = matching[0]
         pdb = pdb_st.obj
         status = pdb_status(api, pdb)
-        ready = _pod_ready(pod)
+        ready = pod_ready(pod)
         policy = (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy") or "IfHealthyBudget"
         can_ignore = not ready and (
             policy == "AlwaysAllow" or status["currentHealthy"] >= status["desiredHealthy"])

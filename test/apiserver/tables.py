@@ -300,7 +300,10 @@ BUILTIN_COLUMNS: dict[tuple[str, str], list[Column]] = {
         NAME, ("Desired", "integer", "", 0, lambda o, n: _get(o, "spec", "replicas", default=0)),
         ("Current", "integer", "", 0, lambda o, n: _get(o, "status", "replicas", default=0)),
         ("Ready", "integer", "", 0, lambda o, n: _get(o, "status", "readyReplicas", default=0)),
-        AGE],
+        AGE,
+        ("Containers", "string", "", 1, lambda o, n: _containers(o, "name")),
+        ("Images", "string", "", 1, lambda o, n: _containers(o, "image")),
+        ("Selector", "string", "", 1, lambda o, n: _selector(_get(o, "spec", "selector")))],
     ("apps", "daemonsets"): [
         NAME,
         ("Desired", "integer", "", 0,

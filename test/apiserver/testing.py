@@ -11,10 +11,26 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
-from typing import Any, Protocol
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol, TypeVar
 
 from .server import ServerHandle, start
+
+T = TypeVar("T")
+
+
+def wait_for(what: str, fn: Callable[[], T], timeout: float = 30.0) -> T:
+    """Polls ``fn`` until it returns something true, and returns that; the timeout only
+    bounds a failure, whose message says ``what`` was awaited and what ``fn`` last gave."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what} (last: {v!r})")
+        time.sleep(0.02)
 
 
 def api_client(srv: ServerHandle) -> Any:

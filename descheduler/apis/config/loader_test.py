@@ -13,6 +13,7 @@ from descheduler.apis.config import (
     MigrationControllerArgs,
     load_descheduler_config,
 )
+from descheduler.apis.config.args import PodLifeTimeArgs
 from pkg.util.testdata import upstream_data_dir
 
 SHIPPED = "config/manager/descheduler-config.yaml"
@@ -159,7 +160,7 @@ def test_merging_default_plugins() -> None:
     assert enabled(config, "balance") == ["LowNodeLoad", "RemoveDuplicates"]
     # enabled plugins with an args kind get default args, after the configured ones, by name
     names = [pc.name for pc in config.profiles[0].plugin_config]
-    assert names == ["DefaultEvictor", "LowNodeLoad", "MigrationController"]
+    assert names == ["DefaultEvictor", "LowNodeLoad", "MigrationController", "RemoveDuplicates"]
     assert isinstance(config.profiles[0].plugin_args()["LowNodeLoad"], LowNodeLoadArgs)
 
 
@@ -212,10 +213,13 @@ def test_plugin_twice_at_a_point() -> None:
         "registered" in message
 
 
-def test_args_of_untyped_registered_plugins_stay_raw() -> None:
+def test_args_of_wrapped_plugins_are_typed() -> None:
     config = load("profiles:\n- pluginConfig:\n  - name: PodLifeTime\n"
                   "    args: {maxPodLifeTimeSeconds: 86400}\n")
-    assert config.profiles[0].plugin_args()["PodLifeTime"] == {"maxPodLifeTimeSeconds": 86400}
+    args = config.profiles[0].plugin_args()["PodLifeTime"]
+    assert isinstance(args, PodLifeTimeArgs) and args.max_pod_life_time_seconds == 86400
+    assert "profiles[0].pluginConfig[0].args.maxPodLifeTimeSeconds: MaxPodLifeTimeSeconds " \
+        "not set" in error_of("profiles:\n- pluginConfig:\n  - name: PodLifeTime\n    args: {}\n")
 
 
 def test_duplicate_plugin_config() -> None:

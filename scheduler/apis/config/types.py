@@ -18,6 +18,8 @@ from typing import Any
 from pydantic import Field, SerializeAsAny, model_validator
 
 from api.extension.payload import GoInt32, GoInt64
+from pkg.client.config import ClientOptions
+from pkg.leaderelection import config as election
 from scheduler.apis.config.base import ConfigModel, DurationSeconds, PluginArgs
 from scheduler.apis.config.extension_points import ExtensionPoint
 
@@ -57,6 +59,15 @@ class LeaderElectionConfiguration(ConfigModel):
                        "resource_name", "resource_namespace")
         return self
 
+    def runtime(self) -> election.LeaderElectionConfiguration:
+        """What the component runner elects with (flags given on the command line go over
+        it: ``pkg.leaderelection.config.config_from_args``)."""
+        return election.LeaderElectionConfiguration(
+            leader_elect=self.leader_elect, lease_duration=self.lease_duration,
+            renew_deadline=self.renew_deadline, retry_period=self.retry_period,
+            resource_lock=self.resource_lock, resource_name=self.resource_name,
+            resource_namespace=self.resource_namespace)
+
 
 class ClientConnectionConfiguration(ConfigModel):
     """component-base ClientConnectionConfiguration with kube-scheduler's own QPS and burst."""
@@ -71,6 +82,13 @@ class ClientConnectionConfiguration(ConfigModel):
     def _defaults(self) -> ClientConnectionConfiguration:
         self.fill_zero("content_type", "qps", "burst")
         return self
+
+    def client_options(self, user_agent: str, kubeconfig: str = "",
+                       master: str = "") -> ClientOptions:
+        """How to connect: ``--kubeconfig``/``--master`` (when given) over this section."""
+        return ClientOptions(kubeconfig=kubeconfig or self.kubeconfig or None,
+                             master=master or None, qps=self.qps, burst=self.burst,
+                             user_agent=user_agent)
 
 
 class Plugin(ConfigModel):

@@ -169,10 +169,7 @@ class MigrationFilter:
 
     def has_active_job(self, pod: Obj) -> bool:
         """A Pending or Running job references ``pod`` by UID or by namespace/name."""
-        uid = _uid(pod)
-        by_uid = self.jobs.by_index(JOB_BY_POD_UID, uid) if uid else []
-        by_name = self.jobs.by_index(JOB_BY_POD_NAMESPACED_NAME, namespaced_name(pod))
-        return any(is_job_active(job) for job in (*by_uid, *by_name))
+        return bool(self._active_jobs(pod))
 
     def reservation_filter(self, pod: Obj) -> bool:
         """ReservationFirst needs a pod of one of ``schedulerNames`` (the Reservation is
@@ -238,7 +235,47 @@ class MigrationFilter:
                   passed: Collection[Obj] = ()) -> bool:
         if ANNOTATION_EVICT in annotations_of(pod):
             return True
-        return self.retryable_with(pod, self.migrating(arbitrating=arbitrating, passed=passed))
+        if arbitrating or passed or self._counts_all_jobs():
+            return self.retryable_with(pod,
+                                       self.migrating(arbitrating=arbitrating, passed=passed))
+        return self.retryable_with(pod, self._migrating_near(pod))
+
+    def _counts_all_jobs(self) -> bool:
+        """Whether a limit in force counts jobs beyond the pod's node and workload."""
+        args, gates = self.args, self.gates
+        return bool((args.max_migrating_globally and args.max_migrating_globally > 0
+                     and GATE_MAX_MIGRATING_GLOBALLY not in gates)
+                    or (args.max_migrating_per_namespace
+                        and args.max_migrating_per_namespace > 0
+                        and GATE_MAX_MIGRATING_PER_NAMESPACE not in gates))
+
+    def _active_jobs(self, pod: Obj) -> list[Obj]:
+        uid = _uid(pod)
+        by_uid = self.jobs.by_index(JOB_BY_POD_UID, uid) if uid else []
+        by_name = self.jobs.by_index(JOB_BY_POD_NAMESPACED_NAME, namespaced_name(pod))
+        return [job for job in (*by_uid, *by_name) if is_job_active(job)]
+
+    def _migrating_near(self, pod: Obj) -> MigratingPods:
+        """The snapshot restricted to the jobs of the pods on ``pod``'s node and of its
+        workload: all the per-node and per-workload limits look at, found through the pod and
+        job indexes, so filtering the candidates of a cycle does not read every job for each
+        (the node and workload counts equal those of the full snapshot)."""
+        snapshot = MigratingPods(self.pods)
+        seen: set[str] = set()
+        node = spec_of(pod).get("nodeName")
+        siblings = self.finder.workload_pods(pod)
+        owner = controller_of(pod)
+        if owner is not None and owner.get("uid"):
+            snapshot.unavailable[owner["uid"]] = frozenset(
+                namespaced_name(p) for p in siblings if not is_pod_available(p))
+        for other in (*(self._pods_on_node(node) if node else ()), *siblings):
+            # Only a job naming its pod places it on a node or in a workload (as in the full
+            # snapshot), so the name index finds every job that counts here.
+            for job in self.jobs.by_index(JOB_BY_POD_NAMESPACED_NAME, namespaced_name(other)):
+                if is_job_active(job) and _uid(job) not in seen:
+                    seen.add(_uid(job))
+                    snapshot.add(job, other)
+        return snapshot
 
     def retryable_with(self, pod: Obj, migrating: MigratingPods) -> bool:
         """The retryable limits against an existing snapshot (what arbitration uses)."""

@@ -18,7 +18,8 @@ from typing import Any
 from api.extension.objects import labels_of
 from descheduler.apis.config.args import DefaultEvictorArgs
 from descheduler.framework.types import EvictOptions, Handle, Obj, ObjectLister
-from descheduler.utils.node import PodsOnNode, node_ready, pod_fits_any_other_node
+from descheduler.metrics import RESULT_ERROR, RESULT_SUCCESS, record_eviction
+from descheduler.utils.node import NodeFit, PodsOnNode, node_ready, pod_fits_any_other_node
 from pkg.client.errors import ApiError
 from pkg.evictions.evictions import EvictionClient, evict_pod, pod_key
 from pkg.util.labels import Selector, parse_selector, parse_selector_string
@@ -92,7 +93,7 @@ class EvictorFilter:
             return True
         nodes = [n for n in self.nodes.list()
                  if self._node_selector.matches(labels_of(n)) and node_ready(n)]
-        if not pod_fits_any_other_node(pod, nodes, self.pods_on_node):
+        if not pod_fits_any_other_node(NodeFit(self.pods_on_node), pod, nodes):
             log.debug("pod %s fits no other node", pod_key(pod))
             return False
         return True
@@ -121,12 +122,17 @@ class DefaultEvictor:
         return self._filter.pre_eviction_filter(pod)
 
     def evict(self, pod: Obj, options: EvictOptions) -> bool:
-        """A policy/v1 Eviction of ``pod``; False (logged) when the API refuses it."""
+        """A policy/v1 Eviction of ``pod``; False (logged) when the API refuses it. Each
+        attempt counts in ``descheduler_pods_evicted``."""
+        namespace = (pod.get("metadata") or {}).get("namespace") or ""
+        node = (pod.get("spec") or {}).get("nodeName") or ""
         try:
             evict_pod(self.client, pod)
         except ApiError as err:
             log.error("evict pod %s failed (%s): %s", pod_key(pod), options.reason, err)
+            record_eviction(RESULT_ERROR, options.plugin_name, namespace, node)
             return False
         log.info("evicted pod %s (plugin %s): %s", pod_key(pod), options.plugin_name,
                  options.reason)
+        record_eviction(RESULT_SUCCESS, options.plugin_name, namespace, node)
         return True

@@ -20,10 +20,7 @@ from api.extension.objects import namespaced_name as pod_key
 from descheduler.apis.config.args import LowNodeLoadArgs, LowNodeLoadNodePool
 from descheduler.framework.plugins.loadaware.anomaly import ANOMALY, AnomalyDetectors
 from descheduler.framework.plugins.loadaware.utilization import (
-    MEMORY,
-    PODS,
     NodeInfo,
-    Resources,
     Targets,
     available,
     classify,
@@ -32,9 +29,10 @@ from descheduler.framework.plugins.loadaware.utilization import (
     overutilized,
     sort_nodes_by_usage,
     sort_pods,
+    victim_explanation,
 )
 from descheduler.framework.types import EvictOptions, Handle, Obj, Status
-from descheduler.utils.node import NodeFit
+from descheduler.utils.node import MEMORY, PODS, NodeFit, Resources
 from pkg.util.clock import Clock, RealClock
 from pkg.util.labels import Selector, parse_selector
 
@@ -211,7 +209,7 @@ class LowNodeLoad:
                          source.name, pool.name)
                 continue
             sort_pods(candidates, source, weights, prod)
-            self._evict_pods(pool, candidates, source, avail, prod)
+            self._evict_pods(pool, candidates, source, avail, weights, prod)
 
     def _fits(self, pod: Obj, source: NodeInfo, targets: Targets) -> bool:
         if not self.args.node_fit:
@@ -233,8 +231,8 @@ class LowNodeLoad:
         return all(v > 0 for v in avail.values())
 
     def _evict_pods(self, pool: _Pool, pods: list[Obj], source: NodeInfo, avail: Resources,
-                    prod: bool) -> None:
-        for pod in pods:
+                    weights: Mapping[str, int], prod: bool) -> None:
+        for rank, pod in enumerate(pods, 1):
             if not self._continue(pool, source, avail, prod):
                 return
             if not self.pod_filter(pod):
@@ -245,14 +243,17 @@ class LowNodeLoad:
             metric = source.usage.pod_metrics.get(pod_key(pod))
             if self.args.dry_run:
                 log.info("Evict pod in dry run mode: pod %s, node %s, nodePool %s, %s, pod "
-                         "usage %s", pod_key(pod), source.name, pool.name, reason, metric or {})
+                         "usage %s; %s", pod_key(pod), source.name, pool.name, reason,
+                         metric or {},
+                         victim_explanation(pod, source, weights, prod, rank, len(pods)))
             elif not self.handle.evictor.evict(pod, EvictOptions(NAME, reason)):
                 log.info("Failed to Evict Pod %s, node %s, nodePool %s", pod_key(pod),
                          source.name, pool.name)
                 continue
             else:
-                log.info("Evicted Pod %s, node %s, nodePool %s, pod usage %s: %s",
-                         pod_key(pod), source.name, pool.name, metric or {}, reason)
+                log.info("Evicted Pod %s, node %s, nodePool %s, pod usage %s: %s; %s",
+                         pod_key(pod), source.name, pool.name, metric or {}, reason,
+                         victim_explanation(pod, source, weights, prod, rank, len(pods)))
             if metric is None:
                 continue
             for r in avail:

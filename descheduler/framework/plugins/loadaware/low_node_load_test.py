@@ -171,7 +171,10 @@ def test_dry_run_evicts_nothing_and_logs_why(caplog: pytest.LogCaptureFixture) -
     assert lines[0] == (
         "Evict pod in dry run mode: pod default/p1, node n1, nodePool __default_node_pool__, "
         "node is overutilized, node cpu usage(80.00%)>threshold(50.00%), "
-        "node pods usage(88.89%)>threshold(50.00%), pod usage {'cpu': 400}")
+        "node pods usage(88.89%)>threshold(50.00%), pod usage {'cpu': 400}; "
+        # Why this victim (koordinator#1975): its place in upstream's order and the key.
+        "victim 1/4: priorityClass koord-prod, priority 0, QoS Burstable/LS, "
+        "usage {'cpu': 400} matches excess {'cpu': 1200, 'pods': 4} with score 0.333")
 
 
 def test_eviction_reason_names_each_resource_over_its_high_threshold(
@@ -181,8 +184,8 @@ def test_eviction_reason_names_each_resource_over_its_high_threshold(
     with caplog.at_level(logging.INFO):
         env.run()
     first = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("Evicted"))
-    assert first.endswith("node is overutilized, node cpu usage(80.00%)>threshold(50.00%), "
-                          "node pods usage(88.89%)>threshold(50.00%)")
+    assert ("node is overutilized, node cpu usage(80.00%)>threshold(50.00%), "
+            "node pods usage(88.89%)>threshold(50.00%); victim 1/") in first
 
 
 def test_framework_dry_run_evicts_nothing() -> None:

@@ -18,17 +18,18 @@ from api.errors import MalformedValueError
 from api.extension.amplification import parse_raw_allocatable
 from api.extension.objects import namespaced_name as pod_key
 from api.extension.priority import PriorityClass, get_pod_priority_class_with_default
+from api.extension.qos import get_kube_qos_class, get_pod_qos_class_with_default
 from api.meta import parse_timestamp
 from descheduler.framework.types import Obj
-from descheduler.utils.node import NodeFit
+from descheduler.utils.node import PODS, NodeFit, Resources
 from descheduler.utils.sorter import PodOrderKey, creation_time, pod_order_key
 from pkg.util.podresources import pod_requests, quantity_int, resource_list
 
 log = logging.getLogger(__name__)
 
-CPU, MEMORY, PODS = "cpu", "memory", "pods"
 
-Resources = dict[str, int]
+
+
 Thresholds = Mapping[str, float]
 
 
@@ -329,13 +330,33 @@ def pod_usage_score(metric: Mapping[str, int], excess: Mapping[str, int],
     return total / weight_sum if weight_sum else 0.0
 
 
+def _excess(source: NodeInfo, prod: bool) -> dict[str, int]:
+    usage = source.usage.prod_usage if prod else source.usage.usage
+    thresholds = source.thresholds.prod_high if prod else source.thresholds.high
+    return {r: used - thresholds[r] for r, used in overutilized(usage, thresholds).items()}
+
+
+def victim_explanation(pod: Obj, source: NodeInfo, weights: Mapping[str, int], prod: bool,
+                       rank: int, candidates: int) -> str:
+    """Why ``pod`` comes where it does in ``sort_pods``' order (koordinator#1975): its place,
+    the order key's parts, and how its usage matches the node's excess."""
+    metric = source.usage.pod_metrics.get(pod_key(pod))
+    excess = _excess(source, prod)
+    match = (f"usage {dict(metric)} matches excess {excess} with score "
+             f"{pod_usage_score(metric, excess, weights):.3f}" if metric is not None
+             else "no metric")
+    return (f"victim {rank}/{candidates}: priorityClass "
+            f"{get_pod_priority_class_with_default(pod).value}, priority "
+            f"{(pod.get('spec') or {}).get('priority') or 0}, QoS "
+            f"{get_kube_qos_class(pod)}/{get_pod_qos_class_with_default(pod).value}, "
+            f"{match}")
+
+
 def sort_pods(pods: list[Obj], source: NodeInfo, weights: Mapping[str, int], prod: bool) -> None:
     """Orders ``pods`` in place, first to be evicted first: lower koord priority class,
     priority, Kubernetes QoS, koord QoS, deletion cost and eviction cost; then the pod whose
     usage best matches the node's excess (pods without a metric last); then newer pods."""
-    usage = source.usage.prod_usage if prod else source.usage.usage
-    thresholds = source.thresholds.prod_high if prod else source.thresholds.high
-    excess = {r: used - thresholds[r] for r, used in overutilized(usage, thresholds).items()}
+    excess = _excess(source, prod)
     metrics = source.usage.pod_metrics
 
     def key(pod: Obj) -> tuple[PodOrderKey, int, float, float]:
