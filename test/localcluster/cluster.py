@@ -235,10 +235,14 @@ class LocalCluster:
                      reservations: list[reports.Obj] | None = None) -> reports.Report:
         assert self.workload is not None
         sc = self.scenario
+        # The pods Deployments' ReplicaSets created count as created, those past their
+        # replicas as replacements.
+        controlled = len(self.recorder.controlled) if self.recorder is not None else 0
+        replicas = sum(s.replica_count(sc.nodes.count) for s in sc.online if s.deployment)
         r = reports.build(sc.name, sc.nodes.count, sc.day_length_seconds, t,
-                          self.samples, pods, events, self.workload.created,
-                          self.workload.replaced, pod_groups or [], self.started,
-                          reservations or [])
+                          self.samples, pods, events, self.workload.created + controlled,
+                          self.workload.replaced + max(0, controlled - replicas),
+                          pod_groups or [], self.started, reservations or [])
         r.leases = self._leases() if leases is None else leases
         if self.recorder is not None:
             leader = next((row.holder for row in r.leases

@@ -290,16 +290,22 @@ class Recorder:
         self.pdbs: dict[tuple[str, str], PdbWatch] = {}
         # koord-descheduler's PodMigrationJobs by name, as last seen (a deleted one stays).
         self.jobs: dict[str, Obj] = {}
+        # The UIDs of the workload's pods a controller (a Deployment's ReplicaSet) created.
+        self.controlled: set[str] = set()
 
     def list_pods(self) -> list[Obj]:
         return self.client.list(PODS)["items"]
 
     def observe(self, t: float, pods: list[Obj]) -> None:
-        """Every tick: the pods' nodes and the PodDisruptionBudgets' available pods."""
+        """Every tick: the pods' nodes, the workload's pods a controller created and the
+        PodDisruptionBudgets' available pods."""
         for pod in pods:
+            md = pod["metadata"]
             if node := (pod.get("spec") or {}).get("nodeName"):
-                md = pod["metadata"]
                 self.pod_nodes[(md["namespace"], md["name"])] = node
+            if LABEL_KIND in (md.get("labels") or {}) and any(
+                    ref.get("controller") for ref in md.get("ownerReferences") or ()):
+                self.controlled.add(md["uid"])
         for watch in self.pdbs.values():
             watch.observe(t, pods)
 
