@@ -427,8 +427,10 @@ class DeschedulerSection:
     jobs: list[MigrationRow]
     pdbs: list[PdbRow]
     usage: list[NodeUsageRow]
-    before_at: float | None  # the sample "before": the last one with NodeMetrics before the
-    after_at: float | None  # first job (the first sample without jobs); "after": the last
+    # "Before": the last sample with NodeMetrics at the first job's creation (without a job,
+    # the first such sample); "after": the last one.
+    before_at: float | None
+    after_at: float | None
 
     @property
     def phases(self) -> dict[str, int]:
