@@ -4,10 +4,12 @@ running a co-location scenario, then a report.
     python -m test.localcluster [--nodes N] [--duration 3m] [--scenario FILE] [--workdir DIR]
 
 Starts the embedded API server with N simulated nodes (a koordlet process each), two
-replicas each of koord-manager and koord-scheduler with upstream's shipped configuration
-(leader-elected; a component that exits is restarted with back-off), runs the scenario
-(default ``test/localcluster/scenarios/default.yaml``: one day in 3 minutes; ``quota.yaml``
-beside it: two teams' ElasticQuotas, borrowing, revocation and preemption within a quota), and
+replicas each of koord-manager, koord-scheduler and koord-descheduler with upstream's shipped
+configuration (koord-descheduler's with LowNodeLoad on; leader-elected; a component that exits
+is restarted with back-off), runs the scenario (default
+``test/localcluster/scenarios/default.yaml``: one day in 3 minutes; ``quota.yaml`` beside it:
+two teams' ElasticQuotas, borrowing, revocation and preemption within a quota; ``hotspot``: a
+Deployment pinned to two nodes that run hot, which koord-descheduler balances), and
 prints the report; ``report.txt``, ``report.json``, ``placements.tsv``, ``utilisation.png``, the
 kubeconfig and every component's log are left in the workdir (default ``_output/local-up``).
 Ctrl-C stops every process cleanly and reports what ran so far.
@@ -25,7 +27,7 @@ from pathlib import Path
 from pkg.util import flags
 from test.localcluster.cluster import LocalCluster, WorkdirError, prepare_workdir
 from test.localcluster.components import ComponentFailed
-from test.localcluster.scenario import DEFAULT_SCENARIO, ScenarioError, load
+from test.localcluster.scenario import DEFAULT_SCENARIO, ScenarioError, load, scenario_path
 
 
 def _duration(value: str) -> float:
@@ -44,7 +46,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="hack/local-up", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scenario", default=None, metavar="FILE",
-                   help="scenario YAML (default: test/localcluster/scenarios/default.yaml)")
+                   help="scenario YAML, or the name of one in test/localcluster/scenarios "
+                        "(default: default.yaml there)")
     p.add_argument("--nodes", type=int, default=None,
                    help="simulated nodes (default: the scenario's)")
     p.add_argument("--duration", type=_duration, default=None,
@@ -63,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     # Under `bazel run` the user's directory is BUILD_WORKING_DIRECTORY, not the runfiles.
     base = Path(os.environ.get("BUILD_WORKING_DIRECTORY", "."))
     try:
-        scenario = load(base / args.scenario if args.scenario else DEFAULT_SCENARIO)
+        scenario = load(scenario_path(args.scenario, base) if args.scenario
+                        else DEFAULT_SCENARIO)
     except ScenarioError as e:
         print(f"local-up: {e}", file=sys.stderr)
         return 2

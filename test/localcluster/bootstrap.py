@@ -14,8 +14,9 @@ The scenario's ``chartValues`` go to the renderer as a values file.
 The chart brings Koordinator's CRDs, the ``koordinator-system`` namespace, the ServiceAccounts
 the components run under with their ClusterRoles and bindings, the PriorityClasses
 ``koord-prod``/``koord-mid``/``koord-batch``/``koord-free``, the ConfigMaps
-(``koord-scheduler-config`` is koord-scheduler's ``--config``) and the webhook Service, Secret
-and configurations that koord-manager then points at itself.
+(``koord-scheduler-config`` is koord-scheduler's ``--config``, ``koord-descheduler-config``
+koord-descheduler's, rendered with LowNodeLoad enabled) and the webhook Service, Secret and
+configurations that koord-manager then points at itself.
 """
 
 from __future__ import annotations
@@ -42,13 +43,16 @@ from .workload import LABEL_GROUP, LABEL_KIND, QUOTA
 Obj = dict[str, Any]
 PROFILE_FILE = "examples/spark-jobs/cluster-colocation-profile.yaml"
 SCHEDULER_CONFIG_MAP = "koord-scheduler-config"
+DESCHEDULER_CONFIG_MAP = "koord-descheduler-config"
 # The chart's values but these: the pod and ElasticQuota webhooks fail closed, as upstream's
 # kustomize manifests (config/webhook) have them, rather than the chart's Ignore. While no
 # koord-manager serves (a leader killed, its successor not yet pointing the configurations at
 # itself) a batch pod is refused and created again by the driver, never admitted without its
-# ClusterColocationProfile's mutation and left to a scheduler that does not exist.
+# ClusterColocationProfile's mutation and left to a scheduler that does not exist. And
+# koord-descheduler balances with LowNodeLoad (upstream ships it commented out).
 CHART_VALUES = ("webhookConfiguration.failurePolicy.pods=Fail",
-                "webhookConfiguration.failurePolicy.elasticquotas=Fail")
+                "webhookConfiguration.failurePolicy.elasticquotas=Fail",
+                "descheduler.enableLowNodeLoad=true")
 
 
 def _create(client: Client, obj: Obj, namespace: str | None = None) -> None:
@@ -97,6 +101,15 @@ def scheduler_config_text(objects: list[Obj]) -> str:
     return str(_find(objects, "ConfigMap", SCHEDULER_CONFIG_MAP)["data"][SCHEDULER_CONFIG_MAP])
 
 
+def descheduler_config(objects: list[Obj]) -> Obj:
+    """koord-descheduler's DeschedulerConfiguration: the ``koord-descheduler-config`` key of the
+    chart's ConfigMap of that name, parsed."""
+    text = _find(objects, "ConfigMap", DESCHEDULER_CONFIG_MAP)["data"][DESCHEDULER_CONFIG_MAP]
+    config = yaml.safe_load(text)
+    assert isinstance(config, dict), f"{DESCHEDULER_CONFIG_MAP}: not a mapping"
+    return config
+
+
 def render(scenario: Scenario) -> list[Obj]:
     """The chart with the scenario's ``chartValues`` and ``CHART_VALUES``, in install order,
     with the scenario's configuration."""
@@ -138,5 +151,6 @@ def install_scenario(client: Client, scenario: Scenario) -> None:
         _create(client, elastic_quota(quota), quota.in_namespace)
 
 
-__all__ = ["CHART_VALUES", "PROFILE_FILE", "elastic_quota", "install_scenario", "render",
-           "scheduler_config_text", "with_profile_hook", "with_scenario_config"]
+__all__ = ["CHART_VALUES", "PROFILE_FILE", "descheduler_config", "elastic_quota",
+           "install_scenario", "render", "scheduler_config_text", "with_profile_hook",
+           "with_scenario_config"]

@@ -5,7 +5,9 @@ sampling it, then report (upstream's counterpart is a real cluster with the Helm
 ``LocalCluster.up()`` starts the API server with the simulated nodes, installs charts/koordinator
 (rendered by hack/helm, less its workloads; ``bootstrap.py``), then two koord-manager replicas
 (their webhooks must be serving before the scenario's ClusterColocationProfile, installed next,
-and any batch pod are created), two koord-scheduler replicas and the koordlets, each under the
+and any batch pod are created), two koord-scheduler replicas, two koord-descheduler replicas
+(the chart's configuration: LowNodeLoad and the MigrationController) and the koordlets, each
+under the
 chart's ServiceAccount of its component; it fails when one of them does not get ready. From
 then on a component that exits is restarted by the supervisor (``supervisor.py``), which says so
 at once; progress lines and the report count restarts, and the report names the replica holding each
@@ -33,7 +35,15 @@ from test.e2e.cluster import chart_webhooks, install_chart, wait_for
 
 from . import bootstrap
 from . import report as reports
-from .components import LEASE_NAMESPACE, LEASES, MANAGER, SCHEDULER, Components, node_specs
+from .components import (
+    DESCHEDULER,
+    LEASE_NAMESPACE,
+    LEASES,
+    MANAGER,
+    SCHEDULER,
+    Components,
+    node_specs,
+)
 from .recorder import Recorder, Sample, phase_counts
 from .scenario import Scenario
 from .supervisor import Restart, describe_exit
@@ -65,6 +75,7 @@ class LocalCluster:
         self.recorder: Recorder | None = None
         self.workload: Workload | None = None
         self.started = 0.0
+        self.thresholds: reports.Thresholds | None = None  # LowNodeLoad's, once up
 
     @property
     def samples(self) -> list[Sample]:
@@ -99,8 +110,13 @@ class LocalCluster:
             if self.scenario.quotas else ""))
         c.start_scheduler(bootstrap.scheduler_config_text(chart))
         self.say(f"local-up: {' and '.join(c.scheduler_urls)} serving on "
-                 f"{' and '.join(c.scheduler_urls.values())} "
-                 f"(koord-descheduler: not built yet, not started)")
+                 f"{' and '.join(c.scheduler_urls.values())}")
+        descheduler_config = bootstrap.descheduler_config(chart)
+        self.thresholds = reports.low_node_load_thresholds(descheduler_config)
+        c.start_descheduler(descheduler_config)
+        self.say(f"local-up: {' and '.join(c.descheduler_urls)} serving on "
+                 f"{' and '.join(c.descheduler_urls.values())} (LowNodeLoad every "
+                 f"{descheduler_config.get('deschedulingInterval')})")
         nodes = [str(n["name"]) for n in node_specs(self.scenario)]
         c.start_koordlets(nodes)
         self.say(f"local-up: {len(nodes)} koordlets running (simulated metrics); "
@@ -134,6 +150,7 @@ class LocalCluster:
                 pods = rec.list_pods()
                 wl.step(t, {(p["metadata"]["namespace"], p["metadata"]["name"]): p
                             for p in pods})
+                rec.observe(t, pods)
                 if t >= next_sample:
                     rec.sample(t, pods)
                     next_sample += sc.sample_interval_seconds
@@ -187,6 +204,7 @@ class LocalCluster:
             self._settle()
         t = time.time() - self.started
         pods = rec.list_pods()
+        rec.observe(t, pods)
         rec.sample(t, pods, scrape=not self.settle)
         events = self.client.list(EVENTS)["items"]
         pod_groups = self.client.list(POD_GROUPS)["items"]
@@ -217,10 +235,22 @@ class LocalCluster:
                      reservations: list[reports.Obj] | None = None) -> reports.Report:
         assert self.workload is not None
         sc = self.scenario
+        # The pods Deployments' ReplicaSets created count as created, those past their
+        # replicas as replacements.
+        controlled = len(self.recorder.controlled) if self.recorder is not None else 0
+        replicas = sum(s.replica_count(sc.nodes.count) for s in sc.online if s.deployment)
         r = reports.build(sc.name, sc.nodes.count, sc.day_length_seconds, t,
-                          self.samples, pods, events, self.workload.created,
-                          self.workload.replaced, pod_groups or [], self.started,
-                          reservations or [])
+                          self.samples, pods, events, self.workload.created + controlled,
+                          self.workload.replaced + max(0, controlled - replicas),
+                          pod_groups or [], self.started, reservations or [])
+        r.leases = self._leases() if leases is None else leases
+        if self.recorder is not None:
+            leader = next((row.holder for row in r.leases
+                           if row.lease == f"{LEASE_NAMESPACE}/{LEASES[DESCHEDULER]}"), "")
+            r.descheduler = reports.descheduler_section(
+                leader, self.thresholds, self.recorder.jobs.values(),
+                self.recorder.pod_nodes, self.recorder.pdbs.values(), self.samples, events,
+                self.started)
         png = self.workdir / "utilisation.png"
         reports.render_png(r, self.samples, png)
         r.png = str(png)
@@ -233,7 +263,6 @@ class LocalCluster:
             p.name, p.restarts, p.last_exit_code,
             describe_exit(p.last_exit_code) if p.last_exit_code is not None else "")
             for p in self.components.processes.values()]
-        r.leases = self._leases() if leases is None else leases
         r.set_api_access(self._api_access())
         reports.save(r, self.samples, data)
         text = reports.render_text(r)
@@ -257,7 +286,7 @@ class LocalCluster:
     def _leases(self) -> list[reports.LeaseRow]:
         assert self.client is not None
         rows = []
-        for component in (MANAGER, SCHEDULER):
+        for component in (MANAGER, SCHEDULER, DESCHEDULER):
             identity, replica, transitions = self.components.lease(self.client, component)
             rows.append(reports.LeaseRow(f"{LEASE_NAMESPACE}/{LEASES[component]}", replica,
                                          identity, transitions))

@@ -1,22 +1,27 @@
 """Starts and stops the local cluster's processes: the embedded API server with the simulated
-kubelets, two replicas each of koord-manager and koord-scheduler (as upstream's Helm chart runs
-them) and one koordlet per simulated node (``hack/local-up``; upstream deploys the same
-components with its Helm chart, whose objects but the workloads ``bootstrap.py`` installs).
+kubelets, two replicas each of koord-manager, koord-scheduler and koord-descheduler (as
+upstream's Helm chart runs them) and one koordlet per simulated node (``hack/local-up``;
+upstream deploys the same components with its Helm chart, whose objects but the workloads
+``bootstrap.py`` installs).
 
 Each component runs as the chart's ServiceAccount of its Deployment or DaemonSet
-(``koord-manager``, ``koord-scheduler``, ``koordlet`` in ``koordinator-system``): its
-``--kubeconfig`` (``<workdir>/<component>.kubeconfig``) carries a TokenRequest token of that
-ServiceAccount, so the API server's RBAC applies the chart's ClusterRoles to it as in a cluster;
-the admin kubeconfig (``<workdir>/kubeconfig``) is the user's. koord-scheduler's ``--config`` is
-the chart's ``koord-scheduler-config``.
+(``koord-manager``, ``koord-scheduler``, ``koord-descheduler``, ``koordlet`` in
+``koordinator-system``): its ``--kubeconfig`` (``<workdir>/<component>.kubeconfig``) carries a
+TokenRequest token of that ServiceAccount, so the API server's RBAC applies the chart's
+ClusterRoles to it as in a cluster; the admin kubeconfig (``<workdir>/kubeconfig``) is the
+user's. koord-scheduler's ``--config`` is the chart's ``koord-scheduler-config``;
+koord-descheduler's is the chart's ``koord-descheduler-config`` with each replica's
+``healthzBindAddress``/``metricsBindAddress`` on a free loopback port instead of the chart's
+``0.0.0.0:10251``.
 
 Each component is ``python -m <component>.main`` with upstream's flags, its log in
-``<workdir>/logs/<name>.log``; replicas are ``koord-manager-0``/``-1`` and
-``koord-scheduler-0``/``-1``, each with its own ports (metrics, probes, webhook) and webhook
-cert dir. Ports are free ones on 127.0.0.1; the webhook server listens on 127.0.0.1 only
-(``--webhook-bind-address``) and is reached by URL (``WEBHOOK_HOST``), as for a manager outside
-the cluster. Both replicas campaign for their Lease (``koordinator-system/koordinator-manager``,
-``koordinator-system/koord-scheduler``) with shorter periods than upstream's 15 s / 10 s / 2 s
+``<workdir>/logs/<name>.log``; replicas are ``koord-manager-0``/``-1``,
+``koord-scheduler-0``/``-1`` and ``koord-descheduler-0``/``-1``, each with its own ports
+(metrics, probes, webhook) and webhook cert dir. Ports are free ones on 127.0.0.1; the webhook
+server listens on 127.0.0.1 only (``--webhook-bind-address``) and is reached by URL
+(``WEBHOOK_HOST``), as for a manager outside the cluster. Both replicas campaign for their Lease
+(``koordinator-system/koordinator-manager``, ``koordinator-system/koord-scheduler``,
+``koordinator-system/koord-descheduler``) with shorter periods than upstream's 15 s / 10 s / 2 s
 (``LEASE_FLAGS``: 8 s lease, 6 s renew deadline, 1 s retry), so a standby takes over a killed
 leader within about 10 s. Once a component got ready the supervisor (``supervisor.py``) restarts
 it whenever it exits. ``stop`` sends SIGTERM to all (koordlets first, the API server last) and
@@ -30,10 +35,11 @@ import logging
 import re
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -75,12 +81,14 @@ def node_specs(scenario: Scenario) -> list[dict[str, object]]:
 
 REPLICAS = 2
 MANAGER, SCHEDULER, KOORDLET = "koord-manager", "koord-scheduler", "koordlet"
+DESCHEDULER = "koord-descheduler"
 # Leader election on a local cluster: a standby takes over within a lease (upstream: 15 s, 10 s,
 # 2 s), long enough that a loaded 2-core machine does not lose leases spuriously.
 LEASE_FLAGS = ["--leader-elect-lease-duration", "8s", "--leader-elect-renew-deadline", "6s",
                "--leader-elect-retry-period", "1s"]
 LEASE_NAMESPACE = "koordinator-system"
-LEASES = {MANAGER: "koordinator-manager", SCHEDULER: "koord-scheduler"}
+LEASES = {MANAGER: "koordinator-manager", SCHEDULER: "koord-scheduler",
+          DESCHEDULER: "koord-descheduler"}
 # pkg.component's runner logs "attempting to acquire leader lease <ns/name> (identity <id>)":
 # every replica's identities (one per start), to tell which replica holds a Lease.
 _IDENTITY = re.compile(r"attempting to acquire leader lease \S+ \(identity (\S+)\)")
@@ -100,6 +108,7 @@ class Components:
     kubeconfig: Path = field(init=False)
     apiserver_url: str = ""
     scheduler_urls: dict[str, str] = field(default_factory=dict)
+    descheduler_urls: dict[str, str] = field(default_factory=dict)
     manager_probes_urls: dict[str, str] = field(default_factory=dict)
     koordlet_metrics: dict[str, str] = field(default_factory=dict)
     supervisor: Supervisor = field(init=False)
@@ -118,7 +127,8 @@ class Components:
         return self.workdir / "logs" / f"{name}.log"
 
     def kubeconfig_of(self, component: str) -> str:
-        """The kubeconfig of ``component``'s ServiceAccount (MANAGER, SCHEDULER or KOORDLET),
+        """The kubeconfig of ``component``'s ServiceAccount (MANAGER, SCHEDULER, DESCHEDULER or
+        KOORDLET),
         requested once through the admin kubeconfig; the API server must be up."""
         path = self.workdir / f"{component}.kubeconfig"
         if path.exists():
@@ -200,6 +210,23 @@ class Components:
         for name, url in self.scheduler_urls.items():
             self._wait(name, partial(http_ok, url + "/healthz"), 60, "/healthz")
 
+    # -- koord-descheduler --------------------------------------------------------------------
+
+    def start_descheduler(self, config: Mapping[str, Any]) -> None:
+        """Both replicas with ``config`` (the chart's DeschedulerConfiguration), each serving
+        /healthz and /metrics on its own loopback port; returns once each serves /healthz."""
+        for name in replica_names(DESCHEDULER):
+            address = f"127.0.0.1:{free_port()}"
+            self.descheduler_urls[name] = f"http://{address}"
+            path = self.workdir / f"{name}-config.yaml"
+            path.write_text(yaml.safe_dump({**config, "healthzBindAddress": address,
+                                            "metricsBindAddress": address}, sort_keys=False))
+            self._start(name, "descheduler.main", [
+                "--config", str(path), "--kubeconfig", self.kubeconfig_of(DESCHEDULER),
+                *LEASE_FLAGS])
+        for name, url in self.descheduler_urls.items():
+            self._wait(name, partial(http_ok, url + "/healthz"), 60, "/healthz")
+
     # -- koordlets ----------------------------------------------------------------------------
 
     def start_koordlets(self, nodes: list[str]) -> None:
@@ -223,15 +250,16 @@ class Components:
 
     def replica_of(self, identity: str) -> str:
         """The replica whose log announced ``identity`` ("" when none did)."""
-        for name in replica_names(MANAGER) + replica_names(SCHEDULER):
+        for name in (replica_names(MANAGER) + replica_names(SCHEDULER)
+                     + replica_names(DESCHEDULER)):
             if name in self.processes and identity in _IDENTITY.findall(
                     self.processes[name].log()):
                 return name
         return ""
 
     def lease(self, client: Client, component: str) -> tuple[str, str, int]:
-        """(holder identity, its replica, lease transitions) of ``component``'s Lease (MANAGER
-        or SCHEDULER); ("", "", 0) while there is none."""
+        """(holder identity, its replica, lease transitions) of ``component``'s Lease (MANAGER,
+        SCHEDULER or DESCHEDULER); ("", "", 0) while there is none."""
         try:
             lease = client.get(LEASES_RESOURCE, LEASES[component], LEASE_NAMESPACE)
         except ApiError:

@@ -18,6 +18,11 @@ counts as no NodeMetric.
 The scenario's ElasticQuotas (labelled as its own by ``bootstrap``) are sampled too: ``spec.min``
 and ``spec.max``, and what koord-scheduler writes back (§8.8 of its ElasticQuota plugin): the
 ``runtime`` and ``request`` annotations and ``status.used``.
+
+For koord-descheduler: its PodMigrationJobs at every sample (kept once deleted), where each pod
+was bound at every tick of the driver (an evicted pod's node is known after it is gone), and
+for each PodDisruptionBudget with an int ``minAvailable`` the fewest of its pods available
+(Ready, not being deleted) at any tick once its workload was first up.
 """
 
 from __future__ import annotations
@@ -32,7 +37,14 @@ from api.extension.elastic_quota import (
     parse_quota_resource_list,
 )
 from api.extension.resource import BATCH_CPU, BATCH_MEMORY
-from pkg.client.resources import ELASTIC_QUOTAS, NODE_METRICS, NODES, PODS
+from pkg.client.resources import (
+    ELASTIC_QUOTAS,
+    NODE_METRICS,
+    NODES,
+    POD_DISRUPTION_BUDGETS,
+    POD_MIGRATION_JOBS,
+    PODS,
+)
 from pkg.client.rest import Client
 from pkg.util.podresources import CPU, MEMORY, quantity_int, sum_requests
 from test.e2e.cluster import scrape_gauge
@@ -232,6 +244,40 @@ def phase_counts(pods: Iterable[Obj]) -> dict[str, dict[str, int]]:
     return out
 
 
+@dataclass(slots=True)
+class PdbWatch:
+    """A PodDisruptionBudget's pods as the driver saw them at every tick: the fewest available
+    (Ready, not being deleted) once its workload first had ``minAvailable`` up."""
+
+    namespace: str
+    name: str
+    selector: dict[str, str]  # spec.selector.matchLabels
+    min_available: int
+    up: bool = False  # the workload had minAvailable available once
+    lowest: int | None = None
+    lowest_at: float | None = None
+
+    def selects(self, pod: Obj) -> bool:
+        md = pod.get("metadata") or {}
+        labels = md.get("labels") or {}
+        return md.get("namespace") == self.namespace and all(
+            labels.get(k) == v for k, v in self.selector.items())
+
+    def observe(self, t: float, pods: Iterable[Obj]) -> None:
+        available = sum(1 for p in pods if self.selects(p) and is_available(p))
+        self.up = self.up or available >= self.min_available
+        if self.up and (self.lowest is None or available < self.lowest):
+            self.lowest, self.lowest_at = available, t
+
+
+def is_available(pod: Obj) -> bool:
+    """Ready and not being deleted: what a PodDisruptionBudget counts as healthy."""
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or ())
+
+
 class Recorder:
     def __init__(self, client: Client, koordlet_metrics: Mapping[str, str],
                  quotas: bool = False) -> None:
@@ -239,9 +285,42 @@ class Recorder:
         self.koordlet_metrics = koordlet_metrics
         self.quotas = quotas  # whether to sample the scenario's ElasticQuotas
         self.samples: list[Sample] = []
+        # Where each pod was bound, as seen at any tick: an evicted pod's node outlives it.
+        self.pod_nodes: dict[tuple[str, str], str] = {}
+        self.pdbs: dict[tuple[str, str], PdbWatch] = {}
+        # koord-descheduler's PodMigrationJobs by name, as last seen (a deleted one stays).
+        self.jobs: dict[str, Obj] = {}
+        # The UIDs of the workload's pods a controller (a Deployment's ReplicaSet) created.
+        self.controlled: set[str] = set()
 
     def list_pods(self) -> list[Obj]:
         return self.client.list(PODS)["items"]
+
+    def observe(self, t: float, pods: list[Obj]) -> None:
+        """Every tick: the pods' nodes, the workload's pods a controller created and the
+        PodDisruptionBudgets' available pods."""
+        for pod in pods:
+            md = pod["metadata"]
+            if node := (pod.get("spec") or {}).get("nodeName"):
+                self.pod_nodes[(md["namespace"], md["name"])] = node
+            if LABEL_KIND in (md.get("labels") or {}) and any(
+                    ref.get("controller") for ref in md.get("ownerReferences") or ()):
+                self.controlled.add(md["uid"])
+        for watch in self.pdbs.values():
+            watch.observe(t, pods)
+
+    def sample_descheduling(self) -> None:
+        """The PodMigrationJobs and the PodDisruptionBudgets to watch (new ones from now on;
+        an int minAvailable only)."""
+        for job in self.client.list(POD_MIGRATION_JOBS)["items"]:
+            self.jobs[job["metadata"]["name"]] = job
+        for pdb in self.client.list(POD_DISRUPTION_BUDGETS)["items"]:
+            md, spec = pdb["metadata"], pdb.get("spec") or {}
+            key = (md["namespace"], md["name"])
+            if key not in self.pdbs and isinstance(spec.get("minAvailable"), int):
+                self.pdbs[key] = PdbWatch(md["namespace"], md["name"], dict(
+                    (spec.get("selector") or {}).get("matchLabels") or {}),
+                    spec["minAvailable"])
 
     def sample(self, t: float, pods: list[Obj], scrape: bool = True) -> Sample:
         """One sample from the given pod list and freshly listed nodes and NodeMetrics."""
@@ -256,6 +335,7 @@ class Recorder:
                 ns.be_suppress_cpu = scrape_gauge(self.koordlet_metrics[name] + "/metrics",
                                                   SUPPRESS_GAUGE)
             s.nodes[name] = ns
+        self.sample_descheduling()
         if self.quotas:
             for quota in self.client.list(ELASTIC_QUOTAS,
                                           label_selector=f"{LABEL_KIND}={QUOTA}")["items"]:

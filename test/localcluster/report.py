@@ -12,7 +12,10 @@ requests each user made, which shows each component ran as its own ServiceAccoun
 scenario's ElasticQuotas: each quota's min, max, runtime and used (what koord-scheduler writes
 back) at the moments one of them changed, and the pods taken back from a quota, from the
 events on them: ``Preempted`` (preemption within a quota) and ``Revoked`` (over-use
-revocation).
+revocation). koord-descheduler's work (``descheduler_section``): each PodMigrationJob with the
+pod's move from node to node and its outcome, each PodDisruptionBudget's fewest available pods
+against its minAvailable, and the nodes' usage before the first job and at the end against
+LowNodeLoad's thresholds; the PNG gets a panel of it when there was a job or a budget.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from api.extension.reservation import ANNOTATION_RESERVATION_ALLOCATED
 from scheduler.plugins.elasticquota.quota_overuse_revoke import REVOKED_REASON
 from test.apiserver.rbac import Denial, denials
 
-from .recorder import NodeSample, QuotaSample, Sample
+from .recorder import NodeSample, PdbWatch, QuotaSample, Sample
 from .workload import BACKFILL, GANG, LABEL_GROUP, LABEL_KIND, ROLLOUT
 
 Obj = dict[str, Any]
@@ -346,6 +349,174 @@ def disruptions(events: Iterable[Obj], pods: Iterable[Obj],
 
 
 @dataclass(slots=True)
+class Thresholds:
+    """LowNodeLoad's thresholds, percent of allocatable by resource (cpu, memory)."""
+
+    low: dict[str, float]
+    high: dict[str, float]
+
+
+def low_node_load_thresholds(config: Mapping[str, Any]) -> Thresholds | None:
+    """The first profile's LowNodeLoad thresholds in a DeschedulerConfiguration (None when no
+    profile configures LowNodeLoad)."""
+    for profile in config.get("profiles") or ():
+        for entry in profile.get("pluginConfig") or ():
+            if entry.get("name") == "LowNodeLoad":
+                args = entry.get("args") or {}
+                return Thresholds({k: float(v) for k, v in (args.get("lowThresholds")
+                                                           or {}).items()},
+                                  {k: float(v) for k, v in (args.get("highThresholds")
+                                                           or {}).items()})
+    return None
+
+
+@dataclass(slots=True)
+class MigrationRow:
+    """A PodMigrationJob of koord-descheduler: the pod it moved, from where to where."""
+
+    name: str
+    pod: str  # spec.podRef namespace/name
+    from_node: str  # where the pod was bound ("" when never seen bound)
+    to_node: str  # status.nodeName: the Reservation's node ("" before it was scheduled)
+    replacement: str  # status.podRef: the pod bound in the Reservation ("" before)
+    phase: str
+    reason: str
+    message: str
+    created_at: float | None  # seconds into the day
+    evicted_at: float | None  # the job's Evicting event
+    ended_at: float | None  # the last condition change of a finished job
+
+    @property
+    def seconds(self) -> float | None:
+        if self.created_at is None or self.ended_at is None:
+            return None
+        return self.ended_at - self.created_at
+
+
+@dataclass(slots=True)
+class PdbRow:
+    """A PodDisruptionBudget over the run: the fewest pods available once its workload was
+    up, against its minAvailable."""
+
+    pdb: str  # namespace/name
+    min_available: int
+    lowest_available: int | None  # None: the workload never had minAvailable up
+    lowest_at: float | None
+
+    @property
+    def held(self) -> bool:
+        return self.lowest_available is None or self.lowest_available >= self.min_available
+
+
+@dataclass(slots=True)
+class NodeUsageRow:
+    """A node's NodeMetric usage, percent of allocatable, before and after descheduling."""
+
+    node: str
+    cpu_before: float | None
+    cpu_after: float | None
+    cpu_peak: float | None
+    memory_before: float | None
+    memory_after: float | None
+
+
+@dataclass(slots=True)
+class DeschedulerSection:
+    leader: str  # the replica holding koord-descheduler's Lease at the end
+    thresholds: Thresholds | None
+    jobs: list[MigrationRow]
+    pdbs: list[PdbRow]
+    usage: list[NodeUsageRow]
+    # "Before": the last sample with NodeMetrics at the first job's creation (without a job,
+    # the first such sample); "after": the last one.
+    before_at: float | None
+    after_at: float | None
+
+    @property
+    def phases(self) -> dict[str, int]:
+        return dict(sorted(Counter(j.phase or "Pending" for j in self.jobs).items()))
+
+    @property
+    def pdbs_held(self) -> bool:
+        return all(p.held for p in self.pdbs)
+
+
+def _timestamp(obj: Obj, *fields: str) -> str:
+    return next((str(obj[f]) for f in fields if obj.get(f)), "")
+
+
+def migration_rows(jobs: Iterable[Obj], pod_nodes: Mapping[tuple[str, str], str],
+                   events: Iterable[Obj], epoch: float | None) -> list[MigrationRow]:
+    """The PodMigrationJobs in creation order; ``pod_nodes``: where each pod was seen bound."""
+    evicting: dict[str, str] = {}
+    for e in events:
+        obj = e.get("involvedObject") or e.get("regarding") or {}
+        if obj.get("kind") == "PodMigrationJob" and e.get("reason") == "Evicting":
+            evicting.setdefault(str(obj.get("name")), _timestamp(
+                e, "firstTimestamp", "eventTime", "lastTimestamp"))
+    rows = []
+    for job in jobs:
+        md, spec, status = job["metadata"], job.get("spec") or {}, job.get("status") or {}
+        ref = spec.get("podRef") or {}
+        bound = status.get("podRef") or {}
+        phase = str(status.get("phase") or "")
+        ended = max((str(c.get("lastTransitionTime") or "") for c in
+                     status.get("conditions") or ()), default="") \
+            if phase in ("Succeeded", "Failed", "Aborted") else ""
+        rows.append(MigrationRow(
+            str(md["name"]), f"{ref.get('namespace', '')}/{ref.get('name', '')}",
+            pod_nodes.get((str(ref.get("namespace", "")), str(ref.get("name", ""))), ""),
+            str(status.get("nodeName") or ""),
+            f"{bound.get('namespace', '')}/{bound.get('name', '')}" if bound.get("name")
+            else "", phase, str(status.get("reason") or ""), str(status.get("message") or ""),
+            _seconds_into_day(str(md.get("creationTimestamp") or ""), epoch),
+            _seconds_into_day(evicting.get(str(md["name"]), ""), epoch),
+            _seconds_into_day(ended, epoch)))
+    return sorted(rows, key=lambda r: (r.created_at if r.created_at is not None else 0.0,
+                                       natural_key(r.name)))
+
+
+def _percent(used: float | None, allocatable: float) -> float | None:
+    return None if used is None or allocatable <= 0 else 100 * used / allocatable
+
+
+def usage_rows(samples: Sequence[Sample], before_at: float | None) -> tuple[
+        list[NodeUsageRow], float | None, float | None]:
+    """Per node cpu and memory usage (% of allocatable) at the last sample with NodeMetrics at
+    or before ``before_at`` (None: the first such sample) and at the last; with those times."""
+    measured = [s for s in samples if s.nodes and all(
+        n.used_cpu is not None for n in s.nodes.values())]
+    if not measured:
+        return [], None, None
+    earlier = [s for s in measured if before_at is None or s.t <= before_at]
+    before = earlier[-1] if before_at is not None and earlier else measured[0]
+    after = measured[-1]
+    rows = []
+    for name in sorted(after.nodes, key=natural_key):
+        b, a = before.nodes.get(name), after.nodes[name]
+        peak = [p for s in measured if name in s.nodes and (p := _percent(
+            s.nodes[name].used_cpu, s.nodes[name].allocatable_cpu)) is not None]
+        rows.append(NodeUsageRow(
+            name, _percent(b.used_cpu, b.allocatable_cpu) if b else None,
+            _percent(a.used_cpu, a.allocatable_cpu), max(peak) if peak else None,
+            _percent(b.used_memory, b.allocatable_memory) if b else None,
+            _percent(a.used_memory, a.allocatable_memory)))
+    return rows, before.t, after.t
+
+
+def descheduler_section(leader: str, thresholds: Thresholds | None, jobs: Iterable[Obj],
+                        pod_nodes: Mapping[tuple[str, str], str], pdbs: Iterable[PdbWatch],
+                        samples: Sequence[Sample], events: Iterable[Obj],
+                        epoch: float | None) -> DeschedulerSection:
+    rows = migration_rows(jobs, pod_nodes, events, epoch)
+    first = next((r.created_at for r in rows if r.created_at is not None), None)
+    usage, before_at, after_at = usage_rows(samples, first)
+    budgets = sorted((PdbRow(f"{w.namespace}/{w.name}", w.min_available, w.lowest,
+                             w.lowest_at) for w in pdbs), key=lambda p: natural_key(p.pdb))
+    return DeschedulerSection(leader, thresholds, rows, budgets, usage, before_at, after_at)
+
+
+@dataclass(slots=True)
 class Utilisation:
     samples: int
     colocated_avg: float
@@ -386,6 +557,7 @@ class Report:
     quotas: list[QuotaRow] = field(default_factory=list)
     quota_timeline: list[QuotaMoment] = field(default_factory=list)
     disruptions: list[Disruption] = field(default_factory=list)
+    descheduler: DeschedulerSection | None = None
 
     def set_api_access(self, access: ApiAccess | None) -> None:
         if access is None:
@@ -644,6 +816,58 @@ def _render_quotas(r: Report) -> list[str]:
     return out
 
 
+def _marked(value: float | None, resource: str, t: Thresholds | None) -> str:
+    """A usage percent, ``^`` above the high threshold, ``v`` under the low one."""
+    if value is None:
+        return "-"
+    mark = ""
+    if t is not None and resource in t.high and value > t.high[resource]:
+        mark = "^"
+    elif t is not None and resource in t.low and value < t.low[resource]:
+        mark = "v"
+    return f"{value:.1f}{mark}"
+
+
+def _render_descheduler(r: Report) -> list[str]:
+    d = r.descheduler
+    if d is None:
+        return []
+    t = d.thresholds
+    limits = ", ".join(f"{res} low {t.low.get(res, 0):g} % / high {t.high.get(res, 0):g} %"
+                       for res in sorted(set(t.low) | set(t.high))) if t else "not configured"
+    out = ["", f"Descheduler (koord-descheduler, leader {d.leader or 'unknown'}; LowNodeLoad "
+               f"on NodeMetrics: {limits})"]
+    phases = ", ".join(f"{p} {n}" for p, n in d.phases.items())
+    out.append(f"PodMigrationJobs: {len(d.jobs)}" + (f" ({phases})" if phases else ""))
+    for j in d.jobs:
+        to = j.to_node or "-"
+        if j.replacement:
+            to += f" as {j.replacement.split('/', 1)[-1]}"
+        why = ": ".join(x for x in (j.reason, j.message) if x)
+        out.append(f"  {j.name}  {j.pod}  {j.from_node or '?'} -> {to}  {j.phase or 'Pending'}"
+                   f"  t={_f(j.created_at, '{:.0f}')} s, took {_f(j.seconds, '{:.0f}')} s"
+                   + (f"  ({why})" if why else ""))
+    if d.pdbs:
+        out.append(f"No workload dropped below its PDB: {'yes' if d.pdbs_held else 'NO'}")
+        for p in d.pdbs:
+            lowest = ("never up" if p.lowest_available is None else
+                      f"{p.lowest_available} at t={_f(p.lowest_at, '{:.0f}')} s")
+            out.append(f"  {p.pdb}: minAvailable {p.min_available}, fewest available {lowest}")
+    if d.usage:
+        out.append(f"Node usage, % of allocatable (NodeMetric; ^ above high, v under low): "
+                   f"before t={_f(d.before_at, '{:.0f}')} s"
+                   + (" (the first job)" if d.jobs else "")
+                   + f", after t={_f(d.after_at, '{:.0f}')} s")
+        out.append(f"  {'node':<10}{'cpu before':>11}{'after':>8}{'peak':>8}"
+                   f"{'mem before':>12}{'after':>8}")
+        for u in d.usage:
+            out.append(f"  {u.node:<10}{_marked(u.cpu_before, 'cpu', t):>11}"
+                       f"{_marked(u.cpu_after, 'cpu', t):>8}{_f(u.cpu_peak):>8}"
+                       f"{_marked(u.memory_before, 'memory', t):>12}"
+                       f"{_marked(u.memory_after, 'memory', t):>8}")
+    return out
+
+
 def render_text(r: Report) -> str:
     out = [f"== Koordinator local cluster: scenario {r.scenario!r}, {r.nodes} nodes, "
            f"a day of {r.day_length_seconds:g} s (ran {r.ran_seconds:.0f} s) =="]
@@ -706,6 +930,7 @@ def render_text(r: Report) -> str:
     out.extend(_render_gangs(r))
     out.extend(_render_reservations(r))
     out.extend(_render_quotas(r))
+    out.extend(_render_descheduler(r))
     out.append("")
     supp = [n for n in r.node_rows if n.be_cap_min is not None]
     out.append("Suppression (koordlet cpusuppress: the BE cgroup's CPU cap is what the online "
@@ -744,8 +969,10 @@ def render_png(r: Report, samples: list[Sample], path: Path) -> None:
 
     ts, co, online = utilisation(samples)
     quotas = sorted({n for s in samples for n in s.quotas}, key=natural_key)
-    fig, axes = plt.subplots(4 if quotas else 3, 1, figsize=(10, 13 if quotas else 10),
-                             sharex=True)
+    d = r.descheduler
+    descheduling = d is not None and bool(d.jobs or d.pdbs)
+    panels = 3 + bool(quotas) + descheduling
+    fig, axes = plt.subplots(panels, 1, figsize=(10, 3.3 * panels), sharex=True)
     ax = axes[0]
     ax.plot(ts, co, label="with co-location", color="tab:blue")
     ax.plot(ts, online, label="online services only", color="tab:orange")
@@ -781,10 +1008,36 @@ def render_png(r: Report, samples: list[Sample], path: Path) -> None:
         ax.legend(loc="upper left", ncol=5, fontsize="small")
     if quotas:
         _quota_panel(axes[3], samples, quotas)
+    if d is not None and descheduling:
+        _descheduler_panel(axes[-1], samples, d)
     axes[-1].set_xlabel("seconds into the day")
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
+
+
+def _descheduler_panel(ax: Any, samples: list[Sample], d: DeschedulerSection) -> None:
+    """Each node's cpu usage (% of allocatable) with LowNodeLoad's cpu thresholds, and the
+    PodMigrationJobs: created (dotted) and evicting (solid)."""
+    for name in sorted(samples[-1].nodes, key=natural_key) if samples else []:
+        pts = [(s.t, p) for s in samples if name in s.nodes and (p := _percent(
+            s.nodes[name].used_cpu, s.nodes[name].allocatable_cpu)) is not None]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=name, linewidth=1.5)
+    if d.thresholds is not None:
+        for which, value in (("low", d.thresholds.low.get("cpu")),
+                             ("high", d.thresholds.high.get("cpu"))):
+            if value is not None:
+                ax.axhline(value, color="tab:red" if which == "high" else "tab:green",
+                           linestyle="--", linewidth=1, label=f"LowNodeLoad {which} {value:g} %")
+    for attr, style, label in (("created_at", ":", "PodMigrationJob created"),
+                               ("evicted_at", "-", "pod evicted")):
+        for i, at in enumerate(at for j in d.jobs if (at := getattr(j, attr)) is not None):
+            ax.axvline(at, color="grey" if style == ":" else "black", linestyle=style,
+                       linewidth=1, label=label if i == 0 else None)
+    ax.set_ylabel("node cpu used (% alloc)")
+    ax.set_ylim(0, 100)
+    ax.legend(loc="upper right", ncol=3, fontsize="small")
 
 
 def _quota_panel(ax: Any, samples: list[Sample], quotas: list[str]) -> None:

@@ -13,7 +13,10 @@ then a backfill job of plain pods that wants more than is free, then the service
 ``sloControllerConfig`` is merged key by key onto the chart's
 ``slo-controller-config`` ConfigMap (each key's JSON object onto the chart's), so a sped-up day
 gets NodeMetric windows that fit it. ``chartValues`` are Helm values given to the chart on top
-of its own (``helm install -f``), e.g. ``scheduler.pluginArgs`` for koord-scheduler's plugins.
+of its own (``helm install -f``), e.g. ``scheduler.pluginArgs`` for koord-scheduler's plugins
+or ``descheduler.pluginArgs`` for koord-descheduler's (LowNodeLoad runs in every scenario).
+An online service may run as a Deployment with a PodDisruptionBudget, pinned to some nodes at
+first (``OnlineService``): koord-descheduler may then migrate its pods.
 """
 
 from __future__ import annotations
@@ -90,14 +93,40 @@ class NodePool(_Model):
 
 
 class OnlineService(_Model):
-    """A latency-sensitive service: koord-prod, QoS LS, its replicas spread by the scheduler."""
+    """A latency-sensitive service: koord-prod, QoS LS, its replicas spread by the scheduler.
+
+    As a ``deployment`` it is a Deployment of ``replicas`` (its ReplicaSet replaces an evicted
+    pod, so koord-descheduler may migrate them) with, given ``minAvailable``, a
+    PodDisruptionBudget; ``placeOn`` names the nodes its pods start on: every other node is
+    cordoned until they are all bound, then uncordoned (as an operator would pin a rollout)."""
 
     name: str
     namespace: str = "online"
-    replicas_per_node: int = Field(alias="replicasPerNode", ge=0)
+    replicas_per_node: int = Field(0, alias="replicasPerNode", ge=0)
     requests: Resources
     cpu_usage: CurveSpec = Field(alias="cpuUsage")
     memory_usage: CurveSpec = Field(alias="memoryUsage")
+    deployment: bool = False
+    replicas: int | None = Field(None, ge=1)
+    min_available: int | None = Field(None, alias="minAvailable", ge=0)
+    place_on: list[str] = Field(default_factory=list, alias="placeOn")
+
+    @model_validator(mode="after")
+    def _deployment_keys(self) -> OnlineService:
+        only = [k for k, v in (("replicas", self.replicas is not None),
+                               ("minAvailable", self.min_available is not None),
+                               ("placeOn", bool(self.place_on))) if v]
+        if only and not self.deployment:
+            raise ValueError(f"{', '.join(only)}: only for a service with deployment: true")
+        if self.replicas is not None and self.min_available is not None \
+                and self.min_available > self.replicas:
+            raise ValueError(f"minAvailable {self.min_available} is more than replicas "
+                             f"{self.replicas}")
+        return self
+
+    def replica_count(self, nodes: int) -> int:
+        """Its pods for ``nodes`` nodes: ``replicas`` if given, else per node."""
+        return self.replicas if self.replicas is not None else self.replicas_per_node * nodes
 
 
 class BatchJob(_Model):
@@ -210,9 +239,8 @@ class Rollout(_Model):
 
     def service(self) -> OnlineService:
         """The service whose pods the rollout brings."""
-        return OnlineService(name=self.name, namespace=self.namespace, replicas_per_node=0,
-                             requests=self.requests, cpu_usage=self.cpu_usage,
-                             memory_usage=self.memory_usage)
+        return OnlineService(name=self.name, namespace=self.namespace, requests=self.requests,
+                             cpu_usage=self.cpu_usage, memory_usage=self.memory_usage)
 
 
 class Scenario(_Model):
@@ -233,12 +261,17 @@ class Scenario(_Model):
     rollouts: list[Rollout] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _quota_jobs_name_their_quotas(self) -> Scenario:
+    def _references_resolve(self) -> Scenario:
         parents = {q.name for q in self.quotas if q.is_parent}
         for q in self.quotas:
             if q.parent and q.parent not in parents:
                 raise ValueError(f"quota {q.name}: parent {q.parent!r} is no quota here with "
                                  f"isParent: true")
+        names = {f"node-{i}" for i in range(self.nodes.count)}
+        for svc in self.online:
+            if unknown := [node for node in svc.place_on if node not in names]:
+                raise ValueError(f"online service {svc.name}: placeOn {unknown} are no nodes "
+                                 f"here (node-0..node-{self.nodes.count - 1})")
         by_namespace = {q.in_namespace for q in self.quotas if q.name == q.in_namespace}
         for job in self.quota_jobs:
             if job.namespace not in by_namespace:
@@ -249,11 +282,19 @@ class Scenario(_Model):
     def pod_count(self) -> int:
         """Pods submitted (first attempts) for this scenario's node count."""
         n = self.nodes.count
-        return (sum(s.replicas_per_node for s in self.online) * n
+        return (sum(s.replica_count(n) for s in self.online)
                 + sum(j.waves * j.pods_per_node_per_wave for j in self.batch) * n
                 + sum(g.workers for g in self.gangs) + sum(j.pods for j in self.quota_jobs)
                 + sum(r.replicas + (r.backfill.pods if r.backfill else 0)
                       for r in self.rollouts))
+
+
+def scenario_path(name: str, base: Path) -> Path:
+    """``name`` as a file under ``base``, or else, when ``scenarios/<name>.yaml`` exists, that
+    (``--scenario hotspot``)."""
+    path = base / name
+    builtin = SCENARIO_DIR / f"{name}.yaml"
+    return builtin if not path.exists() and builtin.exists() else path
 
 
 def load(path: str | Path) -> Scenario:

@@ -17,7 +17,13 @@ from pkg.util.testdata import upstream_data_dir
 from test.apiserver.nodes import RUN_DURATION
 from test.e2e.cluster import chart_objects
 from test.localcluster import bootstrap
-from test.localcluster.scenario import DEFAULT_SCENARIO, SCENARIO_DIR, ScenarioError, load
+from test.localcluster.scenario import (
+    DEFAULT_SCENARIO,
+    SCENARIO_DIR,
+    ScenarioError,
+    load,
+    scenario_path,
+)
 from test.localcluster.workload import (
     GANG,
     LABEL_KIND,
@@ -25,8 +31,10 @@ from test.localcluster.workload import (
     ROLLOUT,
     Workload,
     batch_pod,
+    deployment,
     gang_pod,
     online_pod,
+    pod_disruption_budget,
     pod_group,
     quota_pod,
     reservation,
@@ -67,6 +75,15 @@ def test_default_scenario_is_40_pods_per_node_two_gang_jobs_and_a_rollout() -> N
      "rollouts.0: Value error, rolloutAtFraction 0.2 must come after reserveAtFraction 0.5"),
     ("name: x\nquotas: [{name: a, parent: p, min: {cpu: 1, memory: 1Gi}, "
      "max: {cpu: 1, memory: 1Gi}}]", "quota a: parent 'p' is no quota here with isParent"),
+    ("name: x\nonline: [{name: web, replicas: 2, minAvailable: 1, requests: {cpu: 1, memory: "
+     "1Gi}, cpuUsage: {base: 1, peak: 1}, memoryUsage: {base: 1Gi, peak: 1Gi}}]",
+     "online.0: Value error, replicas, minAvailable: only for a service with deployment: true"),
+    ("name: x\nonline: [{name: web, deployment: true, replicas: 2, minAvailable: 3, requests: "
+     "{cpu: 1, memory: 1Gi}, cpuUsage: {base: 1, peak: 1}, memoryUsage: {base: 1Gi, peak: "
+     "1Gi}}]", "online.0: Value error, minAvailable 3 is more than replicas 2"),
+    ("name: x\nnodes: {count: 2}\nonline: [{name: web, deployment: true, placeOn: [node-2], "
+     "requests: {cpu: 1, memory: 1Gi}, cpuUsage: {base: 1, peak: 1}, memoryUsage: {base: 1Gi, "
+     "peak: 1Gi}}]", "online service web: placeOn ['node-2'] are no nodes here (node-0..node-1)"),
 ])
 def test_bad_scenario_names_the_field(tmp_path: Path, doc: str, message: str) -> None:
     path = tmp_path / "s.yaml"
@@ -263,3 +280,33 @@ def test_a_rollouts_reservations_are_owned_by_its_pods_and_created_before_them()
     pod = online_pod(ro.service(), "checkout-0", day, 0.0, kind=ROLLOUT)
     assert pod["metadata"]["labels"]["app"] == "checkout"
     assert pod["metadata"]["labels"][LABEL_KIND] == ROLLOUT
+
+
+def test_hotspot_service_is_a_pinned_deployment_with_a_pdb_its_replica_set_replaces() -> None:
+    s = load(scenario_path("hotspot", Path("/nonexistent")))
+    [svc] = s.online
+    assert (s.nodes.count, s.pod_count(), svc.place_on) == (4, 12, ["node-0", "node-1"])
+    d = deployment(svc, s.nodes.count, s.day_length_seconds, 1000.0)
+    assert (d["kind"], d["spec"]["replicas"]) == ("Deployment", 12)
+    template = d["spec"]["template"]
+    assert d["spec"]["selector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
+    assert "name" not in template["metadata"]  # the ReplicaSet names its pods
+    assert template["spec"]["priorityClassName"] == "koord-prod"
+    cpu, _ = parse_usage(template["metadata"]["annotations"][ANNOTATION_USAGE])
+    assert cpu.at(1000.0) == cpu.at(1100.0) == pytest.approx(1.05)  # constant load
+    pdb = pod_disruption_budget(svc)
+    assert pdb["spec"] == {"minAvailable": 10, "selector": d["spec"]["selector"]}
+    # The Workload creates no pod of a Deployment service itself.
+    assert Workload(None, s, 0.0).slots == []  # type: ignore[arg-type]
+    assert scenario_path("quota.yaml", SCENARIO_DIR) == SCENARIO_DIR / "quota.yaml"
+
+
+def test_hotspot_chart_values_reach_koord_deschedulers_config() -> None:
+    config = bootstrap.descheduler_config(bootstrap.render(load(SCENARIO_DIR / "hotspot.yaml")))
+    args = {c["name"]: c["args"] for c in config["profiles"][0]["pluginConfig"]}
+    assert args["LowNodeLoad"]["anomalyCondition"] == {"consecutiveAbnormalities": 2}
+    assert args["LowNodeLoad"]["highThresholds"] == {"cpu": 75, "memory": 80}  # the chart's
+    assert args["MigrationController"]["objectLimiters"]["workload"]["burst"] == 2
+    default = bootstrap.descheduler_config(bootstrap.render(load(DEFAULT_SCENARIO)))
+    assert default["deschedulingInterval"] == "10s"
+    assert {"name": "LowNodeLoad"} in default["profiles"][0]["plugins"]["balance"]["enabled"]

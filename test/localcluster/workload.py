@@ -14,7 +14,10 @@ A quota job's pods (``quota_pod``) are plain koord-scheduler pods in their team'
 charged to the ElasticQuota named like it, and replaced like batch pods when revoked or
 preempted. A rollout first creates its Reservations (``reservation``, one per replica, owned
 by the pods labelled ``app: <name>``), then its backfill pods (plain pods like quota pods), then
-the service's pods (online pods labelled as the rollout).
+the service's pods (online pods labelled as the rollout). A Deployment service is created at the
+start of the day with its PodDisruptionBudget (``deployment``, ``pod_disruption_budget``): the
+API server's ReplicaSet controller makes and replaces its pods, the driver only cordons the
+nodes it is not pinned to until its pods are bound.
 """
 
 from __future__ import annotations
@@ -29,7 +32,14 @@ from typing import Any
 from api.extension.coscheduling import LABEL_POD_GROUP
 from koordlet.metricsadvisor.simulated import ANNOTATION_USAGE
 from pkg.client import ApiError
-from pkg.client.resources import POD_GROUPS, PODS, RESERVATIONS
+from pkg.client.resources import (
+    DEPLOYMENTS,
+    NODES,
+    POD_DISRUPTION_BUDGETS,
+    POD_GROUPS,
+    PODS,
+    RESERVATIONS,
+)
 from pkg.client.rest import Client
 from test.apiserver.nodes import RUN_DURATION
 
@@ -80,6 +90,30 @@ def online_pod(svc: OnlineService, name: str, day: float, epoch: float,
                  "containers": [{"name": svc.name, "image": f"registry.local/{svc.name}:v1",
                                  "resources": {"requests": dict(res), "limits": dict(res)}}]},
     }
+
+
+def deployment(svc: OnlineService, nodes: int, day: float, epoch: float) -> Obj:
+    """A Deployment of the service's pods (``online_pod`` as its template)."""
+    template = online_pod(svc, "", day, epoch)
+    del template["metadata"]["name"], template["metadata"]["namespace"]
+    del template["apiVersion"], template["kind"]
+    # Gone at once when evicted: the replacement's wait is the ReplicaSet's and the scheduler's.
+    template["spec"]["terminationGracePeriodSeconds"] = 0
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": svc.name, "namespace": svc.namespace,
+                         "labels": {LABEL_GROUP: svc.name, LABEL_KIND: ONLINE}},
+            "spec": {"replicas": svc.replica_count(nodes),
+                     "selector": {"matchLabels": {"app": svc.name}},
+                     "template": template}}
+
+
+def pod_disruption_budget(svc: OnlineService) -> Obj:
+    """The service's PodDisruptionBudget: ``minAvailable`` of its pods."""
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": svc.name, "namespace": svc.namespace,
+                         "labels": {LABEL_GROUP: svc.name, LABEL_KIND: ONLINE}},
+            "spec": {"minAvailable": svc.min_available,
+                     "selector": {"matchLabels": {"app": svc.name}}}}
 
 
 def batch_pod(job: BatchJob, name: str) -> Obj:
@@ -183,8 +217,14 @@ class Workload:
         self._services = {s.name: s for s in scenario.online}
         self._quota_jobs = {j.name: j for j in scenario.quota_jobs}
         self._rollouts = {r.name: r for r in scenario.rollouts}
+        # Deployment services, not created yet; then those whose pinning nodes wait to be
+        # uncordoned once the service's pods are bound.
+        self.deployments_due = [svc for svc in scenario.online if svc.deployment]
+        self.pinned: list[OnlineService] = []
         for svc in scenario.online:
-            for i in range(svc.replicas_per_node * n):
+            if svc.deployment:
+                continue  # its ReplicaSet makes and replaces its pods
+            for i in range(svc.replica_count(n)):
                 self.slots.append(Slot(ONLINE, svc.name, svc.namespace, f"{svc.name}-{i}", 0.0,
                                        retries_left=1 << 30))
         for job in scenario.batch:
@@ -274,8 +314,51 @@ class Workload:
                     return False
         return True
 
+    def _cordon(self, keep: list[str], unschedulable: bool) -> None:
+        """Cordon (or uncordon) every node but ``keep``."""
+        for node in self.client.list(NODES)["items"]:
+            name = node["metadata"]["name"]
+            if name not in keep and bool((node.get("spec") or {}).get("unschedulable")) \
+                    != unschedulable:
+                self.client.patch(NODES, name, {"spec": {"unschedulable": unschedulable}})
+
+    def _create_deployment(self, svc: OnlineService) -> bool:
+        """The service's PodDisruptionBudget and Deployment, its other nodes cordoned first
+        when it is pinned; False when a create failed (the rest is tried again next tick)."""
+        if svc.place_on:
+            self._cordon(svc.place_on, True)
+        objects = [(DEPLOYMENTS, deployment(svc, self.scenario.nodes.count,
+                                            self.scenario.day_length_seconds, self.epoch))]
+        if svc.min_available is not None:
+            objects.insert(0, (POD_DISRUPTION_BUDGETS, pod_disruption_budget(svc)))
+        for resource, obj in objects:
+            try:
+                self.client.create(resource, obj, svc.namespace)
+            except ApiError as e:
+                if e.status != 409:
+                    log.warning("creating %s %s/%s failed (retried next tick): %s", obj["kind"],
+                                svc.namespace, svc.name, e)
+                    return False
+        if svc.place_on:
+            self.pinned.append(svc)
+        return True
+
+    def _unpin(self, svc: OnlineService, pods: dict[tuple[str, str], Obj]) -> bool:
+        """Uncordon the nodes a pinned service kept to itself once all its pods are bound;
+        False while they are not."""
+        bound = sum(1 for (ns, _), p in pods.items() if ns == svc.namespace
+                    and (p["metadata"].get("labels") or {}).get(LABEL_GROUP) == svc.name
+                    and (p.get("spec") or {}).get("nodeName"))
+        if bound < svc.replica_count(self.scenario.nodes.count):
+            return False
+        self._cordon(svc.place_on, False)
+        return True
+
     def step(self, t: float, pods: dict[tuple[str, str], Obj]) -> None:
         """Advance to ``t`` seconds into the day, given the current pods by (ns, name)."""
+        self.deployments_due = [svc for svc in self.deployments_due
+                                if not self._create_deployment(svc)]
+        self.pinned = [svc for svc in self.pinned if not self._unpin(svc, pods)]
         # Reservations first: a rollout's backfill or pods due at the same tick come after.
         self.reservations_due = [(at, r) for at, r in self.reservations_due
                                  if t < at or not self._create_reservations(r)]
