@@ -22,23 +22,6 @@ def srv():
     s.stop()
 
 
-@pytest.fixture(scope="module")
-def core(srv):
-    return client.CoreV1Api(api_client(srv))
-
-
-@pytest.fixture(scope="module")
-def apps(srv):
-    return client.AppsV1Api(api_client(srv))
-
-
-@pytest.fixture
-def ns(core, request):
-    name = request.node.name.replace("_", "-")[:50].strip("-").lower()
-    core.create_namespace({"metadata": {"name": name}})
-    return name
-
-
 def deployment(name: str, replicas: int) -> dict:
     return {"metadata": {"name": name},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},

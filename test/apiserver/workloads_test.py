@@ -22,23 +22,6 @@ def srv():
     s.stop()
 
 
-@pytest.fixture(scope="module")
-def core(srv):
-    return client.CoreV1Api(api_client(srv))
-
-
-@pytest.fixture(scope="module")
-def apps(srv):
-    return client.AppsV1Api(api_client(srv))
-
-
-@pytest.fixture
-def ns(core, request):
-    name = request.node.name.replace("_", "-")[:50].strip("-").lower()
-    core.create_namespace({"metadata": {"name": name}})
-    return name
-
-
 def template(app: str, image: str = "nginx:1.27", node: str | None = "node-0") -> dict:
     spec: dict[str, Any] = {"containers": [{"name": "c", "image": image}]}
     if node:
