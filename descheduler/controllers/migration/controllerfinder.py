@@ -15,9 +15,9 @@ so an informer here would be denied and keep the process from ever syncing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-import logging
 from typing import Any, Protocol
 
 from api.extension.objects import metadata_of, spec_of
