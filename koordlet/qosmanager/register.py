@@ -7,6 +7,7 @@ feature gate and interval; the manager runs every registered one whose `enabled(
 
 from __future__ import annotations
 
+from koordlet.qosmanager.cgreconcile import CgroupReconcile
 from koordlet.qosmanager.cpuburst import CPUBurst
 from koordlet.qosmanager.cpuevict import CPUEvict
 from koordlet.qosmanager.cpusuppress import CPUSuppress
@@ -14,5 +15,6 @@ from koordlet.qosmanager.framework import StrategyFactory
 from koordlet.qosmanager.memoryevict import MemoryEvict
 
 STRATEGY_PLUGINS: dict[str, StrategyFactory] = {
-    strategy.name: strategy for strategy in (CPUSuppress, CPUEvict, MemoryEvict, CPUBurst)
+    strategy.name: strategy for strategy in (CPUSuppress, CPUEvict, MemoryEvict, CPUBurst,
+                                         CgroupReconcile)
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from koordlet.qosmanager.cgreconcile import CgroupReconcile
 from koordlet.qosmanager.cpuburst import CPUBurst
 from koordlet.qosmanager.cpuevict import CPUEvict
 from koordlet.qosmanager.cpusuppress import CPUSuppress
@@ -15,4 +16,5 @@ def test_upstream_names_resolve_to_their_strategies() -> None:
         "CPUEvict": CPUEvict,
         "memoryEvict": MemoryEvict,
         "CPUBurst": CPUBurst,
+        "CgroupReconcile": CgroupReconcile,
     }

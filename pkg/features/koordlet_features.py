@@ -18,6 +18,7 @@ CPU_SET_ALLOCATOR = "CPUSetAllocator"
 BATCH_RESOURCE = "BatchResource"
 ACCELERATORS = "Accelerators"
 BLKIO_RECONCILE = "BlkIOReconcile"
+CGROUP_RECONCILE = "CgroupReconcile"
 AUDIT_EVENTS = "AuditEvents"
 AUDIT_EVENTS_HTTP_HANDLER = "AuditEventsHTTPHandler"
 
@@ -26,7 +27,7 @@ _BETA_ON = (BE_CPU_SUPPRESS, CPU_BURST, RDT_RESCTRL, NODE_TOPOLOGY_REPORT, GROUP
 _ALPHA_OFF = (
     AUDIT_EVENTS, AUDIT_EVENTS_HTTP_HANDLER, "BECPUManager", "BECPUEvict", "CPUEvict",
     "CPUAllocatableEvict", "BEMemoryEvict", "MemoryEvict", "MemoryAllocatableEvict",
-    "SystemConfig", "CgroupReconcile", BLKIO_RECONCILE, ACCELERATORS, "RDMADevices",
+    "SystemConfig", CGROUP_RECONCILE, BLKIO_RECONCILE, ACCELERATORS, "RDMADevices",
     "CPICollector", "Libpfm4", "PSICollector", "ResctrlCollector", "ColdPageCollector",
     "HugePageReport", "PodResourcesProxy", "HamiCoreVGPUMonitor", "PerCPUMetric",
     "NodeMetricPromMetrics",
