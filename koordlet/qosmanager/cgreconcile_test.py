@@ -13,7 +13,7 @@ from api.slo.v1alpha1.resource_qos import ResourceQOSStrategy
 from koordlet.metriccache.metric_cache import MetricCache
 from koordlet.qosmanager.cgreconcile import PAGE_SIZE, CgroupReconcile, memory_high
 from koordlet.qosmanager.framework import Context
-from koordlet.qosmanager.testing import FakeStates
+from koordlet.qosmanager.testing import FakeStates, pod_with_containers
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.util.system.cgroup import MAX_INT64
 from koordlet.util.system.cgroup_env import CgroupEnv
@@ -27,19 +27,8 @@ G, BU, BE = (ENV.kube_qos_dir(q) for q in ("Guaranteed", "Burstable", "BestEffor
 
 def make_pod(uid: str, qos: str | None, kube_qos: str, containers: list[tuple[dict, dict]],
              memory_qos: dict | None = None, phase: str = "Running") -> dict[str, Any]:
-    """A pod whose containers c0, c1... have the given (requests, limits), all started."""
-    labels = {"koordinator.sh/qosClass": qos} if qos else {}
     annotations = {"koordinator.sh/memoryQOS": json.dumps(memory_qos)} if memory_qos else {}
-    return {
-        "metadata": {"name": f"pod-{uid}", "namespace": "default", "uid": uid,
-                     "labels": labels, "annotations": annotations},
-        "spec": {"containers": [
-            {"name": f"c{i}", "resources": {"requests": req, "limits": lim}}
-            for i, (req, lim) in enumerate(containers)]},
-        "status": {"phase": phase, "qosClass": kube_qos, "containerStatuses": [
-            {"name": f"c{i}", "containerID": f"containerd://{uid}-c{i}"}
-            for i in range(len(containers))]},
-    }
+    return pod_with_containers(uid, qos, kube_qos, containers, annotations, phase)
 
 
 def dirs(pod: dict) -> tuple[str, list[str]]:

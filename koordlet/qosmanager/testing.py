@@ -48,6 +48,25 @@ def pod(uid: str, qos_label: str | None, kube_qos: str) -> KubeDict:
     }
 
 
+def pod_with_containers(uid: str, qos: str | None, kube_qos: str,
+                        containers: list[tuple[KubeDict, KubeDict]],
+                        annotations: dict[str, str] | None = None,
+                        phase: str = "Running") -> KubeDict:
+    """A pod whose containers c0, c1... have the given (requests, limits), all started (their
+    ids are `containerd://<uid>-c<i>`)."""
+    labels = {"koordinator.sh/qosClass": qos} if qos else {}
+    return {
+        "metadata": {"name": f"pod-{uid}", "namespace": "default", "uid": uid,
+                     "labels": labels, "annotations": dict(annotations or {})},
+        "spec": {"containers": [
+            {"name": f"c{i}", "resources": {"requests": req, "limits": lim}}
+            for i, (req, lim) in enumerate(containers)]},
+        "status": {"phase": phase, "qosClass": kube_qos, "containerStatuses": [
+            {"name": f"c{i}", "containerID": f"containerd://{uid}-c{i}"}
+            for i in range(len(containers))]},
+    }
+
+
 def node_slo(enable: bool, threshold: int = 65, policy: str = "cfsQuota") -> NodeSLO:
     return NodeSLO.model_validate(
         {
