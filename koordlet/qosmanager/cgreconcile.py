@@ -45,7 +45,7 @@ from api.extension.qos import (
     get_pod_qos_class_with_default,
 )
 from api.extension.resource import BATCH_MEMORY
-from api.slo.v1alpha1.defaults import default_memory_qos, none_resource_qos
+from api.slo.v1alpha1.defaults import default_memory_qos, none_memory_qos
 from api.slo.v1alpha1.resource_qos import MemoryQOS, ResourceQOS, ResourceQOSStrategy
 from koordlet.qosmanager.framework import Context, KubeDict
 from koordlet.qosmanager.helpers import AnnotationWarnings, pod_name, pod_uid
@@ -141,19 +141,13 @@ def kube_qos_config(strategy: ResourceQOSStrategy, kube_qos: str) -> ResourceQOS
     }.get(KubeQoSClass(kube_qos))
 
 
-def _none_memory_qos() -> MemoryQOS:
-    none = none_resource_qos("LS").memory_qos
-    assert none is not None
-    return MemoryQOS.model_validate(none.model_dump(exclude={"enable"}))
-
-
 def memory_qos_of(resource_qos: ResourceQOS | None) -> MemoryQOS | None:
     """The class's memory QoS in effect: the "none" values when it says `enable: false`."""
     cfg = None if resource_qos is None else resource_qos.memory_qos
     if cfg is None:
         return None
     if cfg.enable is False:
-        return _none_memory_qos()
+        return none_memory_qos()
     return MemoryQOS.model_validate(cfg.model_dump(exclude={"enable"}))
 
 
@@ -173,7 +167,7 @@ def pod_memory_qos(pod: KubeDict, strategy: ResourceQOSStrategy,
     if override is None:
         return cfg
     if override.policy == PodMemoryQOSPolicy.NONE:
-        return _none_memory_qos()
+        return none_memory_qos()
     if override.policy == PodMemoryQOSPolicy.AUTO:
         qos = get_pod_qos_class_with_default(pod)
         cfg = default_memory_qos("LSR" if qos is QoSClass.LSE else qos.value)
@@ -276,7 +270,11 @@ class CgroupReconcile:
         if not allocatable:
             logger.error("cgreconcile: node has no allocatable resources yet")
             return
-        node_memory = quantity_int(MEMORY, allocatable.get(MEMORY, 0))
+        try:
+            node_memory = quantity_int(MEMORY, allocatable.get(MEMORY, 0))
+        except ValueError as e:
+            logger.error("cgreconcile: node allocatable memory is malformed: %s", e)
+            return
         levels = self.calculate(strategy, node_memory, self.ctx.states.get_all_pods())
         self.ctx.executor.leveled_update_batch(
             [self._updaters(level) for level in (levels.qos, levels.pod, levels.container)])
@@ -310,8 +308,11 @@ class CgroupReconcile:
             levels.container += container_writes
         _complete_guaranteed(qos_summary)
         for kube_qos in _KUBE_QOS_ORDER:
-            qos_cfg = memory_qos_of(kube_qos_config(strategy, kube_qos))
+            class_cfg = kube_qos_config(strategy, kube_qos)
+            if class_cfg is None:
+                continue  # as upstream: a class the strategy lacks leaves its dir alone
             summary = qos_summary[kube_qos]
+            qos_cfg = memory_qos_of(class_cfg)
             if qos_cfg is not None:
                 summary.set_oom(qos_cfg)
             levels.qos += summary.writes(env.kube_qos_dir(kube_qos))

@@ -193,3 +193,12 @@ def test_pods_neither_running_nor_pending_are_ignored() -> None:
     pending = make_pod("pend", "BE", "BestEffort", [BE_REQ_LIMIT], phase="Pending")
     qos, _, _ = calculate(strategy(beClass=on), [pending])
     assert qos == writes(G, ("min", GI)) + writes(BE, ("min", GI))
+
+
+def test_a_class_missing_from_the_strategy_leaves_its_kube_qos_dir_alone() -> None:
+    only_ls = ResourceQOSStrategy.model_validate(
+        {"lsClass": {"memoryQOS": {"enable": True, "minLimitPercent": 100}}})
+    pod = make_pod("ls3", "LS", "Burstable", [({"memory": "1Gi"}, {})])
+    qos, pod_level, _ = calculate(only_ls, [pod])
+    assert qos == writes(BU, ("min", GI))  # no lsrClass: kubepods is not written
+    assert pod_level == writes(dirs(pod)[0], ("min", GI))

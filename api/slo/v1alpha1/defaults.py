@@ -141,6 +141,12 @@ def default_resource_qos_strategy() -> ResourceQOSStrategy:
     )
 
 
+def none_memory_qos() -> MemoryQOS:
+    """The memory QoS of a disabled class or a pod with policy ``none`` (upstream
+    ``NoneMemoryQOS``): no protection, no throttling, no async reclaim."""
+    return MemoryQOS.model_validate(_NONE_MEMORY_QOS)
+
+
 def none_resource_qos(qos_class: str) -> ResourceQOS:
     """The all-disabled settings of a class; ``""`` (no class) gives the cgroup-root form."""
     if qos_class == "":
