@@ -14,14 +14,15 @@ Owns koordlet's three resctrl groups `LSR` (LSE and LSR pods), `LS` and `BE` und
   when a value differs from what the file shows (compared as numbers: the kernel prints masks
   zero-padded), and the MB line only where the kernel has MBA (`info/MB`). As upstream, the
   schemata are applied whatever the class's `enable`;
-* the thread ids of the containers of each active pod whose class has `resctrlQOS.enable`
-  (and which has no `koordinator.sh/resctrl` annotation: those are the runtime hook's) are
-  appended to the group's `tasks`, one id per write as the kernel takes them, only ids not
-  already there.
+* the thread ids of the containers (and sandbox) of each active pod whose class has
+  `resctrlQOS.enable` (and which has no `node.koordinator.sh/resctrl` annotation: those are
+  the runtime hook's) are appended to the group's `tasks`, one id per write as the kernel
+  takes them, only ids not already there.
 
 Where resctrl is not mounted with L3 CAT (`info/L3/cbm_mask` missing) the strategy says so
 once and does nothing; upstream would try to mount it, koordlet here expects the node to.
-The CPU vendor comes from `/proc/cpuinfo` (upstream reads it into the node's CPU info).
+The CBM and the CPU vendor are read here (`info/L3/cbm_mask`, `/proc/cpuinfo`) where upstream
+takes them from the node's CPU info, which its collector fills from the same files.
 """
 
 from __future__ import annotations
@@ -263,14 +264,13 @@ class ResctrlReconcile:
             return
         self._unsupported_logged = False
         strategy = slo.spec.resource_qos_strategy
-        if not self.init_groups():
-            return
+        self.init_groups()
         self.reconcile_schemata(strategy)
         self.reconcile_tasks(strategy)
 
-    def init_groups(self) -> bool:
-        """Creates the missing groups; False when one cannot be created."""
-        ok = True
+    def init_groups(self) -> None:
+        """Creates the missing groups; one that cannot be created is logged and its writes
+        fail (logged) below, as upstream."""
         for group in RESCTRL_GROUPS:
             try:
                 if self.fs.ensure_group(group):
@@ -280,8 +280,6 @@ class ResctrlReconcile:
                         if e.errno == errno.ENOSPC else "")
                 logger.warning("resctrl: create dir %s failed for group %s: %s%s",
                                self.fs.group_dir(group), group, e, hint)
-                ok = False
-        return ok
 
     def vendor_id(self) -> str:
         if self._vendor_id is None:
@@ -361,20 +359,40 @@ class ResctrlReconcile:
                 logger.warning("resctrl: failed to write the tasks of group %s: %s", group, e)
 
     def pod_tasks(self, pod: KubeDict) -> list[int]:
-        """Thread ids of the pod's started containers; gone cgroups have none."""
+        """Thread ids of the pod's started containers and of its sandbox (where VM-based
+        runtimes run the workload); gone cgroups have none."""
+        env = self.ctx.env
         names = {c.get("name") for c in (pod.get("spec") or {}).get("containers") or []}
-        pod_dir = self.ctx.env.pod_dir(get_kube_qos_class(pod), pod_uid(pod))
+        pod_dir = env.pod_dir(get_kube_qos_class(pod), pod_uid(pod))
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        container_dirs = [env.container_dir(pod_dir, s["containerID"])
+                          for s in statuses if s.get("containerID")]
+        wanted = [env.container_dir(pod_dir, s["containerID"]) for s in statuses
+                  if s.get("containerID") and s.get("name") in names]
+        sandbox = self._sandbox_dir(pod_dir, container_dirs)
         out: list[int] = []
-        for status in (pod.get("status") or {}).get("containerStatuses") or []:
-            cid = status.get("containerID")
-            if status.get("name") not in names or not cid:
-                continue
-            cdir = self.ctx.env.container_dir(pod_dir, cid)
+        for cdir in wanted + ([sandbox] if sandbox else []):
             try:
                 out.extend(self.reader.read_cpu_tasks(cdir))
             except CgroupDirNotExistError:
                 continue
             except (OSError, ValueError) as e:
-                logger.warning("resctrl: failed to read the tasks of container %s of pod %s: %s",
-                               status.get("name"), pod_name(pod), e)
+                logger.warning("resctrl: failed to read the tasks of %s of pod %s: %s", cdir,
+                               pod_name(pod), e)
         return out
+
+    def _sandbox_dir(self, pod_dir: str, container_dirs: list[str]) -> str | None:
+        """The pod's one cgroup dir that is no container's (upstream
+        `GetPodSandboxContainerID`); None before the containers are created, or when the
+        candidates are not exactly one (some container not ready)."""
+        if not container_dirs:
+            return None
+        env = self.ctx.env
+        known = {os.path.basename(d) for d in container_dirs}
+        try:
+            entries = os.scandir(env.dir_path(env.resource("tasks"), pod_dir))
+        except OSError:
+            return None
+        with entries:
+            candidates = [e.name for e in entries if e.is_dir() and e.name not in known]
+        return f"{pod_dir}/{candidates[0]}" if len(candidates) == 1 else None

@@ -225,13 +225,19 @@ def test_container_tasks_appended_to_their_class_group(tmp_path: Path) -> None:
     _container_tasks(strategy, ls, "77\n")
     _container_tasks(strategy, hooked, "88\n")
     _container_tasks(strategy, done, "99\n")
+    # The BE pod's sandbox: its one cgroup dir that is no container's.
+    env = strategy.ctx.env
+    sandbox = env.container_dir(env.pod_dir("BestEffort", "p0"), "containerd://sandbox0")
+    fake_v2_tree(Path(env.root), [sandbox])
+    (Path(env.root) / sandbox / "cgroup.threads").write_text("122460\n")
     (root / "BE" / "tasks").write_text("122450\n")  # already in the group: not written again
     strategy.run_once()
-    assert (root / "BE" / "tasks").read_text() == "122450\n122454\n123111\n128912\n"
+    want_be = "122450\n122454\n122460\n123111\n128912\n"
+    assert (root / "BE" / "tasks").read_text() == want_be
     assert (root / "LSR" / "tasks").read_text() == "4321\n4322\n4323\n4400\n"
     assert (root / "LS" / "tasks").read_text() == ""
     strategy.run_once()  # nothing new
-    assert (root / "BE" / "tasks").read_text() == "122450\n122454\n123111\n128912\n"
+    assert (root / "BE" / "tasks").read_text() == want_be
 
 
 def test_without_resctrl_mount_logs_once_and_does_nothing(
