@@ -139,7 +139,7 @@ class Daemon:
             config=qos.Config(**{k: getattr(args, k) for k in qos.Config.__slots__}),
             collect_res_used_interval_seconds=args.collect_res_used_interval,
             event_recorder=self.events.new_recorder("koordlet", node_name),
-            client=client), STRATEGY_PLUGINS)
+            client=client, system=self.system), STRATEGY_PLUGINS)
         self.rules = Rules(disable_unset_cpu_quota=args.disable_unset_cpu_quota)
         applier = CgroupApplier(self.env, self.executor, self.system.proc_root_dir)
         self.servicer = RuntimeHookServer(self.rules, plugin_failure_policy, applier)

@@ -18,6 +18,7 @@ from api.slo.v1alpha1.nodeslo import NodeSLO
 from koordlet.metriccache.metric_cache import MetricCache
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.util.system.cgroup_env import CgroupEnv
+from koordlet.util.system.config import Config as SystemConfig
 from pkg.client.rest import Client
 from pkg.events.recorder import EventRecorder
 from pkg.features.featuregate import FeatureGate
@@ -90,6 +91,8 @@ class Context:
     # Eviction goes through the API; without a client the evicting strategies only log.
     event_recorder: EventRecorder | None = None
     client: Client | None = None
+    # Host paths outside the cgroup tree (resctrl under `sys_fs_root_dir`, /proc).
+    system: SystemConfig = field(default_factory=SystemConfig.host_mode)
 
 
 class QOSStrategy(Protocol):

@@ -13,8 +13,9 @@ from koordlet.qosmanager.cpuevict import CPUEvict
 from koordlet.qosmanager.cpusuppress import CPUSuppress
 from koordlet.qosmanager.framework import StrategyFactory
 from koordlet.qosmanager.memoryevict import MemoryEvict
+from koordlet.qosmanager.resctrl import ResctrlReconcile
 
 STRATEGY_PLUGINS: dict[str, StrategyFactory] = {
-    strategy.name: strategy for strategy in (CPUSuppress, CPUEvict, MemoryEvict, CPUBurst,
-                                         CgroupReconcile)
+    strategy.name: strategy for strategy in (
+        CPUSuppress, CPUEvict, MemoryEvict, CPUBurst, ResctrlReconcile, CgroupReconcile)
 }

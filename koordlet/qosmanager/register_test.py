@@ -8,6 +8,7 @@ from koordlet.qosmanager.cpuevict import CPUEvict
 from koordlet.qosmanager.cpusuppress import CPUSuppress
 from koordlet.qosmanager.memoryevict import MemoryEvict
 from koordlet.qosmanager.register import STRATEGY_PLUGINS
+from koordlet.qosmanager.resctrl import ResctrlReconcile
 
 
 def test_upstream_names_resolve_to_their_strategies() -> None:
@@ -16,5 +17,6 @@ def test_upstream_names_resolve_to_their_strategies() -> None:
         "CPUEvict": CPUEvict,
         "memoryEvict": MemoryEvict,
         "CPUBurst": CPUBurst,
+        "ResctrlReconcile": ResctrlReconcile,
         "CgroupReconcile": CgroupReconcile,
     }

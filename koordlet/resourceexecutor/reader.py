@@ -251,3 +251,8 @@ class CgroupReader:
             return -1
         value = int(content)
         return -1 if value >= _V1_MEMORY_UNLIMITED else value
+
+    def read_cpu_tasks(self, parent_dir: str) -> list[int]:
+        """Thread ids in the cgroup: v1 ``cpu/tasks``, v2 ``cgroup.threads`` (upstream
+        ``ReadCPUTasks``)."""
+        return [int(line) for line in self._read("tasks", parent_dir).split()]
