@@ -17,7 +17,8 @@ is recorded as a Warning event `evictPodSuccess`, a failure as `evictPodFail`, a
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from koordlet.metrics.metrics import record_pod_eviction
 from koordlet.qosmanager.framework import Context, KubeDict
@@ -35,6 +36,17 @@ EVENTS = EvictionEvents(WARNING, EVICT_POD_SUCCESS, EVICT_POD_FAIL)
 def evict_reason(feature: str) -> str:
     """Upstream's reason string for a pod evicted by a koordlet feature gate."""
     return f"trigger by koordlet feature {feature}"
+
+
+@dataclass(slots=True)
+class EvictTask:
+    """What one feature wants released in a round, and its victims in eviction order with the
+    amount each one releases."""
+
+    reason: str
+    message: str
+    release: int
+    victims: list[tuple[KubeDict, int]]
 
 
 class Evictor:
@@ -76,15 +88,34 @@ class Evictor:
     ) -> bool:
         """Evicts sorted `(pod, amount)` victims until their amounts cover `release`; a pod
         already evicted counts without a new eviction. True when any pod was newly evicted."""
-        released, evicted_any = 0, False
-        for pod, amount in victims:
-            if released >= release:
-                break
-            if self.is_evicted(pod):
-                released += amount
-                continue
-            name = (pod.get("metadata") or {}).get("name", "")
-            if self.evict(pod, strategy, reason, f"{message}, kill pod: {name}"):
-                released += amount
-                evicted_any = True
+        return self.evict_tasks([EvictTask(reason, message, release, list(victims))], strategy)
+
+    def evict_tasks(self, tasks: Sequence[EvictTask], strategy: str) -> bool:
+        """Runs the tasks of one round in order (upstream `KillAndEvictPods`), all releasing the
+        same quantity: the released amount is shared, so a later task only evicts what the
+        earlier ones left; a pod picked by one task is skipped by the others and credited with
+        the largest amount any task gives it. True when any pod was newly evicted."""
+        credit: dict[str, int] = {}
+        for task in tasks:
+            for pod, amount in task.victims:
+                uid = (pod.get("metadata") or {}).get("uid", "")
+                credit[uid] = max(credit.get(uid, 0), amount)
+        released, evicted_any, picked = 0, False, set[str]()
+        for task in tasks:
+            for pod, _ in task.victims:
+                if released >= task.release:
+                    break
+                md = pod.get("metadata") or {}
+                uid = md.get("uid", "")
+                if uid in picked:
+                    continue
+                if self.is_evicted(pod):
+                    picked.add(uid)
+                    released += credit[uid]
+                    continue
+                message = f"{task.message}, kill pod: {md.get('name', '')}"
+                if self.evict(pod, strategy, task.reason, message):
+                    picked.add(uid)
+                    released += credit[uid]
+                    evicted_any = True
         return evicted_any
