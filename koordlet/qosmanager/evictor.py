@@ -17,7 +17,7 @@ is recorded as a Warning event `evictPodSuccess`, a failure as `evictPodFail`, a
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from koordlet.metrics.metrics import record_pod_eviction
@@ -40,13 +40,15 @@ def evict_reason(feature: str) -> str:
 
 @dataclass(slots=True)
 class EvictTask:
-    """What one feature wants released in a round, and its victims in eviction order with the
-    amount each one releases."""
+    """What one feature wants released in a round (`release` of `target`, such as upstream's
+    `podUsed` or `podResourceRequest`), and its victims in eviction order, each with what its
+    eviction releases per target of the round."""
 
     reason: str
     message: str
+    target: str
     release: int
-    victims: list[tuple[KubeDict, int]]
+    victims: list[tuple[KubeDict, dict[str, int]]]
 
 
 class Evictor:
@@ -82,40 +84,30 @@ class Evictor:
             record_pod_eviction(namespace, name, strategy, reason)
         return result.done
 
-    def evict_until_released(
-        self, victims: Iterable[tuple[KubeDict, int]], release: int, strategy: str, reason: str,
-        message: str,
-    ) -> bool:
-        """Evicts sorted `(pod, amount)` victims until their amounts cover `release`; a pod
-        already evicted counts without a new eviction. True when any pod was newly evicted."""
-        return self.evict_tasks([EvictTask(reason, message, release, list(victims))], strategy)
-
     def evict_tasks(self, tasks: Sequence[EvictTask], strategy: str) -> bool:
-        """Runs the tasks of one round in order (upstream `KillAndEvictPods`), all releasing the
-        same quantity: the released amount is shared, so a later task only evicts what the
-        earlier ones left; a pod picked by one task is skipped by the others and credited with
-        the largest amount any task gives it. True when any pod was newly evicted."""
-        credit: dict[str, int] = {}
+        """Runs the tasks of one round in order (upstream `KillAndEvictPods`). What is released
+        is counted per target, across tasks: a victim credits every target its amounts name, so
+        a later task only evicts what the earlier ones left. A pod picked by one task is skipped
+        by the others; one already evicted counts without a new eviction. True when any pod
+        was newly evicted."""
+        released: dict[str, int] = {}
+        evicted_any, picked = False, set[str]()
         for task in tasks:
-            for pod, amount in task.victims:
-                uid = (pod.get("metadata") or {}).get("uid", "")
-                credit[uid] = max(credit.get(uid, 0), amount)
-        released, evicted_any, picked = 0, False, set[str]()
-        for task in tasks:
-            for pod, _ in task.victims:
-                if released >= task.release:
+            for pod, amounts in task.victims:
+                if released.get(task.target, 0) >= task.release:
                     break
                 md = pod.get("metadata") or {}
                 uid = md.get("uid", "")
                 if uid in picked:
                     continue
                 if self.is_evicted(pod):
+                    done = True
+                else:
+                    message = f"{task.message}, kill pod: {md.get('name', '')}"
+                    done = self.evict(pod, strategy, task.reason, message)
+                    evicted_any = evicted_any or done
+                if done:
                     picked.add(uid)
-                    released += credit[uid]
-                    continue
-                message = f"{task.message}, kill pod: {md.get('name', '')}"
-                if self.evict(pod, strategy, task.reason, message):
-                    picked.add(uid)
-                    released += credit[uid]
-                    evicted_any = True
+                    for target, amount in amounts.items():
+                        released[target] = released.get(target, 0) + amount
         return evicted_any

@@ -48,6 +48,8 @@ FEATURE = EvictionFeature.MEMORY_EVICT.value
 # bytes (koordlet.md §7.4), so the first victim using any memory ends the round; the next one
 # goes after the cool time if usage is still high. Kept so each round evicts what upstream's does.
 MEMORY_EVICT_USED_CREDIT = 1000
+# Both features release the memory pods use (upstream's `podUsed` target).
+USED_MEMORY = "podUsed/memory"
 
 
 def memory_release_bytes(
@@ -147,17 +149,19 @@ class MemoryEvict:
         """The round's task of each enabled feature, in upstream's order."""
         gate, tasks = self.ctx.feature_gate, []
         if gate.enabled(BE_FEATURE):
-            victims = [(v.pod, v.memory_used) for v in self.be_victims()]
-            tasks.append(EvictTask(evict_reason(BE_FEATURE), message, release, victims))
+            victims = [(v.pod, {USED_MEMORY: v.memory_used}) for v in self.be_victims()]
+            tasks.append(
+                EvictTask(evict_reason(BE_FEATURE), message, USED_MEMORY, release, victims))
         if gate.enabled(FEATURE):
             limit = strategy.evict_enabled_priority_threshold
             if limit is None:
                 logger.warning("memoryevict: NodeSLO has no evictEnabledPriorityThreshold, "
                                "%s skipped", FEATURE)
             else:
-                victims = [(pod, used * MEMORY_EVICT_USED_CREDIT)
+                victims = [(pod, {USED_MEMORY: used * MEMORY_EVICT_USED_CREDIT})
                            for pod, used in self.priority_victims(limit)]
-                tasks.append(EvictTask(evict_reason(FEATURE), message, release, victims))
+                tasks.append(
+                    EvictTask(evict_reason(FEATURE), message, USED_MEMORY, release, victims))
         return tasks
 
     def _memory_used(self, pod: KubeDict) -> int:
