@@ -1,13 +1,21 @@
 """cpuevict: upstream `pkg/koordlet/qosmanager/plugins/cpuevict/cpu_evict.go`, the `BECPUEvict`
-feature.
+and `CPUEvict` features (`CPUAllocatableEvict` is not implemented). Each enabled feature is a
+task of the round, BECPUEvict first (`Evictor.evict_tasks`).
 
-BE pods are evicted when their CPU *satisfaction* (the BE real limit over the BE CPU request)
-stays below `cpuEvictBESatisfactionLowerPercent` while they use most of what they get
-(`cpuEvictBEUsageThresholdPercent`, default 90). Enough batch-cpu request is released, lowest
+BECPUEvict: BE pods are evicted when their CPU *satisfaction* (the BE real limit over the BE
+CPU request) stays below `cpuEvictBESatisfactionLowerPercent` while they use most of what they
+get (`cpuEvictBEUsageThresholdPercent`, default 90). Enough batch-cpu request is released, lowest
 priority pods first, to lift the satisfaction to `cpuEvictBESatisfactionUpperPercent`. Inputs
 are the `node_be` metrics (millicores; allocation `usage`, `request`, `realLimit`), averaged
 over `max(collect interval, cpuEvictTimeWindowSeconds)` and confirmed by the last values. No
 round runs within `--cpu-evict-cool-time-seconds` of the last eviction (or of start).
+
+CPUEvict: when the node's CPU usage averaged over the same window reaches
+`cpuEvictThresholdPercent` of its capacity, pods labelled `koordinator.sh/eviction-enabled:
+"true"` with a priority at most `evictEnabledPriorityThreshold` are evicted in upstream's
+priority order (`helpers.priority_order`, the larger CPU user first among equals) until the CPU
+they use covers the way down to `cpuEvictLowerPercent` (default threshold − 2). Pods without a
+CPU usage sample are no candidates, as upstream.
 """
 
 from __future__ import annotations
@@ -20,24 +28,33 @@ from api.extension.eviction import EvictionFeature, is_eviction_allowed
 from api.extension.resource import BATCH_CPU
 from api.slo.v1alpha1.strategies import CPUEvictPolicy, ResourceThresholdStrategy
 from koordlet.metriccache import metric_types as mt
-from koordlet.qosmanager.evictor import Evictor, evict_reason
+from koordlet.qosmanager.evictor import Evictor, EvictTask, evict_reason
 from koordlet.qosmanager.framework import Context, KubeDict
 from koordlet.qosmanager.helpers import (
+    AnnotationWarnings,
     avg_over,
+    evictable_by_priority,
     is_active,
     is_labelled_be,
     last_value,
     pod_name,
     pod_uid,
+    priority_order,
     spec_priority,
 )
 from pkg.util.podresources import pod_requests, quantity_int
 
 logger = logging.getLogger(__name__)
 
-FEATURE = EvictionFeature.BE_CPU_EVICT.value
+BE_FEATURE = EvictionFeature.BE_CPU_EVICT.value
+FEATURE = EvictionFeature.CPU_EVICT.value
 DEFAULT_BE_USAGE_THRESHOLD_PERCENT = 90
 BE_SATISFACTION_LOWER_MAX_PERCENT = 60
+CPU_RELEASE_BUFFER_PERCENT = 2
+# What the tasks release (upstream's release targets): BECPUEvict the batch-cpu the victims
+# request, CPUEvict the CPU they use; an eviction counts for both.
+REQUEST_BATCH_CPU = "podResourceRequest/" + BATCH_CPU
+USED_CPU = "podUsed/cpu"
 
 
 @dataclass(slots=True)
@@ -63,6 +80,19 @@ def release_milli(request: float, limit: float, lower: int, upper: int) -> int:
         return 0
     gap = upper / 100 - satisfaction
     return int(request * gap) if gap > 0 else 0
+
+
+def used_release_milli(capacity_milli: int, used_cores: float, threshold: int,
+                       lower: int | None) -> int | None:
+    """CPUEvict's milli-CPU to release, 0 below the threshold; None when `lower` (default
+    threshold − 2) is not below `threshold`."""
+    lower = threshold - CPU_RELEASE_BUFFER_PERCENT if lower is None else lower
+    if lower >= threshold:
+        return None
+    usage_pct = int(used_cores * 1000) * 100 // capacity_milli
+    if usage_pct < threshold:
+        return 0
+    return capacity_milli * (usage_pct - lower) // 100
 
 
 def valid_config(strategy: ResourceThresholdStrategy) -> tuple[int, int] | None:
@@ -105,10 +135,12 @@ class CPUEvict:
         self.ctx = ctx
         self.evictor = evictor or Evictor(ctx)
         self._last_evict = ctx.clock.monotonic()  # upstream starts the cool time at start
+        self._warnings = AnnotationWarnings(ctx, self.name)
 
     def enabled(self) -> bool:
-        config = self.ctx.config
-        return self.ctx.feature_gate.enabled(FEATURE) and config.cpu_evict_interval_seconds > 0
+        gate = self.ctx.feature_gate
+        return (gate.enabled(BE_FEATURE) or gate.enabled(FEATURE)) and (
+            self.ctx.config.cpu_evict_interval_seconds > 0)
 
     def interval_seconds(self) -> float:
         return float(self.ctx.config.cpu_evict_interval_seconds)
@@ -122,21 +154,64 @@ class CPUEvict:
         if strategy is None or strategy.enable is not True:
             return
         node = self.ctx.states.get_node()
-        capacity = ((node or {}).get("status") or {}).get("capacity", {}).get("cpu", 0)
-        if node is None or quantity_int("cpu", capacity) <= 0:
+        capacity = quantity_int(
+            "cpu", ((node or {}).get("status") or {}).get("capacity", {}).get("cpu", 0))
+        if node is None or capacity <= 0:
             return
+        gate, tasks = self.ctx.feature_gate, []
+        if gate.enabled(BE_FEATURE):
+            tasks += self.be_task(strategy, node)
+        if gate.enabled(FEATURE):
+            tasks += self.used_task(strategy, capacity)
+        if tasks and self.evictor.evict_tasks(tasks, self.name):
+            self._last_evict = self.ctx.clock.monotonic()
+
+    def be_task(self, strategy: ResourceThresholdStrategy, node: KubeDict) -> list[EvictTask]:
         bounds = valid_config(strategy)
         if bounds is None:
             logger.warning(
                 "cpuevict: NodeSLO cpuEvictBESatisfactionLowerPercent %s / UpperPercent %s "
-                "invalid (need 0 < lower <= 60, lower <= upper < 100), skipped",
+                "invalid (need 0 < lower <= 60, lower <= upper < 100), %s skipped",
                 strategy.cpu_evict_be_satisfaction_lower_percent,
-                strategy.cpu_evict_be_satisfaction_upper_percent,
+                strategy.cpu_evict_be_satisfaction_upper_percent, BE_FEATURE,
             )
-            return
+            return []
         release = self.release(strategy, node, *bounds)
-        if release > 0:
-            self.evict(release)
+        if release <= 0:
+            return []
+        message = f"BE CPU satisfaction too low, release {release}m {BATCH_CPU} request"
+        victims = [(v.pod, {REQUEST_BATCH_CPU: v.request_milli, USED_CPU: v.used_milli})
+                   for v in self.victims()]
+        return [EvictTask(evict_reason(BE_FEATURE), message, REQUEST_BATCH_CPU, release,
+                          victims)]
+
+    def used_task(self, strategy: ResourceThresholdStrategy, capacity: int) -> list[EvictTask]:
+        threshold = strategy.cpu_evict_threshold_percent
+        limit = strategy.evict_enabled_priority_threshold
+        if threshold is None or limit is None:
+            logger.warning("cpuevict: NodeSLO has no cpuEvictThresholdPercent or "
+                           "evictEnabledPriorityThreshold, %s skipped", FEATURE)
+            return []
+        interval = self.ctx.collect_res_used_interval_seconds
+        window = max(interval, float(strategy.cpu_evict_time_window_seconds or 0))
+        used = avg_over(self.ctx, mt.NODE_CPU_USAGE, {}, window)
+        if not used.count:
+            return []
+        release = used_release_milli(capacity, used.value, threshold,
+                                     strategy.cpu_evict_lower_percent)
+        if release is None:
+            logger.warning("cpuevict: NodeSLO cpuEvictLowerPercent %s is not below threshold "
+                           "%d, %s skipped", strategy.cpu_evict_lower_percent, threshold,
+                           FEATURE)
+            return []
+        if release <= 0:
+            return []
+        usage_pct = int(used.value * 1000) * 100 // capacity
+        logger.info("cpuevict: node cpu usage %d%% >= threshold %d%%, release %dm cpu",
+                    usage_pct, threshold, release)
+        message = f"node cpu usage({usage_pct}%) >= threshold({threshold}%)"
+        return [EvictTask(evict_reason(FEATURE), message, USED_CPU, release,
+                          self.priority_victims(limit))]
 
     def release(
         self, strategy: ResourceThresholdStrategy, node: KubeDict, lower: int, upper: int
@@ -199,23 +274,35 @@ class CPUEvict:
             annotations = (pod.get("metadata") or {}).get("annotations")
             if not is_labelled_be(pod) or not is_active(pod):
                 continue
-            if not is_eviction_allowed(annotations, FEATURE):
+            if not is_eviction_allowed(annotations, BE_FEATURE):
                 continue
-            try:
-                request = pod_requests(pod).get(BATCH_CPU, 0)
-            except ValueError as e:
-                logger.warning("cpuevict: pod %s has a malformed request: %s", pod_name(pod), e)
+            request = _batch_cpu_request(pod)
+            if request is None:
                 continue
             used = last_value(self.ctx, mt.POD_CPU_USAGE, {mt.POD_UID: pod_uid(pod)})
             out.append(Victim(pod, int((used or 0) * 1000), request))
         return sort_victims(out)
 
-    def evict(self, release: int) -> None:
-        reason = evict_reason(FEATURE)
-        message = f"BE CPU satisfaction too low, release {release}m {BATCH_CPU} request"
-        victims = [(v.pod, v.request_milli) for v in self.victims()]
-        if self.evictor.evict_until_released(victims, release, self.name, reason, message):
-            self._last_evict = self.ctx.clock.monotonic()
+    def priority_victims(self, priority_threshold: int) -> list[tuple[KubeDict, dict[str, int]]]:
+        """CPUEvict's candidates with a CPU usage sample, in eviction order."""
+        used_milli = []
+        for pod in self.ctx.states.get_all_pods():
+            if not evictable_by_priority(pod, FEATURE, priority_threshold):
+                continue
+            used = last_value(self.ctx, mt.POD_CPU_USAGE, {mt.POD_UID: pod_uid(pod)})
+            if used is not None:
+                used_milli.append((pod, int(used * 1000)))
+        return [(pod, {USED_CPU: used, REQUEST_BATCH_CPU: _batch_cpu_request(pod) or 0})
+                for pod, used in priority_order(used_milli, self._warnings)]
+
+
+def _batch_cpu_request(pod: KubeDict) -> int | None:
+    """The batch-cpu the pod requests (milli); None, logged, when a request is malformed."""
+    try:
+        return pod_requests(pod).get(BATCH_CPU, 0)
+    except ValueError as e:
+        logger.warning("cpuevict: pod %s has a malformed request: %s", pod_name(pod), e)
+        return None
 
 
 def _be_props(allocation: str) -> dict[str, str]:

@@ -1,6 +1,8 @@
-"""cpuevict BECPUEvict (upstream `pkg/koordlet/qosmanager/plugins/cpuevict/cpu_evict.go`): the
-satisfaction formula, and evictions against the embedded API server (lowest priority first, only
-as much batch-cpu request as needed, cool time)."""
+"""cpuevict (upstream `pkg/koordlet/qosmanager/plugins/cpuevict/cpu_evict.go`): BECPUEvict's
+satisfaction formula and CPUEvict's usage release, and evictions against the embedded API server
+(BECPUEvict: lowest priority first, only as much batch-cpu request as needed, cool time;
+CPUEvict: opted-in pods in priority order until their CPU usage covers the release; both: a
+BECPUEvict victim's usage counts for CPUEvict)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,13 @@ import pytest
 
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricSample
-from koordlet.qosmanager.cpuevict import BEUsage, CPUEvict, release_milli, usage_high
+from koordlet.qosmanager.cpuevict import (
+    BEUsage,
+    CPUEvict,
+    release_milli,
+    usage_high,
+    used_release_milli,
+)
 from koordlet.qosmanager.framework import Config, Context
 from koordlet.qosmanager.testing import (
     ApiStates,
@@ -34,6 +42,8 @@ SLO = {
     "cpuEvictBESatisfactionLowerPercent": 30,
     "cpuEvictBESatisfactionUpperPercent": 60,
 }
+USED_SLO = {"cpuEvictThresholdPercent": 70, "evictEnabledPriorityThreshold": 5999}
+ENABLED = {"koordinator.sh/eviction-enabled": "true"}
 
 
 def test_release_lifts_satisfaction_to_upper_only_below_lower() -> None:
@@ -50,21 +60,33 @@ def test_usage_high_at_threshold_or_under_one_core() -> None:
     assert not usage_high(BEUsage(0, 8000, -1), 90)
 
 
+def test_used_release_goes_down_to_lower_percent_default_threshold_minus_two() -> None:
+    # 6.4 of 8 cores = 80 % against 70: release 8000m × (80 − 68) %
+    assert used_release_milli(8000, 6.4, 70, None) == 960
+    assert used_release_milli(8000, 6.4, 70, 50) == 2400
+    assert used_release_milli(8000, 5.5999, 70, None) == 0  # int(5599.9) × 100 / 8000 = 69 %
+    assert used_release_milli(8000, 6.4, 70, 70) is None  # lower must be < threshold
+
+
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[Client, CPUEvict, Context]]:
+def cluster(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[tuple[Client, CPUEvict, Context]]:
+    """The BECPUEvict gate and `SLO`, unless parametrized with other `gates` and `slo`."""
+    param = getattr(request, "param", {})
     with start() as srv:
         srv.add_nodes(1, cpu="8", memory="16Gi")
         client = api_client(srv.kubeconfig)
         create_priority_classes(client, {"koord-batch-5000": 5000, "koord-batch-5500": 5500,
                                          "koord-batch-6000": 6000})
         gate = koordlet_feature_gate.copy()
-        gate.set("BECPUEvict=true")
+        gate.set(param.get("gates", "BECPUEvict=true"))
         clock = FakeClock(1000.0)
         ctx = Context(
             env=fake_v2_tree(tmp_path, ["kubepods.slice"]),
             executor=ResourceUpdateExecutor(clock),
             metric_cache=MetricCache(),
-            states=ApiStates(client, "node-0", be_slo(**SLO)),
+            states=ApiStates(client, "node-0", be_slo(**param.get("slo", SLO))),
             feature_gate=gate,
             config=Config(),
             clock=clock,
@@ -74,6 +96,17 @@ def cluster(tmp_path: Path) -> Iterator[tuple[Client, CPUEvict, Context]]:
         assert plugin.enabled()
         yield client, plugin, ctx
         client.close()
+
+
+def _feed_used(ctx: Context, node_cores: float, pods: dict[str, float]) -> None:
+    now = ctx.clock.now()
+    samples = [MetricSample(mt.NODE_CPU_USAGE, {}, now, node_cores)]
+    for pod in ctx.states.get_all_pods():
+        cores = pods.get(pod["metadata"]["name"])
+        if cores is not None:
+            samples.append(MetricSample(mt.POD_CPU_USAGE, {mt.POD_UID: pod["metadata"]["uid"]},
+                                        now, cores))
+    ctx.metric_cache.append(samples)
 
 
 def _feed(ctx: Context, usage: float, request: float, limit: float) -> None:
@@ -123,3 +156,65 @@ def test_satisfied_or_idle_be_pods_are_left_alone(cluster) -> None:
     _feed(ctx, 3900, 8000, 4000)  # busy but 50 % satisfied
     plugin.run_once()
     assert live_pod_names(client) == {"be-a"}
+
+
+@pytest.mark.parametrize("cluster", [{"gates": "CPUEvict=true", "slo": USED_SLO}], indirect=True)
+def test_cpu_evict_takes_opted_in_pods_in_priority_order_until_usage_released(
+    cluster, caplog
+) -> None:
+    client, plugin, ctx = cluster
+    create_pod(client, "opted-low", "node-0", "BE", "koord-batch-5000", ENABLED)
+    create_pod(client, "opted-mid-big", "node-0", "BE", "koord-batch-5500", ENABLED)
+    create_pod(client, "opted-mid-small", "node-0", "LS", "koord-batch-5500", ENABLED)
+    create_pod(client, "opted-no-metric", "node-0", "BE", "koord-batch-5000", ENABLED)
+    create_pod(client, "be-not-opted", "node-0", "BE", "koord-batch-5000")
+    names = ["opted-low", "opted-mid-big", "opted-mid-small", "opted-no-metric", "be-not-opted"]
+    wait_running(client, names)
+    usage = {"opted-low": 0.5, "opted-mid-big": 1.0, "opted-mid-small": 0.3,
+             "be-not-opted": 3.0}
+    ctx.clock.step(20)  # the cool time that starts with koordlet
+    _feed_used(ctx, 6.4, usage)
+    with caplog.at_level(logging.INFO, logger="pkg.evictions.evictions"):
+        plugin.run_once()
+    # 80 % against 70 %: release 960m = opted-low (500m) + opted-mid-big (1000m)
+    assert live_pod_names(client) == {"opted-mid-small", "opted-no-metric", "be-not-opted"}
+    assert any("default/opted-low success" in r.getMessage()
+               and "trigger by koordlet feature CPUEvict" in r.getMessage()
+               for r in caplog.records)
+
+    ctx.clock.step(20)  # still 80 %: the last opted-in pod with a usage sample goes
+    _feed_used(ctx, 6.4, usage)
+    plugin.run_once()
+    assert live_pod_names(client) == {"opted-no-metric", "be-not-opted"}
+
+
+@pytest.mark.parametrize(
+    "cluster", [{"gates": "BECPUEvict=true,CPUEvict=true", "slo": {**SLO, **USED_SLO}}],
+    indirect=True)
+def test_be_cpu_evict_victim_usage_counts_for_cpu_evict(cluster) -> None:
+    client, plugin, ctx = cluster
+    create_pod(client, "be", "node-0", "BE", "koord-batch-6000",
+               requests={"kubernetes.io/batch-cpu": "4000"})
+    create_pod(client, "opted", "node-0", "LS", "koord-batch-5000", ENABLED)
+    wait_running(client, ["be", "opted"])
+    ctx.clock.step(20)
+    _feed(ctx, 1900, 8000, 2000)  # BECPUEvict: release 2800m batch-cpu request
+    _feed_used(ctx, 6.4, {"be": 1.5, "opted": 1.0})  # CPUEvict: release 960m used
+    plugin.run_once()
+    # be's 4000m request covers BECPUEvict and its 1500m usage covers CPUEvict
+    assert live_pod_names(client) == {"opted"}
+
+
+@pytest.mark.parametrize(
+    "cluster", [{"gates": "CPUEvict=true", "slo": {"cpuEvictThresholdPercent": 70}}],
+    indirect=True)
+def test_cpu_evict_without_priority_threshold_evicts_nothing(cluster, caplog) -> None:
+    client, plugin, ctx = cluster
+    create_pod(client, "opted", "node-0", "BE", "koord-batch-5000", ENABLED)
+    wait_running(client, ["opted"])
+    ctx.clock.step(20)
+    _feed_used(ctx, 6.4, {"opted": 1.0})
+    with caplog.at_level(logging.WARNING, logger="koordlet.qosmanager.cpuevict"):
+        plugin.run_once()
+    assert live_pod_names(client) == {"opted"}
+    assert any("evictEnabledPriorityThreshold" in r.getMessage() for r in caplog.records)

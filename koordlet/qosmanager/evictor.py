@@ -17,7 +17,8 @@ is recorded as a Warning event `evictPodSuccess`, a failure as `evictPodFail`, a
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from koordlet.metrics.metrics import record_pod_eviction
 from koordlet.qosmanager.framework import Context, KubeDict
@@ -35,6 +36,19 @@ EVENTS = EvictionEvents(WARNING, EVICT_POD_SUCCESS, EVICT_POD_FAIL)
 def evict_reason(feature: str) -> str:
     """Upstream's reason string for a pod evicted by a koordlet feature gate."""
     return f"trigger by koordlet feature {feature}"
+
+
+@dataclass(slots=True)
+class EvictTask:
+    """What one feature wants released in a round (`release` of `target`, such as upstream's
+    `podUsed` or `podResourceRequest`), and its victims in eviction order, each with what its
+    eviction releases per target of the round."""
+
+    reason: str
+    message: str
+    target: str
+    release: int
+    victims: list[tuple[KubeDict, dict[str, int]]]
 
 
 class Evictor:
@@ -70,21 +84,30 @@ class Evictor:
             record_pod_eviction(namespace, name, strategy, reason)
         return result.done
 
-    def evict_until_released(
-        self, victims: Iterable[tuple[KubeDict, int]], release: int, strategy: str, reason: str,
-        message: str,
-    ) -> bool:
-        """Evicts sorted `(pod, amount)` victims until their amounts cover `release`; a pod
-        already evicted counts without a new eviction. True when any pod was newly evicted."""
-        released, evicted_any = 0, False
-        for pod, amount in victims:
-            if released >= release:
-                break
-            if self.is_evicted(pod):
-                released += amount
-                continue
-            name = (pod.get("metadata") or {}).get("name", "")
-            if self.evict(pod, strategy, reason, f"{message}, kill pod: {name}"):
-                released += amount
-                evicted_any = True
+    def evict_tasks(self, tasks: Sequence[EvictTask], strategy: str) -> bool:
+        """Runs the tasks of one round in order (upstream `KillAndEvictPods`). What is released
+        is counted per target, across tasks: a victim credits every target its amounts name, so
+        a later task only evicts what the earlier ones left. A pod picked by one task is skipped
+        by the others; one already evicted counts without a new eviction. True when any pod
+        was newly evicted."""
+        released: dict[str, int] = {}
+        evicted_any, picked = False, set[str]()
+        for task in tasks:
+            for pod, amounts in task.victims:
+                if released.get(task.target, 0) >= task.release:
+                    break
+                md = pod.get("metadata") or {}
+                uid = md.get("uid", "")
+                if uid in picked:
+                    continue
+                if self.is_evicted(pod):
+                    done = True
+                else:
+                    message = f"{task.message}, kill pod: {md.get('name', '')}"
+                    done = self.evict(pod, strategy, task.reason, message)
+                    evicted_any = evicted_any or done
+                if done:
+                    picked.add(uid)
+                    for target, amount in amounts.items():
+                        released[target] = released.get(target, 0) + amount
         return evicted_any

@@ -1,6 +1,9 @@
 """Metric and pod helpers of the strategies: upstream `qosmanager/helpers` (`CollectNodeMetrics`,
 `CollectPodMetricLast`, the BE-pod sort of the evictors).
 
+`evictable_by_priority` and `priority_order` are the candidate filter and victim order shared
+by the evictors that pick by priority (upstream MemoryEvict, CPUEvict and the allocatable ones).
+
 "Last" values come from the window `2 × --collect-res-used-interval` before now, as upstream;
 a strategy that finds no point skips its round.
 
@@ -15,6 +18,13 @@ import logging
 from dataclasses import dataclass
 
 from api.errors import MalformedValueError
+from api.extension.codec import parse_int_value
+from api.extension.eviction import (
+    is_eviction_allowed,
+    parse_eviction_priority,
+    pod_evict_enabled,
+)
+from api.extension.priority import LABEL_POD_PRIORITY, get_pod_priority_value_with_default
 from api.extension.qos import QoSClass, get_pod_qos_class_raw
 from koordlet.qosmanager.framework import Context, KubeDict
 from pkg.events.recorder import WARNING
@@ -71,6 +81,53 @@ def is_active(pod: KubeDict) -> bool:
     return status.get("phase") not in ("Succeeded", "Failed") and not (
         pod.get("metadata") or {}
     ).get("deletionTimestamp")
+
+
+def evictable_by_priority(pod: KubeDict, feature: str, priority_threshold: int) -> bool:
+    """A candidate of a priority-ordered evictor: active, labelled `eviction-enabled: "true"`,
+    with a priority (class default when `spec.priority` is 0 or absent) at most
+    `priority_threshold`, and allowed to `feature` by its eviction policy."""
+    annotations = (pod.get("metadata") or {}).get("annotations")
+    return (
+        is_active(pod)
+        and pod_evict_enabled(pod)
+        and get_pod_priority_value_with_default(pod) <= priority_threshold
+        and is_eviction_allowed(annotations, feature)
+    )
+
+
+def _label_priority(pod: KubeDict, default: int) -> int:
+    """The `koordinator.sh/priority` label read as upstream does here (base 10, Go `Atoi`),
+    `default` when missing or not an integer."""
+    raw = ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_POD_PRIORITY)
+    if raw is None:
+        return default
+    try:
+        return parse_int_value(LABEL_POD_PRIORITY, raw)
+    except MalformedValueError:
+        return default
+
+
+def priority_order(
+    victims: list[tuple[KubeDict, int]], warnings: AnnotationWarnings
+) -> list[tuple[KubeDict, int]]:
+    """`(pod, amount)` in upstream's eviction order: `eviction-priority` annotation ascending
+    (0 when missing or malformed, reported through `warnings`), priority ascending, the
+    `koordinator.sh/priority` label ascending (the priority when unusable), larger amount
+    (usage or request) first."""
+
+    def key(victim: tuple[KubeDict, int]) -> tuple[int, int, int, int]:
+        pod, amount = victim
+        try:
+            eviction_priority = parse_eviction_priority(
+                (pod.get("metadata") or {}).get("annotations"))
+        except MalformedValueError as err:
+            warnings.report(pod, "Pod", err)
+            eviction_priority = 0
+        priority = get_pod_priority_value_with_default(pod)
+        return eviction_priority, priority, _label_priority(pod, priority), -amount
+
+    return sorted(victims, key=key)
 
 
 class AnnotationWarnings:

@@ -1,11 +1,18 @@
 """memoryevict: upstream `pkg/koordlet/qosmanager/plugins/memoryevict/memory_evict.go`, the
-`BEMemoryEvict` feature.
+`BEMemoryEvict` and `MemoryEvict` features (`MemoryAllocatableEvict` is not implemented).
 
-When the node's memory usage reaches `memoryEvictThresholdPercent` of its capacity, BE pods are
-evicted (lowest `spec.priority` first, then the largest memory user) until the memory they use
-covers the way down to `memoryEvictLowerPercent` (default threshold − 2). After a round that
-evicted a pod, `--memory-evict-cool-time-seconds` pass before the next one, so the node's usage
-can reflect the evictions first.
+When the node's memory usage reaches `memoryEvictThresholdPercent` of its capacity, pods are
+evicted until the memory they use covers the way down to `memoryEvictLowerPercent` (default
+threshold − 2). Each enabled feature is a task of the round, in upstream's order, sharing what
+was released (`Evictor.evict_tasks`):
+
+* `BEMemoryEvict`: BE pods, lowest `spec.priority` first, then the largest memory user;
+* `MemoryEvict`: pods labelled `koordinator.sh/eviction-enabled: "true"` with a priority at most
+  `evictEnabledPriorityThreshold` (required), in upstream's priority order
+  (`helpers.priority_order`) with the largest memory user first among equals.
+
+After a round that evicted a pod, `--memory-evict-cool-time-seconds` pass before the next one,
+so the node's usage can reflect the evictions first.
 """
 
 from __future__ import annotations
@@ -15,15 +22,19 @@ import logging
 from dataclasses import dataclass
 
 from api.extension.eviction import EvictionFeature, is_eviction_allowed
+from api.slo.v1alpha1.strategies import ResourceThresholdStrategy
 from koordlet.metriccache import metric_types as mt
-from koordlet.qosmanager.evictor import Evictor, evict_reason
+from koordlet.qosmanager.evictor import Evictor, EvictTask, evict_reason
 from koordlet.qosmanager.framework import Context, KubeDict
 from koordlet.qosmanager.helpers import (
+    AnnotationWarnings,
+    evictable_by_priority,
     is_active,
     is_labelled_be,
     last_value,
     pod_name,
     pod_uid,
+    priority_order,
     spec_priority,
 )
 from pkg.util.podresources import quantity_int
@@ -31,7 +42,14 @@ from pkg.util.podresources import quantity_int
 logger = logging.getLogger(__name__)
 
 MEMORY_RELEASE_BUFFER_PERCENT = 2
-FEATURE = EvictionFeature.BE_MEMORY_EVICT.value
+BE_FEATURE = EvictionFeature.BE_MEMORY_EVICT.value
+FEATURE = EvictionFeature.MEMORY_EVICT.value
+# Upstream's MemoryEvict credits each victim with its memory usage × 1000 against a release in
+# bytes (koordlet.md §7.4), so the first victim using any memory ends the round; the next one
+# goes after the cool time if usage is still high. Kept so each round evicts what upstream's does.
+MEMORY_EVICT_USED_CREDIT = 1000
+# Both features release the memory pods use (upstream's `podUsed` target).
+USED_MEMORY = "podUsed/memory"
 
 
 def memory_release_bytes(
@@ -77,10 +95,12 @@ class MemoryEvict:
         self.ctx = ctx
         self.evictor = evictor or Evictor(ctx)
         self._last_evict: float | None = None  # monotonic time of the last round that evicted
+        self._warnings = AnnotationWarnings(ctx, self.name)
 
     def enabled(self) -> bool:
-        config = self.ctx.config
-        return self.ctx.feature_gate.enabled(FEATURE) and config.memory_evict_interval_seconds > 0
+        gate = self.ctx.feature_gate
+        return (gate.enabled(BE_FEATURE) or gate.enabled(FEATURE)) and (
+            self.ctx.config.memory_evict_interval_seconds > 0)
 
     def interval_seconds(self) -> float:
         return float(self.ctx.config.memory_evict_interval_seconds)
@@ -119,23 +139,47 @@ class MemoryEvict:
             return
         logger.info("memoryevict: node memory usage %d of %d, release %d bytes",
                     int(used), capacity, release)
-        self.evict(release, int(used) * 100 // capacity, threshold)
+        message = f"node memory usage({int(used) * 100 // capacity}%) >= threshold({threshold}%)"
+        if self.evictor.evict_tasks(self.tasks(strategy, release, message), self.name):
+            self._last_evict = self.ctx.clock.monotonic()
 
-    def victims(self) -> list[Victim]:
+    def tasks(
+        self, strategy: ResourceThresholdStrategy, release: int, message: str
+    ) -> list[EvictTask]:
+        """The round's task of each enabled feature, in upstream's order."""
+        gate, tasks = self.ctx.feature_gate, []
+        if gate.enabled(BE_FEATURE):
+            victims = [(v.pod, {USED_MEMORY: v.memory_used}) for v in self.be_victims()]
+            tasks.append(
+                EvictTask(evict_reason(BE_FEATURE), message, USED_MEMORY, release, victims))
+        if gate.enabled(FEATURE):
+            limit = strategy.evict_enabled_priority_threshold
+            if limit is None:
+                logger.warning("memoryevict: NodeSLO has no evictEnabledPriorityThreshold, "
+                               "%s skipped", FEATURE)
+            else:
+                victims = [(pod, {USED_MEMORY: used * MEMORY_EVICT_USED_CREDIT})
+                           for pod, used in self.priority_victims(limit)]
+                tasks.append(
+                    EvictTask(evict_reason(FEATURE), message, USED_MEMORY, release, victims))
+        return tasks
+
+    def _memory_used(self, pod: KubeDict) -> int:
+        return int(last_value(self.ctx, mt.POD_MEMORY_USAGE, {mt.POD_UID: pod_uid(pod)}) or 0)
+
+    def be_victims(self) -> list[Victim]:
         out = []
         for pod in self.ctx.states.get_all_pods():
             annotations = (pod.get("metadata") or {}).get("annotations")
             if not is_labelled_be(pod) or not is_active(pod):
                 continue
-            if not is_eviction_allowed(annotations, FEATURE):
+            if not is_eviction_allowed(annotations, BE_FEATURE):
                 continue
-            used = last_value(self.ctx, mt.POD_MEMORY_USAGE, {mt.POD_UID: pod_uid(pod)})
-            out.append(Victim(pod, int(used or 0)))
+            out.append(Victim(pod, self._memory_used(pod)))
         return sort_victims(out)
 
-    def evict(self, release: int, usage_pct: int, threshold: int) -> None:
-        reason = evict_reason(FEATURE)
-        message = f"node memory usage({usage_pct}%) >= threshold({threshold}%)"
-        victims = [(v.pod, v.memory_used) for v in self.victims()]
-        if self.evictor.evict_until_released(victims, release, self.name, reason, message):
-            self._last_evict = self.ctx.clock.monotonic()
+    def priority_victims(self, priority_threshold: int) -> list[tuple[KubeDict, int]]:
+        """MemoryEvict's candidates with their memory usage in bytes, in eviction order."""
+        victims = [(pod, self._memory_used(pod)) for pod in self.ctx.states.get_all_pods()
+                   if evictable_by_priority(pod, FEATURE, priority_threshold)]
+        return priority_order(victims, self._warnings)

@@ -1,6 +1,6 @@
 """memoryevict (upstream `pkg/koordlet/qosmanager/plugins/memoryevict/memory_evict.go`) against
-the embedded API server: which BE pods go, in which order, the cool time, and a
-PodDisruptionBudget that blocks one eviction."""
+the embedded API server: which pods BEMemoryEvict and MemoryEvict take, in which order and how
+many per round, the cool time, and a PodDisruptionBudget that blocks one eviction."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from koordlet.qosmanager.framework import Config, Context
 from koordlet.qosmanager.memoryevict import MemoryEvict, Victim, memory_release_bytes, sort_victims
 from koordlet.qosmanager.testing import (
     ApiStates,
+    FakeStates,
     api_client,
     be_slo,
     create_pod,
@@ -59,21 +60,32 @@ def test_victims_lowest_priority_then_largest_usage_then_unused_by_name_descendi
     assert order == ["b", "c", "a", "e", "d"]
 
 
+ENABLED = {"koordinator.sh/eviction-enabled": "true"}
+MEMORY_EVICT = {"gates": "MemoryEvict=true",
+                "slo": {"memoryEvictThresholdPercent": 70, "evictEnabledPriorityThreshold": 5999}}
+
+
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[Client, MemoryEvict, Context]]:
+def cluster(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[tuple[Client, MemoryEvict, Context]]:
+    """The BEMemoryEvict gate and threshold 70 %, unless parametrized with other `gates` and
+    `slo` fields."""
+    param = getattr(request, "param", {})
     with start() as srv:
         srv.add_nodes(1, cpu="8", memory="10Gi")
         client = api_client(srv.kubeconfig)
         create_priority_classes(client, {"koord-batch-5000": 5000, "koord-batch-5500": 5500,
                                          "koord-batch-6000": 6000, "koord-prod": 9000})
         gate = koordlet_feature_gate.copy()
-        gate.set("BEMemoryEvict=true")
+        gate.set(param.get("gates", "BEMemoryEvict=true"))
         clock = FakeClock(1000.0)
         ctx = Context(
             env=fake_v2_tree(tmp_path, ["kubepods.slice"]),
             executor=ResourceUpdateExecutor(clock),
             metric_cache=MetricCache(),
-            states=ApiStates(client, "node-0", be_slo(memoryEvictThresholdPercent=70)),
+            states=ApiStates(client, "node-0",
+                             be_slo(**param.get("slo", {"memoryEvictThresholdPercent": 70}))),
             feature_gate=gate,
             config=Config(),
             clock=clock,
@@ -140,3 +152,77 @@ def test_pdb_blocked_eviction_is_logged_and_next_victim_taken(cluster, caplog) -
     assert live_pod_names(client) == {"be-guarded"}
     assert any("default/be-guarded" in r.getMessage() and "disruption budget" in r.getMessage()
                for r in caplog.records)
+
+
+@pytest.mark.parametrize("cluster", [MEMORY_EVICT], indirect=True)
+def test_memory_evict_takes_opted_in_pods_in_priority_order_one_per_round(cluster, caplog) -> None:
+    client, plugin, ctx = cluster
+    create_pod(client, "opted-low", "node-0", "BE", "koord-batch-5000", ENABLED)
+    create_pod(client, "opted-high-big", "node-0", "BE", "koord-batch-5500", ENABLED)
+    create_pod(client, "opted-high-small", "node-0", "LS", "koord-batch-5500", ENABLED)
+    create_pod(client, "be-not-opted", "node-0", "BE", "koord-batch-5000")
+    create_pod(client, "prod-opted", "node-0", "LS", "koord-prod", ENABLED)  # above 5999
+    names = ["opted-low", "opted-high-big", "opted-high-small", "be-not-opted", "prod-opted"]
+    wait_running(client, names)
+    usage = {"opted-low": GI // 4, "opted-high-big": 2 * GI, "opted-high-small": GI,
+             "be-not-opted": 3 * GI, "prod-opted": 3 * GI}
+    expected_left = set(names)
+    # 80 % of 10 GiB against 70 %: upstream credits each victim 1000× its usage, so one pod
+    # goes per round, the next after the 4 s cool time: lowest priority, then the larger user
+    for victim in ["opted-low", "opted-high-big", "opted-high-small"]:
+        _feed(ctx, 8 * GI, usage)
+        with caplog.at_level(logging.INFO, logger="pkg.evictions.evictions"):
+            plugin.run_once()
+        expected_left.discard(victim)
+        assert live_pod_names(client) == expected_left
+        ctx.clock.step(4)
+    # neither the pod without the label nor the one above evictEnabledPriorityThreshold goes
+    _feed(ctx, 8 * GI, usage)
+    plugin.run_once()
+    assert live_pod_names(client) == {"be-not-opted", "prod-opted"}
+    assert any("default/opted-low success" in r.getMessage()
+               and "trigger by koordlet feature MemoryEvict" in r.getMessage()
+               for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "cluster", [{**MEMORY_EVICT, "gates": "BEMemoryEvict=true,MemoryEvict=true"}], indirect=True)
+def test_both_features_be_pods_go_first_and_count_for_memory_evict(cluster) -> None:
+    client, plugin, ctx = cluster
+    create_pod(client, "be", "node-0", "BE", "koord-batch-5500")
+    create_pod(client, "opted", "node-0", "LS", "koord-batch-5000", ENABLED)
+    wait_running(client, ["be", "opted"])
+    usage = {"be": 2 * GI, "opted": GI}
+    # release 1.2 GiB: BEMemoryEvict's victim covers it, MemoryEvict has nothing left to do
+    _feed(ctx, 8 * GI, usage)
+    plugin.run_once()
+    assert live_pod_names(client) == {"opted"}
+
+    ctx.clock.step(4)  # still 80 % and no BE pod left: MemoryEvict takes the opted-in one
+    _feed(ctx, 8 * GI, usage)
+    plugin.run_once()
+    assert live_pod_names(client) == set()
+
+
+@pytest.mark.parametrize(
+    "cluster", [{"gates": "MemoryEvict=true", "slo": {"memoryEvictThresholdPercent": 70}}],
+    indirect=True)
+def test_memory_evict_without_priority_threshold_evicts_nothing(cluster, caplog) -> None:
+    client, plugin, ctx = cluster
+    create_pod(client, "opted", "node-0", "BE", "koord-batch-5000", ENABLED)
+    wait_running(client, ["opted"])
+    _feed(ctx, 8 * GI, {"opted": GI})
+    with caplog.at_level(logging.WARNING, logger="koordlet.qosmanager.memoryevict"):
+        plugin.run_once()
+    assert live_pod_names(client) == {"opted"}
+    assert any("evictEnabledPriorityThreshold" in r.getMessage() for r in caplog.records)
+
+
+def test_memory_evict_gate_alone_enables_the_strategy(tmp_path: Path) -> None:
+    gate = koordlet_feature_gate.copy()
+    ctx = Context(env=fake_v2_tree(tmp_path, ["kubepods.slice"]),
+                  executor=ResourceUpdateExecutor(FakeClock(0.0)), metric_cache=MetricCache(),
+                  states=FakeStates(), feature_gate=gate)
+    assert not MemoryEvict(ctx).enabled()  # both gates default off
+    gate.set("MemoryEvict=true")
+    assert MemoryEvict(ctx).enabled()
