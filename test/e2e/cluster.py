@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -149,10 +150,34 @@ def route_service(client: Client, namespace: str, name: str, port: int) -> None:
                                            "ports": [{"port": port}]}]}, namespace)
 
 
+# Ports handed out by this process (a component binds its port a moment later).
+_HANDED_OUT: set[int] = set()
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port free now, for a component to listen on. Chosen below the kernel's
+    ephemeral range: a port from bind(0) is an ephemeral one, which any outgoing connection may
+    take before the component binds it ("Address already in use" at start-up, seen in CI)."""
+    low, _ = _ephemeral_range()
+    while True:
+        port = random.randrange(max(1024, low - 12000), low)
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, interval: float = 0.1,
