@@ -106,7 +106,9 @@ def descheduler_config(*, dry_run: bool = False, **migration: Any) -> Obj:
     config = shipped_config()
     config["deschedulingInterval"] = "1s"
     config["dryRun"] = dry_run
-    config["leaderElection"].update(leaseDuration="3s", renewDeadline="2s",
+    # Short enough for a quick takeover when a leader dies, long enough that a leader on a
+    # busy 2-core machine renews in time (a stopped leader releases the Lease at once).
+    config["leaderElection"].update(leaseDuration="8s", renewDeadline="6s",
                                     retryPeriod="500ms")
     [profile] = config["profiles"]
     profile["plugins"]["balance"] = {"enabled": [{"name": "LowNodeLoad"}]}
