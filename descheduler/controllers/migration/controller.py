@@ -418,12 +418,8 @@ class MigrationController:
             self._create_reservation(job)
             return None
         self._update_condition(job, _C.RESERVATION_CREATED, _TRUE)
-        try:
-            reservation = rsv.get_reservation(self.client, ref)
-        except ApiError as err:
-            if not is_not_found(err):
-                raise
-            self._abort_missing_reservation(job)
+        reservation = self._reservation_or_abort(job, ref)
+        if reservation is None:
             return None
         rsv.ensure_reservation_order(self.client, reservation, self.clock.now())
         self._sync_schedule_failed(job, reservation)
@@ -555,17 +551,24 @@ class MigrationController:
             self._event(job, NORMAL, _R.EVICTING, message)
         return False, Result(requeue_after=REQUEUE_AFTER)
 
+    def _reservation_or_abort(self, job: dict[str, Any],
+                              ref: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The job's Reservation; None once the job is Failed because it is gone."""
+        try:
+            return rsv.get_reservation(self.client, ref)
+        except ApiError as err:
+            if not is_not_found(err):
+                raise
+            self._abort_missing_reservation(job)
+            return None
+
     def _abort_if_reservation_bound_by_another_pod(self, job: dict[str, Any],
                                                    pod: Obj | None) -> bool:
         ref = _reservation_ref(job)
         if ref is None:
             return False
-        try:
-            reservation = rsv.get_reservation(self.client, ref)
-        except ApiError as err:
-            if not is_not_found(err):
-                raise
-            self._abort_missing_reservation(job)
+        reservation = self._reservation_or_abort(job, ref)
+        if reservation is None:
             return True
         if not rsv.is_succeeded(reservation):
             return False
