@@ -241,19 +241,20 @@ class LowNodeLoad:
                 continue
             reason = eviction_reason(source, pool.pool, prod)
             metric = source.usage.pod_metrics.get(pod_key(pod))
+            # Why this victim: formatted only when it is logged (evictions are a hot path).
+            why = (victim_explanation(pod, source, weights, prod, rank, len(pods))
+                   if log.isEnabledFor(logging.INFO) else "")
             if self.args.dry_run:
                 log.info("Evict pod in dry run mode: pod %s, node %s, nodePool %s, %s, pod "
                          "usage %s; %s", pod_key(pod), source.name, pool.name, reason,
-                         metric or {},
-                         victim_explanation(pod, source, weights, prod, rank, len(pods)))
+                         metric or {}, why)
             elif not self.handle.evictor.evict(pod, EvictOptions(NAME, reason)):
                 log.info("Failed to Evict Pod %s, node %s, nodePool %s", pod_key(pod),
                          source.name, pool.name)
                 continue
             else:
                 log.info("Evicted Pod %s, node %s, nodePool %s, pod usage %s: %s; %s",
-                         pod_key(pod), source.name, pool.name, metric or {}, reason,
-                         victim_explanation(pod, source, weights, prod, rank, len(pods)))
+                         pod_key(pod), source.name, pool.name, metric or {}, reason, why)
             if metric is None:
                 continue
             for r in avail:
