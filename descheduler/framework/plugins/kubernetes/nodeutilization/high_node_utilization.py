@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from descheduler.apis.config.args import (
-    EVICTION_MODE_ONLY_THRESHOLDING_RESOURCES,
     MAX_RESOURCE_PERCENTAGE,
     HighNodeUtilizationArgs,
 )
@@ -24,6 +23,7 @@ from descheduler.framework.plugins.kubernetes.nodeutilization.nodeutilization im
     NodeInfo,
     NodeUsage,
     Percentages,
+    candidate_filter,
     classify,
     destinations_have_room,
     enough_underutilized,
@@ -35,7 +35,6 @@ from descheduler.framework.plugins.kubernetes.nodeutilization.nodeutilization im
     sort_nodes_by_usage,
     usage_percentages,
     with_basic_resources,
-    with_request_for_any,
 )
 from descheduler.framework.types import Handle, Obj, Status
 from descheduler.utils.node import Resources
@@ -53,9 +52,7 @@ class HighNodeUtilization:
         # Destinations may be filled up to their capacity.
         self.high_thresholds = dict.fromkeys(self.thresholds, MAX_RESOURCE_PERCENTAGE)
         self.resource_names = with_basic_resources(self.thresholds)
-        self._requests_any = (with_request_for_any(self.thresholds)
-                              if EVICTION_MODE_ONLY_THRESHOLDING_RESOURCES in args.eviction_modes
-                              else None)
+        self.pod_filter = candidate_filter(handle.evictor, self.thresholds, args.eviction_modes)
 
     @classmethod
     def new(cls, args: Any, handle: Handle) -> HighNodeUtilization:
@@ -64,11 +61,6 @@ class HighNodeUtilization:
 
     def name(self) -> str:
         return NAME
-
-    def pod_filter(self, pod: Obj) -> bool:
-        if not self.handle.evictor.filter(pod):
-            return False
-        return self._requests_any is None or self._requests_any(pod)
 
     def balance(self, nodes: Sequence[Obj]) -> Status:
         usages = node_usages(nodes, self.resource_names, self.handle.pods_on_node)

@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from descheduler.apis.config.args import (
-    EVICTION_MODE_ONLY_THRESHOLDING_RESOURCES,
     LowNodeUtilizationArgs,
 )
 from descheduler.framework.plugins.kubernetes.nodeutilization.nodeutilization import (
@@ -26,6 +25,7 @@ from descheduler.framework.plugins.kubernetes.nodeutilization.nodeutilization im
     NodeUsage,
     Percentages,
     average,
+    candidate_filter,
     classify,
     destinations_have_room,
     deviation_thresholds,
@@ -40,7 +40,6 @@ from descheduler.framework.plugins.kubernetes.nodeutilization.nodeutilization im
     sort_nodes_by_usage,
     usage_percentages,
     with_basic_resources,
-    with_request_for_any,
 )
 from descheduler.framework.types import Handle, Obj, Status
 from descheduler.utils.node import Resources
@@ -59,9 +58,7 @@ class LowNodeUtilization:
         # The resources with a threshold; usage also counts cpu, memory and pods.
         self.resource_names = list(self.thresholds)
         self.extended_resource_names = with_basic_resources(self.resource_names)
-        self._requests_any = (with_request_for_any(self.resource_names)
-                              if EVICTION_MODE_ONLY_THRESHOLDING_RESOURCES in args.eviction_modes
-                              else None)
+        self.pod_filter = candidate_filter(handle.evictor, self.resource_names, args.eviction_modes)
 
     @classmethod
     def new(cls, args: Any, handle: Handle) -> LowNodeUtilization:
@@ -70,11 +67,6 @@ class LowNodeUtilization:
 
     def name(self) -> str:
         return NAME
-
-    def pod_filter(self, pod: Obj) -> bool:
-        if not self.handle.evictor.filter(pod):
-            return False
-        return self._requests_any is None or self._requests_any(pod)
 
     def _assess(self, usages: Mapping[str, NodeUsage]
                 ) -> tuple[dict[str, Percentages], dict[str, tuple[Percentages, Percentages]]]:

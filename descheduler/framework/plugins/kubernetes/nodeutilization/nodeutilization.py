@@ -17,7 +17,11 @@ from dataclasses import dataclass
 from api.extension.objects import is_pod_terminated
 from api.extension.objects import namespaced_name as pod_key
 from api.extension.qos import get_kube_qos_class
-from descheduler.apis.config.args import MAX_RESOURCE_PERCENTAGE, Namespaces
+from descheduler.apis.config.args import (
+    EVICTION_MODE_ONLY_THRESHOLDING_RESOURCES,
+    MAX_RESOURCE_PERCENTAGE,
+    Namespaces,
+)
 from descheduler.framework.types import EvictOptions, Evictor, Obj
 from descheduler.utils.node import CPU, MEMORY, PODS, Resources
 from pkg.util.nodeaffinity import find_untolerated_taint
@@ -215,16 +219,24 @@ def sort_pods_by_priority(pods: list[Obj]) -> None:
     pods.sort(key=key)
 
 
-def with_request_for_any(resource_names: Iterable[str]) -> Callable[[Obj], bool]:
-    """``OnlyThresholdingResources``: the pod's containers request one of the resources."""
+def candidate_filter(evictor: Evictor, resource_names: Iterable[str],
+                     eviction_modes: Iterable[str]) -> Callable[[Obj], bool]:
+    """Which pods a node-utilization plugin may move: those the evictor lets go and, with
+    ``OnlyThresholdingResources``, whose containers request one of the thresholded
+    resources."""
     names = set(resource_names)
+    only_thresholding = EVICTION_MODE_ONLY_THRESHOLDING_RESOURCES in eviction_modes
 
     def requests_any(pod: Obj) -> bool:
         spec = pod.get("spec") or {}
         containers = [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
         return any(names & set((c.get("resources") or {}).get("requests") or {})
                    for c in containers)
-    return requests_any
+
+    def candidate(pod: Obj) -> bool:
+        return evictor.filter(pod) and (not only_thresholding or requests_any(pod))
+
+    return candidate
 
 
 def tolerates_some_node(pod: Obj, taints_of_nodes: Mapping[str, list[Obj]]) -> bool:
