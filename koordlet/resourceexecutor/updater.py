@@ -4,7 +4,8 @@ A `CgroupUpdater` is one value for one cgroup file. `update` writes it if differ
 (`cgroupFileWriteIfDifferent`: supported? valid? dir exists? current value differs? then
 write); `merge_update` is the loosen-only half of `LeveledUpdateBatch` for the resources that
 have one (the registrations on upstream's `DefaultCgroupUpdaterFactory`, in `updater.go`'s
-`init`): quota and memory.min/low/high only grow, a cpuset only gains CPUs.
+`init`): quota and memory.min/low/high only grow, a cpuset only gains CPUs. The per-device
+blkio files compare one device's line, not the whole file (upstream `NewBlkIOResourceUpdater`).
 """
 
 from __future__ import annotations
@@ -87,9 +88,31 @@ def _as_unbounded_int(value: str) -> int:
     return int(text.split()[0])
 
 
+# Per-device blkio files list one line per configured device: a value is one device's entry.
+_BLKIO_DEVICE_FILES = frozenset({
+    "blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device",
+    "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device", "blkio.cost.weight",
+})
+_BLKIO_ROOT_FILES = frozenset({"blkio.cost.qos", "blkio.cost.model"})
+
+
+def _blkio_entry_applied(resource_type: str, current: str, value: str) -> bool:
+    """Upstream `CheckIfBlkQOSNeedUpdate` / `CheckIfBlkRootConfigNeedUpdate`, negated: the
+    device's entry is already the file's. A throttle of 0 removes the device's line, so
+    `<dev> 0` is applied when the file has no line for the device."""
+    lines = [line.strip() for line in current.splitlines()]
+    if resource_type in _BLKIO_DEVICE_FILES:
+        device, _, amount = value.partition(" ")
+        if amount.strip() == "0":
+            return not any(line.split(" ", 1)[0] == device for line in lines)
+    return value.strip() in lines
+
+
 def _equal(resource_type: str, current: str, value: str) -> bool:
     if resource_type == "cpuset.cpus":
         return parse_cpuset(current) == parse_cpuset(value)
+    if resource_type in _BLKIO_DEVICE_FILES or resource_type in _BLKIO_ROOT_FILES:
+        return _blkio_entry_applied(resource_type, current, value)
     if current == value:
         return True
     # Writing MaxInt64 over `max` (or −1 over `max` on v2 limits) changes nothing.

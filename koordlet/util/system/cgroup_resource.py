@@ -60,6 +60,7 @@ class CPUSetValidator:
 
 
 _HEX = re.compile(r"0[xX][0-9a-fA-F]+")
+_DEVICE_NUMBER = re.compile(r"[0-9]+:[0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,21 @@ class NetClsClassIDValidator:
         if text.isdigit():
             return None if int(text) <= 41231686041 else "classid above 41231686041"
         return "not a hex or decimal classid"
+
+
+@dataclass(frozen=True, slots=True)
+class BlkIODeviceValidator:
+    """A per-device blkio entry `<major:minor> <n>` with n in [min, max] (upstream
+    `BlkIORangeValidator` on the throttle and weight files)."""
+
+    min: int
+    max: int
+
+    def validate(self, value: str) -> str | None:
+        fields = value.split()
+        if len(fields) != 2 or not _DEVICE_NUMBER.fullmatch(fields[0]):
+            return "not a '<major:minor> <value>' entry"
+        return RangeValidator(self.min, self.max).validate(fields[1])
 
 
 class SupportCheck(Enum):
@@ -124,7 +140,8 @@ _WMARK_RATIO = RangeValidator(0, 100)
 _WMARK_SCALE = RangeValidator(1, 1000)
 _WMARK_MIN_ADJ = RangeValidator(-25, 50)
 _MEMORY_PRIORITY = RangeValidator(0, 12)
-_BLKIO_WEIGHT = RangeValidator(1, 100)
+_BLKIO_WEIGHT = BlkIODeviceValidator(1, 100)
+_BLKIO_THROTTLE = BlkIODeviceValidator(0, MAX_INT64)
 
 _V1_LIST = [
     # written
@@ -145,11 +162,14 @@ _V1_LIST = [
     _v1(MEMORY, "memory.priority", _MEMORY_PRIORITY, _KUBEPODS),
     _v1(MEMORY, "memory.use_priority_oom", _BOOL, _KUBEPODS),
     _v1(MEMORY, "memory.oom.group", _BOOL, _KUBEPODS),
-    _v1(BLKIO, "blkio.throttle.read_bps_device", check=_KUBEPODS),
-    _v1(BLKIO, "blkio.throttle.write_bps_device", check=_KUBEPODS),
-    _v1(BLKIO, "blkio.throttle.read_iops_device", check=_KUBEPODS),
-    _v1(BLKIO, "blkio.throttle.write_iops_device", check=_KUBEPODS),
+    _v1(BLKIO, "blkio.throttle.read_bps_device", _BLKIO_THROTTLE, _KUBEPODS),
+    _v1(BLKIO, "blkio.throttle.write_bps_device", _BLKIO_THROTTLE, _KUBEPODS),
+    _v1(BLKIO, "blkio.throttle.read_iops_device", _BLKIO_THROTTLE, _KUBEPODS),
+    _v1(BLKIO, "blkio.throttle.write_iops_device", _BLKIO_THROTTLE, _KUBEPODS),
     _v1(BLKIO, "blkio.cost.weight", _BLKIO_WEIGHT, _KUBEPODS),
+    # blk-iocost of a disk (Anolis), written at the blkio root only.
+    _v1(BLKIO, "blkio.cost.qos", check=_EXISTS),
+    _v1(BLKIO, "blkio.cost.model", check=_EXISTS),
     _v1(NET_CLS, "net_cls.classid", NetClsClassIDValidator(), _KUBEPODS),
     _v1(CPU, "tasks"),
     _v1(CPU, "cgroup.procs"),
@@ -183,6 +203,8 @@ _V1_ONLY = {
     "blkio.throttle.read_iops_device",
     "blkio.throttle.write_iops_device",
     "blkio.cost.weight",
+    "blkio.cost.qos",
+    "blkio.cost.model",
     "memory.idle_page_stats",
 }
 V2_RESOURCES: dict[str, CgroupResource] = {

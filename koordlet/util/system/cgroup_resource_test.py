@@ -23,6 +23,11 @@ from koordlet.util.system.cgroup_resource import get_resource
         ("memory.priority", ["0", "12"], ["13"]),
         ("cpuset.cpus", ["0-3,5", "", "7"], ["3-1", "a"]),
         ("net_cls.classid", ["0x10001", "41231686041"], ["0x9999999a", "41231686042", "z"]),
+        # per-device blkio entries: "<major:minor> <value>"
+        ("blkio.cost.weight", ["253:16 1", "8:0 100"], ["253:16 0", "253:16 101", "100",
+                                                        "sda 50"]),
+        ("blkio.throttle.read_iops_device", ["253:16 0", "8:0 1048576"],
+         ["253:16 -1", "253:16", "253:16 1 2"]),
     ],
 )
 def test_validators(resource_type: str, good: list[str], bad: list[str]) -> None:
