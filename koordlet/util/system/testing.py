@@ -2,7 +2,8 @@
 qosmanager/runtimehooks; a test module cannot import another one under Bazel).
 
 `real_cgroup_v1_tree` makes a test-owned subtree `koordlet-test-<random>` under each v1
-controller of this machine's `/sys/fs/cgroup` and removes it afterwards, children first. When
+controller of this machine's `/sys/fs/cgroup` (cpu, cpuacct, cpuset and memory unless a test
+names others, e.g. blkio) and removes it afterwards, children first. When
 the cgroup filesystem is absent the test is skipped with that reason; when it is present but
 not writable the test fails loudly, since enforcement would then be untested.
 `shield_from_outside_load` gives such a subtree the highest CPU weight, for tests that measure
@@ -29,19 +30,21 @@ V1_CONTROLLERS = ("cpu", "cpuacct", "cpuset", "memory")
 
 @contextmanager
 def real_cgroup_v1_tree(
-    driver: CgroupDriver = CgroupDriver.CGROUPFS, root: str = HOST_MODE_CGROUP_ROOT_DIR
+    driver: CgroupDriver = CgroupDriver.CGROUPFS,
+    root: str = HOST_MODE_CGROUP_ROOT_DIR,
+    controllers: tuple[str, ...] = V1_CONTROLLERS,
 ) -> Iterator[CgroupEnv]:
-    missing = [c for c in V1_CONTROLLERS if not os.path.isdir(os.path.join(root, c))]
+    missing = [c for c in controllers if not os.path.isdir(os.path.join(root, c))]
     if missing:
         pytest.skip(f"no cgroup v1 filesystem: {root} lacks {', '.join(missing)}")
     env = CgroupEnv(
         root=root, v2=False, driver=driver, prefix=f"koordlet-test-{uuid.uuid4().hex[:8]}"
     )
     try:
-        make_real_cgroup_dir(env, "")
+        make_real_cgroup_dir(env, "", controllers)
         yield env
     finally:
-        for controller in V1_CONTROLLERS:
+        for controller in controllers:
             top = os.path.join(root, controller, env.prefix)
             if not os.path.isdir(top):
                 continue
@@ -64,14 +67,17 @@ def shield_from_outside_load(env: CgroupEnv) -> None:
     Path(env.root, "cpu", env.prefix, "cpu.shares").write_text(str(MAX_CPU_SHARES))
 
 
-def make_real_cgroup_dir(env: CgroupEnv, relative_dir: str) -> None:
-    """Creates `relative_dir` (and its parents) below the test prefix in every controller.
+def make_real_cgroup_dir(
+    env: CgroupEnv, relative_dir: str, controllers: tuple[str, ...] = V1_CONTROLLERS
+) -> None:
+    """Creates `relative_dir` (and its parents) below the test prefix in each of `controllers`
+    (those of `real_cgroup_v1_tree`'s, which removes them).
 
     A new v1 cpuset cgroup starts with no CPUs and no memory nodes, so each new level copies its
     parent's `cpuset.cpus` and `cpuset.mems` as kubelet does.
     """
     parts = [p for p in relative_dir.split("/") if p]
-    for controller in V1_CONTROLLERS:
+    for controller in controllers:
         path = os.path.join(env.root, controller, env.prefix)
         for depth in range(len(parts) + 1):
             if depth:
