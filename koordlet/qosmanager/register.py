@@ -7,6 +7,7 @@ feature gate and interval; the manager runs every registered one whose `enabled(
 
 from __future__ import annotations
 
+from koordlet.qosmanager.blkio import BlkIOReconcile
 from koordlet.qosmanager.cgreconcile import CgroupReconcile
 from koordlet.qosmanager.cpuburst import CPUBurst
 from koordlet.qosmanager.cpuevict import CPUEvict
@@ -17,5 +18,6 @@ from koordlet.qosmanager.resctrl import ResctrlReconcile
 
 STRATEGY_PLUGINS: dict[str, StrategyFactory] = {
     strategy.name: strategy for strategy in (
-        CPUSuppress, CPUEvict, MemoryEvict, CPUBurst, ResctrlReconcile, CgroupReconcile)
+        CPUSuppress, CPUEvict, MemoryEvict, CPUBurst, ResctrlReconcile, CgroupReconcile,
+        BlkIOReconcile)
 }

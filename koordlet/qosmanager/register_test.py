@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from koordlet.qosmanager.blkio import BlkIOReconcile
 from koordlet.qosmanager.cgreconcile import CgroupReconcile
 from koordlet.qosmanager.cpuburst import CPUBurst
 from koordlet.qosmanager.cpuevict import CPUEvict
@@ -19,4 +20,5 @@ def test_upstream_names_resolve_to_their_strategies() -> None:
         "CPUBurst": CPUBurst,
         "ResctrlReconcile": ResctrlReconcile,
         "CgroupReconcile": CgroupReconcile,
+        "BlkioReconcile": BlkIOReconcile,
     }
