@@ -15,9 +15,10 @@ from koordlet.qosmanager.cpusuppress import CPUSuppress
 from koordlet.qosmanager.framework import StrategyFactory
 from koordlet.qosmanager.memoryevict import MemoryEvict
 from koordlet.qosmanager.resctrl import ResctrlReconcile
+from koordlet.qosmanager.sysreconcile import SystemConfigReconcile
 
 STRATEGY_PLUGINS: dict[str, StrategyFactory] = {
     strategy.name: strategy for strategy in (
         CPUSuppress, CPUEvict, MemoryEvict, CPUBurst, ResctrlReconcile, CgroupReconcile,
-        BlkIOReconcile)
+        BlkIOReconcile, SystemConfigReconcile)
 }

@@ -10,6 +10,7 @@ from koordlet.qosmanager.cpusuppress import CPUSuppress
 from koordlet.qosmanager.memoryevict import MemoryEvict
 from koordlet.qosmanager.register import STRATEGY_PLUGINS
 from koordlet.qosmanager.resctrl import ResctrlReconcile
+from koordlet.qosmanager.sysreconcile import SystemConfigReconcile
 
 
 def test_upstream_names_resolve_to_their_strategies() -> None:
@@ -21,4 +22,5 @@ def test_upstream_names_resolve_to_their_strategies() -> None:
         "ResctrlReconcile": ResctrlReconcile,
         "CgroupReconcile": CgroupReconcile,
         "BlkioReconcile": BlkIOReconcile,
+        "SystemConfigReconcile": SystemConfigReconcile,
     }

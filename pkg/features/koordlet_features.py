@@ -19,6 +19,7 @@ BATCH_RESOURCE = "BatchResource"
 ACCELERATORS = "Accelerators"
 BLKIO_RECONCILE = "BlkIOReconcile"
 CGROUP_RECONCILE = "CgroupReconcile"
+SYSTEM_CONFIG = "SystemConfig"
 AUDIT_EVENTS = "AuditEvents"
 AUDIT_EVENTS_HTTP_HANDLER = "AuditEventsHTTPHandler"
 
@@ -27,7 +28,7 @@ _BETA_ON = (BE_CPU_SUPPRESS, CPU_BURST, RDT_RESCTRL, NODE_TOPOLOGY_REPORT, GROUP
 _ALPHA_OFF = (
     AUDIT_EVENTS, AUDIT_EVENTS_HTTP_HANDLER, "BECPUManager", "BECPUEvict", "CPUEvict",
     "CPUAllocatableEvict", "BEMemoryEvict", "MemoryEvict", "MemoryAllocatableEvict",
-    "SystemConfig", CGROUP_RECONCILE, BLKIO_RECONCILE, ACCELERATORS, "RDMADevices",
+    SYSTEM_CONFIG, CGROUP_RECONCILE, BLKIO_RECONCILE, ACCELERATORS, "RDMADevices",
     "CPICollector", "Libpfm4", "PSICollector", "ResctrlCollector", "ColdPageCollector",
     "HugePageReport", "PodResourcesProxy", "HamiCoreVGPUMonitor", "PerCPUMetric",
     "NodeMetricPromMetrics",
