@@ -251,17 +251,17 @@ class BlkIOReconcile:
             self._once("v2", logging.INFO, "blkio: the blkio files are cgroup v1 only; this "
                        "node runs cgroup v2, so block IO QoS is not applied")
             return
+        slo = self.ctx.states.get_node_slo()
+        strategy = None if slo is None else slo.spec.resource_qos_strategy
+        if strategy is None:
+            logger.debug("blkio: no NodeSLO resourceQOSStrategy yet")
+            return
         try:
             storage = self.storage.load()
         except OSError as e:
             self._once("storage", logging.ERROR, "blkio: cannot read the node's storage: %s", e)
             return
         self._said.discard("storage")
-        slo = self.ctx.states.get_node_slo()
-        strategy = None if slo is None else slo.spec.resource_qos_strategy
-        if strategy is None:
-            logger.debug("blkio: no NodeSLO resourceQOSStrategy yet")
-            return
         for class_name, qos in (("LSRClass", strategy.lsr_class), ("LSClass", strategy.ls_class)):
             cfg = _blkio_of(qos)
             if cfg is not None and cfg.enable and cfg.blocks:

@@ -229,7 +229,7 @@ def test_gate_is_off_by_default(tmp_path: Path) -> None:
     assert not strategy.enabled()
 
 
-def test_reconcile_upstream_case(tmp_path: Path) -> None:
+def test_reconcile_upstream_case(tmp_path: Path, caplog) -> None:
     """upstream TestBlkIOReconcile_reconcile: LSR/LS blocks are not applied; the BE volume
     group's disk gets the BE throttles and a stale 253:0 entry is reset; the root disk gets
     blk-iocost; a PVC pod and a CSI ephemeral-volume pod get their annotation's blocks; a
@@ -246,7 +246,11 @@ def test_reconcile_upstream_case(tmp_path: Path) -> None:
         lsClass={"enable": True, "blocks": [{"name": "/dev/vdd", "type": "device"}]},
         beClass=BE_BLOCKS, cgroupRoot=ROOT_BLOCKS)
     strategy, executor = strategy_for(env, slo, [pvc_pod, csi_pod, pending])
-    strategy.run_once()
+    with caplog.at_level(logging.WARNING, logger="koordlet.qosmanager.blkio"):
+        strategy.run_once()
+    assert [r.getMessage() for r in caplog.records] == [
+        "blkio: configuring blkio of LSRClass is not supported",
+        "blkio: configuring blkio of LSClass is not supported"]
     pvc_dir = env.pod_dir("BestEffort", "pvc-pod")
     csi_dir = env.pod_dir("BestEffort", "csi-pod")
     pod_writes = [(READ_IOPS, "253:16 1024"), (READ_BPS, "253:16 0"), (WRITE_IOPS, "253:16 512"),
