@@ -21,7 +21,7 @@ A block names a disk (`device`: `/dev/vdb` or a partition of it), an LVM volume 
 of its disk through the node's storage info (`koordlet.util.storageinfo`). A disk that has an
 entry in a target's files but is no longer configured there is reset: throttles to 0 (the
 kernel drops the line), weight to 100, blk-iocost to `enable=0`. A block that cannot be
-resolved skips that target's round, as upstream.
+resolved skips that target's round, as upstream (said once while it lasts).
 
 The files are cgroup v1 only (upstream registers no blkio resource for v2): on v2 the strategy
 says so once and does nothing. The throttle files are in the mainline kernel; `blkio.cost.*`
@@ -238,11 +238,17 @@ class BlkIOReconcile:
     def interval_seconds(self) -> float:
         return float(self.ctx.config.reconcile_interval_seconds)
 
+    # Pods come and go (their errors are keys): past this many keys the memory starts afresh.
+    MAX_SAID = 1024
+
     def _once(self, key: str, level: int, message: str, *args: object) -> None:
-        """Logs `message` the first time `key` comes up, at debug level after that."""
+        """Logs `message` the first time `key` comes up, at debug level after that, so that a
+        condition that lasts does not log every second."""
         if key in self._said:
             logger.debug(message, *args)
             return
+        if len(self._said) >= self.MAX_SAID:
+            self._said.clear()
         self._said.add(key)
         logger.log(level, message, *args)
 
@@ -314,7 +320,8 @@ class BlkIOReconcile:
                 stale.discard(disk)
                 writes += target.writes(block.io, disk)
         except ValueError as e:
-            logger.error("blkio: fail to update %s blkio config: %s", what, e)
+            self._once(f"{what}: {e}", logging.ERROR, "blkio: fail to update %s blkio config: %s",
+                       what, e)
             return []
         for disk in sorted(stale):
             writes += target.removals(disk)
