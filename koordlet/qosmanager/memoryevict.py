@@ -179,6 +179,8 @@ class MemoryEvict:
         threshold = strategy.memory_allocatable_evict_threshold_percent
         lower = strategy.memory_allocatable_evict_lower_percent
         limit = strategy.allocatable_evict_priority_threshold
+        # A missing lower percent is refused like cpuevict's: upstream's check lets it through
+        # as 0 here, then dereferences it and crashes the round.
         if threshold is None or lower is None or limit is None:
             logger.warning("memoryevict: NodeSLO has no memoryAllocatableEvictThresholdPercent, "
                            "memoryAllocatableEvictLowerPercent or "
