@@ -163,7 +163,9 @@ def test_memory_evict_takes_opted_in_pods_in_priority_order_one_per_round(cluste
     create_pod(client, "opted-high-small", "node-0", "LS", "koord-batch-5500", ENABLED)
     create_pod(client, "be-not-opted", "node-0", "BE", "koord-batch-5000")
     create_pod(client, "prod-opted", "node-0", "LS", "koord-prod", ENABLED)  # above 5999
-    names = ["opted-low", "opted-high-big", "opted-high-small", "be-not-opted", "prod-opted"]
+    create_pod(client, "opted-no-metric", "node-0", "BE", "koord-batch-5000", ENABLED)
+    names = ["opted-low", "opted-high-big", "opted-high-small", "be-not-opted", "prod-opted",
+             "opted-no-metric"]
     wait_running(client, names)
     usage = {"opted-low": GI // 4, "opted-high-big": 2 * GI, "opted-high-small": GI,
              "be-not-opted": 3 * GI, "prod-opted": 3 * GI}
@@ -177,10 +179,11 @@ def test_memory_evict_takes_opted_in_pods_in_priority_order_one_per_round(cluste
         expected_left.discard(victim)
         assert live_pod_names(client) == expected_left
         ctx.clock.step(4)
-    # neither the pod without the label nor the one above evictEnabledPriorityThreshold goes
+    # neither the pod without the label, nor the one above evictEnabledPriorityThreshold, nor
+    # the one without a usage sample (as upstream) goes
     _feed(ctx, 8 * GI, usage)
     plugin.run_once()
-    assert live_pod_names(client) == {"be-not-opted", "prod-opted"}
+    assert live_pod_names(client) == {"be-not-opted", "prod-opted", "opted-no-metric"}
     assert any("default/opted-low success" in r.getMessage()
                and "trigger by koordlet feature MemoryEvict" in r.getMessage()
                for r in caplog.records)
