@@ -1,6 +1,6 @@
-"""cpuevict: upstream `pkg/koordlet/qosmanager/plugins/cpuevict/cpu_evict.go`, the `BECPUEvict`
-and `CPUEvict` features (`CPUAllocatableEvict` is not implemented). Each enabled feature is a
-task of the round, BECPUEvict first (`Evictor.evict_tasks`).
+"""cpuevict: upstream `pkg/koordlet/qosmanager/plugins/cpuevict/cpu_evict.go`, the `BECPUEvict`,
+`CPUAllocatableEvict` and `CPUEvict` features. Each enabled feature is a task of the round, in
+that order (`Evictor.evict_tasks`); a victim's eviction counts for every task it releases for.
 
 BECPUEvict: BE pods are evicted when their CPU *satisfaction* (the BE real limit over the BE
 CPU request) stays below `cpuEvictBESatisfactionLowerPercent` while they use most of what they
@@ -16,6 +16,15 @@ CPUEvict: when the node's CPU usage averaged over the same window reaches
 priority order (`helpers.priority_order`, the larger CPU user first among equals) until the CPU
 they use covers the way down to `cpuEvictLowerPercent` (default threshold − 2). Pods without a
 CPU usage sample are no candidates, as upstream.
+
+CPUAllocatableEvict: the CPU requested by pods with a priority at most
+`allocatableEvictPriorityThreshold` (at most 7999, so never koord-prod) is summed per the
+resource their priority class requests (`kubernetes.io/batch-cpu`, `kubernetes.io/mid-cpu`,
+else `cpu`); where a sum exceeds `cpuAllocatableEvictThresholdPercent` of the node's allocatable
+of that resource (or the node has none of it), the requests above `cpuAllocatableEvictLowerPercent`
+are released. Victims are the same opted-in pods in priority order, the larger request first
+among equals; a victim's request counts only when its class's resource is being released (so,
+as upstream, a release of plain `cpu` is never covered and takes every candidate).
 """
 
 from __future__ import annotations
@@ -25,14 +34,22 @@ import logging
 from dataclasses import dataclass
 
 from api.extension.eviction import EvictionFeature, is_eviction_allowed
-from api.extension.resource import BATCH_CPU
+from api.extension.priority import (
+    PRIORITY_MID_VALUE_MAX,
+    PriorityClass,
+    get_pod_priority_class_with_default,
+    get_pod_priority_value_with_default,
+)
+from api.extension.resource import BATCH_CPU, RESOURCE_CPU
 from api.slo.v1alpha1.strategies import CPUEvictPolicy, ResourceThresholdStrategy
 from koordlet.metriccache import metric_types as mt
 from koordlet.qosmanager.evictor import Evictor, EvictTask, evict_reason
 from koordlet.qosmanager.framework import Context, KubeDict
 from koordlet.qosmanager.helpers import (
     AnnotationWarnings,
+    allocatable_release,
     avg_over,
+    class_request,
     evictable_by_priority,
     is_active,
     is_labelled_be,
@@ -40,20 +57,24 @@ from koordlet.qosmanager.helpers import (
     pod_name,
     pod_uid,
     priority_order,
+    released_classes,
     spec_priority,
 )
-from pkg.util.podresources import pod_requests, quantity_int
+from pkg.util.podresources import pod_requests, quantity_int, resource_list
 
 logger = logging.getLogger(__name__)
 
 BE_FEATURE = EvictionFeature.BE_CPU_EVICT.value
 FEATURE = EvictionFeature.CPU_EVICT.value
+ALLOCATABLE_FEATURE = EvictionFeature.CPU_ALLOCATABLE_EVICT.value
 DEFAULT_BE_USAGE_THRESHOLD_PERCENT = 90
 BE_SATISFACTION_LOWER_MAX_PERCENT = 60
 CPU_RELEASE_BUFFER_PERCENT = 2
 # What the tasks release (upstream's release targets): BECPUEvict the batch-cpu the victims
-# request, CPUEvict the CPU they use; an eviction counts for both.
-REQUEST_BATCH_CPU = "podResourceRequest/" + BATCH_CPU
+# request, CPUAllocatableEvict the CPU their class requests, CPUEvict the CPU they use; an
+# eviction counts for all of them.
+REQUEST = "podResourceRequest/"
+REQUEST_BATCH_CPU = REQUEST + BATCH_CPU
 USED_CPU = "podUsed/cpu"
 
 
@@ -139,7 +160,7 @@ class CPUEvict:
 
     def enabled(self) -> bool:
         gate = self.ctx.feature_gate
-        return (gate.enabled(BE_FEATURE) or gate.enabled(FEATURE)) and (
+        return any(gate.enabled(f) for f in (BE_FEATURE, ALLOCATABLE_FEATURE, FEATURE)) and (
             self.ctx.config.cpu_evict_interval_seconds > 0)
 
     def interval_seconds(self) -> float:
@@ -159,14 +180,24 @@ class CPUEvict:
         if node is None or capacity <= 0:
             return
         gate, tasks = self.ctx.feature_gate, []
+        # Every task's victims credit what CPUAllocatableEvict releases for their class.
+        allocatable = (self.allocatable_release(strategy, node)
+                       if gate.enabled(ALLOCATABLE_FEATURE) else {})
+        classes = released_classes(allocatable)
         if gate.enabled(BE_FEATURE):
-            tasks += self.be_task(strategy, node)
+            tasks += self.be_task(strategy, node, classes)
+        limit = strategy.allocatable_evict_priority_threshold
+        if allocatable and limit is not None:
+            victims = self.priority_victims(ALLOCATABLE_FEATURE, limit, classes, by_request=True)
+            release = {REQUEST + name: amount for name, amount in allocatable.items()}
+            tasks.append(EvictTask(evict_reason(ALLOCATABLE_FEATURE), release, victims))
         if gate.enabled(FEATURE):
-            tasks += self.used_task(strategy, capacity)
+            tasks += self.used_task(strategy, capacity, classes)
         if tasks and self.evictor.evict_tasks(tasks, self.name):
             self._last_evict = self.ctx.clock.monotonic()
 
-    def be_task(self, strategy: ResourceThresholdStrategy, node: KubeDict) -> list[EvictTask]:
+    def be_task(self, strategy: ResourceThresholdStrategy, node: KubeDict,
+                classes: frozenset[PriorityClass]) -> list[EvictTask]:
         bounds = valid_config(strategy)
         if bounds is None:
             logger.warning(
@@ -179,13 +210,13 @@ class CPUEvict:
         release = self.release(strategy, node, *bounds)
         if release <= 0:
             return []
-        message = f"BE CPU satisfaction too low, release {release}m {BATCH_CPU} request"
-        victims = [(v.pod, {REQUEST_BATCH_CPU: v.request_milli, USED_CPU: v.used_milli})
-                   for v in self.victims()]
-        return [EvictTask(evict_reason(BE_FEATURE), message, REQUEST_BATCH_CPU, release,
-                          victims)]
+        logger.info("cpuevict: BE CPU satisfaction too low, release %dm %s request", release,
+                    BATCH_CPU)
+        victims = [(v.pod, self._amounts(v.pod, v.used_milli, classes)) for v in self.victims()]
+        return [EvictTask(evict_reason(BE_FEATURE), {REQUEST_BATCH_CPU: release}, victims)]
 
-    def used_task(self, strategy: ResourceThresholdStrategy, capacity: int) -> list[EvictTask]:
+    def used_task(self, strategy: ResourceThresholdStrategy, capacity: int,
+                  classes: frozenset[PriorityClass]) -> list[EvictTask]:
         threshold = strategy.cpu_evict_threshold_percent
         limit = strategy.evict_enabled_priority_threshold
         if threshold is None or limit is None:
@@ -209,9 +240,47 @@ class CPUEvict:
         usage_pct = int(used.value * 1000) * 100 // capacity
         logger.info("cpuevict: node cpu usage %d%% >= threshold %d%%, release %dm cpu",
                     usage_pct, threshold, release)
-        message = f"node cpu usage({usage_pct}%) >= threshold({threshold}%)"
-        return [EvictTask(evict_reason(FEATURE), message, USED_CPU, release,
-                          self.priority_victims(limit))]
+        return [EvictTask(evict_reason(FEATURE), {USED_CPU: release},
+                          self.priority_victims(FEATURE, limit, classes))]
+
+    def allocatable_release(
+        self, strategy: ResourceThresholdStrategy, node: KubeDict
+    ) -> dict[str, int]:
+        """CPUAllocatableEvict's release per resource; empty when nothing is over its threshold
+        or the NodeSLO lacks a field it needs (logged)."""
+        threshold = strategy.cpu_allocatable_evict_threshold_percent
+        lower = strategy.cpu_allocatable_evict_lower_percent
+        limit = strategy.allocatable_evict_priority_threshold
+        if threshold is None or lower is None or limit is None:
+            logger.warning("cpuevict: NodeSLO has no cpuAllocatableEvictThresholdPercent, "
+                           "cpuAllocatableEvictLowerPercent or allocatableEvictPriorityThreshold, "
+                           "%s skipped", ALLOCATABLE_FEATURE)
+            return {}
+        if threshold < 0 or lower >= threshold or limit > PRIORITY_MID_VALUE_MAX:
+            logger.warning("cpuevict: NodeSLO cpuAllocatableEvictThresholdPercent %d / "
+                           "LowerPercent %d / allocatableEvictPriorityThreshold %d invalid (need "
+                           "0 <= lower < threshold, priority at most %d), %s skipped", threshold,
+                           lower, limit, PRIORITY_MID_VALUE_MAX, ALLOCATABLE_FEATURE)
+            return {}
+        requested: dict[str, int] = {}
+        for pod in self.ctx.states.get_all_pods():
+            if get_pod_priority_value_with_default(pod) > limit:
+                continue
+            request = _class_request(pod)
+            if request is not None:
+                name, value = request
+                requested[name] = requested.get(name, 0) + value
+        try:
+            allocatable = resource_list((node.get("status") or {}).get("allocatable"))
+        except ValueError as e:
+            logger.warning("cpuevict: node has a malformed allocatable, %s skipped: %s",
+                           ALLOCATABLE_FEATURE, e)
+            return {}
+        release = allocatable_release(requested, allocatable, threshold, lower)
+        if release:
+            logger.info("cpuevict: requests %s over %d%% of allocatable, release %s",
+                        requested, threshold, release)
+        return release
 
     def release(
         self, strategy: ResourceThresholdStrategy, node: KubeDict, lower: int, upper: int
@@ -283,23 +352,55 @@ class CPUEvict:
             out.append(Victim(pod, int((used or 0) * 1000), request))
         return sort_victims(out)
 
-    def priority_victims(self, priority_threshold: int) -> list[tuple[KubeDict, dict[str, int]]]:
-        """CPUEvict's candidates with a CPU usage sample, in eviction order."""
-        used_milli = []
+    def priority_victims(
+        self, feature: str, priority_threshold: int, classes: frozenset[PriorityClass],
+        by_request: bool = False,
+    ) -> list[tuple[KubeDict, dict[str, int]]]:
+        """The candidates of `feature` with a CPU usage sample, in eviction order: the larger
+        CPU user first among equals, or with `by_request` the larger request."""
+        used_milli, keyed = {}, []
         for pod in self.ctx.states.get_all_pods():
-            if not evictable_by_priority(pod, FEATURE, priority_threshold):
+            if not evictable_by_priority(pod, feature, priority_threshold):
                 continue
             used = last_value(self.ctx, mt.POD_CPU_USAGE, {mt.POD_UID: pod_uid(pod)})
-            if used is not None:
-                used_milli.append((pod, int(used * 1000)))
-        return [(pod, {USED_CPU: used, REQUEST_BATCH_CPU: _batch_cpu_request(pod) or 0})
-                for pod, used in priority_order(used_milli, self._warnings)]
+            if used is None:
+                continue
+            used_milli[pod_uid(pod)] = int(used * 1000)
+            if by_request:
+                request = _class_request(pod)
+                keyed.append((pod, request[1] if request else 0))
+            else:
+                keyed.append((pod, used_milli[pod_uid(pod)]))
+        return [(pod, self._amounts(pod, used_milli[pod_uid(pod)], classes))
+                for pod, _ in priority_order(keyed, self._warnings)]
+
+    def _amounts(self, pod: KubeDict, used_milli: int,
+                 classes: frozenset[PriorityClass]) -> dict[str, int]:
+        """What evicting `pod` releases for each task of the round (upstream applies every
+        task's measure to each victim): its batch-cpu request, its CPU usage and, when its
+        class's resource is released by CPUAllocatableEvict, its class's request."""
+        amounts = {REQUEST_BATCH_CPU: _batch_cpu_request(pod) or 0, USED_CPU: used_milli}
+        if get_pod_priority_class_with_default(pod) in classes:
+            request = _class_request(pod)
+            if request is not None:
+                name, value = request
+                amounts[REQUEST + name] = max(value, amounts.get(REQUEST + name, 0))
+        return amounts
 
 
 def _batch_cpu_request(pod: KubeDict) -> int | None:
     """The batch-cpu the pod requests (milli); None, logged, when a request is malformed."""
     try:
         return pod_requests(pod).get(BATCH_CPU, 0)
+    except ValueError as e:
+        logger.warning("cpuevict: pod %s has a malformed request: %s", pod_name(pod), e)
+        return None
+
+
+def _class_request(pod: KubeDict) -> tuple[str, int] | None:
+    """The CPU the pod's class requests; None, logged, when a request is malformed."""
+    try:
+        return class_request(pod, RESOURCE_CPU)
     except ValueError as e:
         logger.warning("cpuevict: pod %s has a malformed request: %s", pod_name(pod), e)
         return None

@@ -2,7 +2,9 @@
 satisfaction formula and CPUEvict's usage release, and evictions against the embedded API server
 (BECPUEvict: lowest priority first, only as much batch-cpu request as needed, cool time;
 CPUEvict: opted-in pods in priority order until their CPU usage covers the release; both: a
-BECPUEvict victim's usage counts for CPUEvict)."""
+BECPUEvict victim's usage counts for CPUEvict; CPUAllocatableEvict: opted-in pods by priority and
+request until each class's requested CPU is down to the lower percent of the node's allocatable,
+mirroring upstream's cpu_evict_test.go cases)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from koordlet.qosmanager.cpuevict import (
 from koordlet.qosmanager.framework import Config, Context
 from koordlet.qosmanager.testing import (
     ApiStates,
+    FakeStates,
     api_client,
     be_slo,
     create_pod,
@@ -72,10 +75,11 @@ def test_used_release_goes_down_to_lower_percent_default_threshold_minus_two() -
 def cluster(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> Iterator[tuple[Client, CPUEvict, Context]]:
-    """The BECPUEvict gate and `SLO`, unless parametrized with other `gates` and `slo`."""
+    """The BECPUEvict gate and `SLO`, unless parametrized with other `gates` and `slo`; `extra`
+    gives the node extended resources."""
     param = getattr(request, "param", {})
     with start() as srv:
-        srv.add_nodes(1, cpu="8", memory="16Gi")
+        srv.add_nodes(1, cpu="8", memory="16Gi", extra=param.get("extra", {}))
         client = api_client(srv.kubeconfig)
         create_priority_classes(client, {"koord-batch-5000": 5000, "koord-batch-5500": 5500,
                                          "koord-batch-6000": 6000})
@@ -218,3 +222,125 @@ def test_cpu_evict_without_priority_threshold_evicts_nothing(cluster, caplog) ->
         plugin.run_once()
     assert live_pod_names(client) == {"opted"}
     assert any("evictEnabledPriorityThreshold" in r.getMessage() for r in caplog.records)
+
+
+ALLOCATABLE_SLO = {"cpuAllocatableEvictThresholdPercent": 80, "cpuAllocatableEvictLowerPercent": 70,
+                   "allocatableEvictPriorityThreshold": 7999}
+BATCH_AND_MID = {"kubernetes.io/batch-cpu": "100000", "kubernetes.io/mid-cpu": "100000"}
+
+
+def _create_allocatable_pods(client: Client) -> None:
+    create_priority_classes(client, {"koord-mid-7000": 7000})
+    create_pod(client, "batch-pod", "node-0", "BE", "koord-batch-5000", ENABLED,
+               requests={"kubernetes.io/batch-cpu": "85000"})
+    create_pod(client, "mid-pod", "node-0", "LS", "koord-mid-7000", ENABLED,
+               requests={"kubernetes.io/mid-cpu": "85000"})
+    wait_running(client, ["batch-pod", "mid-pod"])
+
+
+@pytest.mark.parametrize("cluster", [{"gates": "CPUAllocatableEvict=true",
+                                      "slo": ALLOCATABLE_SLO, "extra": BATCH_AND_MID}],
+                         indirect=True)
+def test_allocatable_evict_releases_each_class_resource_over_threshold(cluster, caplog) -> None:
+    # upstream Test_cpuEvict "only feature: CPUAllocatableEvict": 85 % of batch-cpu and of
+    # mid-cpu requested against 80 %: 15000 of each to release, each pod covers its class's
+    client, plugin, ctx = cluster
+    _create_allocatable_pods(client)
+    ctx.clock.step(20)
+    _feed_used(ctx, 10.0, {"batch-pod": 4.0, "mid-pod": 3.0})
+    with caplog.at_level(logging.INFO, logger="pkg.evictions.evictions"):
+        plugin.run_once()
+    assert live_pod_names(client) == set()
+    assert any("default/mid-pod success" in r.getMessage()
+               and "trigger by koordlet feature CPUAllocatableEvict" in r.getMessage()
+               for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "cluster", [{"gates": "CPUAllocatableEvict=true", "extra": BATCH_AND_MID,
+                 "slo": {**ALLOCATABLE_SLO, "allocatableEvictPriorityThreshold": 5999}}],
+    indirect=True)
+def test_allocatable_evict_ignores_pods_above_the_priority_threshold(cluster) -> None:
+    # upstream "mixed priority, lower AllocatableEvictPriorityThreshold": the mid pod's request
+    # is neither summed nor is the pod a candidate
+    client, plugin, ctx = cluster
+    _create_allocatable_pods(client)
+    ctx.clock.step(20)
+    _feed_used(ctx, 10.0, {"batch-pod": 4.0, "mid-pod": 3.0})
+    plugin.run_once()
+    assert live_pod_names(client) == {"mid-pod"}
+
+
+@pytest.mark.parametrize("cluster", [{"gates": "CPUAllocatableEvict=true",
+                                      "slo": ALLOCATABLE_SLO, "extra": BATCH_AND_MID}],
+                         indirect=True)
+def test_allocatable_evict_takes_the_larger_request_first_and_only_opted_in_pods_with_usage(
+    cluster
+) -> None:
+    client, plugin, ctx = cluster
+    for name, req, labels in (("small", "30000", ENABLED), ("large", "40000", ENABLED),
+                              ("not-opted", "12000", {}), ("no-metric", "5000", ENABLED)):
+        create_pod(client, name, "node-0", "BE", "koord-batch-5000", labels,
+                   requests={"kubernetes.io/batch-cpu": req})
+    wait_running(client, ["small", "large", "not-opted", "no-metric"])
+    ctx.clock.step(20)
+    # 87000 of 100000 batch-cpu requested against 80 %: release 17000, the larger request first
+    _feed_used(ctx, 10.0, {"small": 1.0, "large": 1.0, "not-opted": 1.0})
+    plugin.run_once()
+    assert live_pod_names(client) == {"small", "not-opted", "no-metric"}
+
+    ctx.clock.step(20)  # 47 % requested now: nothing more goes
+    _feed_used(ctx, 10.0, {"small": 1.0, "not-opted": 1.0})
+    plugin.run_once()
+    assert live_pod_names(client) == {"small", "not-opted", "no-metric"}
+
+
+@pytest.mark.parametrize(
+    "cluster", [{"gates": "CPUAllocatableEvict=true,CPUEvict=true",
+                 "slo": {**ALLOCATABLE_SLO, **USED_SLO}}], indirect=True)
+def test_allocatable_evict_without_batch_allocatable_takes_every_candidate(cluster) -> None:
+    # upstream "feature CPUEvict/CPUAllocatableEvict ok": with no batch-cpu on the node all its
+    # requests are released; a plain-cpu release is never credited, so every candidate goes
+    client, plugin, ctx = cluster
+    create_priority_classes(client, {"koord-free-3500": 3500, "koord-prod-9500": 9500})
+    create_pod(client, "batch-pod", "node-0", "BE", "koord-batch-5000", ENABLED,
+               requests={"kubernetes.io/batch-cpu": "4000"})
+    create_pod(client, "free-pod", "node-0", "BE", "koord-free-3500", ENABLED,
+               requests={"cpu": "7"})
+    create_pod(client, "free-not-opted", "node-0", "BE", "koord-free-3500",
+               requests={"cpu": "1"})
+    create_pod(client, "prod-pod", "node-0", "LS", "koord-prod-9500", ENABLED)
+    names = ["batch-pod", "free-pod", "free-not-opted", "prod-pod"]
+    wait_running(client, names)
+    ctx.clock.step(20)
+    _feed_used(ctx, 1.0, dict.fromkeys(names, 0.2))  # far below the CPUEvict threshold
+    plugin.run_once()
+    assert live_pod_names(client) == {"free-not-opted", "prod-pod"}
+
+
+@pytest.mark.parametrize(
+    "cluster", [{"gates": "CPUAllocatableEvict=true", "extra": BATCH_AND_MID,
+                 "slo": {**ALLOCATABLE_SLO, "cpuAllocatableEvictLowerPercent": 80}}],
+    indirect=True)
+def test_allocatable_evict_with_lower_not_below_threshold_evicts_nothing(cluster, caplog) -> None:
+    client, plugin, ctx = cluster
+    _create_allocatable_pods(client)
+    ctx.clock.step(20)
+    _feed_used(ctx, 10.0, {"batch-pod": 4.0, "mid-pod": 3.0})
+    with caplog.at_level(logging.WARNING, logger="koordlet.qosmanager.cpuevict"):
+        plugin.run_once()
+    assert live_pod_names(client) == {"batch-pod", "mid-pod"}
+    assert any("invalid" in r.getMessage() and "CPUAllocatableEvict" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_each_gate_alone_enables_the_strategy(tmp_path: Path) -> None:
+    # upstream Test_cpuEvict_Enabled: all three gates default off
+    for gates in ("", "BECPUEvict=true", "CPUEvict=true", "CPUAllocatableEvict=true"):
+        gate = koordlet_feature_gate.copy()
+        if gates:
+            gate.set(gates)
+        ctx = Context(env=fake_v2_tree(tmp_path, ["kubepods.slice"]),
+                      executor=ResourceUpdateExecutor(FakeClock(0.0)),
+                      metric_cache=MetricCache(), states=FakeStates(), feature_gate=gate)
+        assert CPUEvict(ctx).enabled() is bool(gates)

@@ -11,7 +11,8 @@ it never is.
 Evicted pod UIDs are remembered for 2 minutes in the context, shared by both evictors, so a
 pod whose deletion is still in flight is counted as released and not evicted again. A success
 is recorded as a Warning event `evictPodSuccess`, a failure as `evictPodFail`, and in
-`koordlet_pod_eviction`.
+`koordlet_pod_eviction`. The event's message is upstream's: `evict Pod:<namespace>/<name>,
+reason: evicted, message: trigger by koordlet feature <feature>, kill pod: <name>`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ EVICTED_POD_TTL_SECONDS = 120.0
 EVICT_POD_SUCCESS = "evictPodSuccess"
 EVICT_POD_FAIL = "evictPodFail"
 EVENTS = EvictionEvents(WARNING, EVICT_POD_SUCCESS, EVICT_POD_FAIL)
+# The reason upstream's tasks give every eviction (`EvictedStr`); the feature is in the message.
+EVICTED = "evicted"
 
 
 def evict_reason(feature: str) -> str:
@@ -40,15 +43,17 @@ def evict_reason(feature: str) -> str:
 
 @dataclass(slots=True)
 class EvictTask:
-    """What one feature wants released in a round (`release` of `target`, such as upstream's
-    `podUsed` or `podResourceRequest`), and its victims in eviction order, each with what its
-    eviction releases per target of the round."""
+    """What one feature wants released in a round: an amount per target (upstream's release
+    target and resource, such as `podUsed/memory` or `podResourceRequest/kubernetes.io/mid-cpu`),
+    and its victims in eviction order, each with what its eviction releases per target of the
+    round. The task is done once every target of `release` is covered."""
 
     reason: str
-    message: str
-    target: str
-    release: int
+    release: dict[str, int]
     victims: list[tuple[KubeDict, dict[str, int]]]
+
+    def covered(self, released: dict[str, int]) -> bool:
+        return all(released.get(target, 0) >= amount for target, amount in self.release.items())
 
 
 class Evictor:
@@ -77,7 +82,7 @@ class Evictor:
         md = pod.get("metadata") or {}
         name, namespace = md.get("name", ""), md.get("namespace", "")
         result = self.pods.evict(
-            pod, reason, f"evict Pod:{name}, reason: {reason}, message: {message}")
+            pod, reason, f"evict Pod:{namespace}/{name}, reason: {EVICTED}, message: {message}")
         if result is EvictionResult.EVICTED:
             self.ctx.evicted_pods[md.get("uid", "")] = (
                 self.ctx.clock.monotonic() + EVICTED_POD_TTL_SECONDS)
@@ -94,7 +99,7 @@ class Evictor:
         evicted_any, picked = False, set[str]()
         for task in tasks:
             for pod, amounts in task.victims:
-                if released.get(task.target, 0) >= task.release:
+                if task.covered(released):
                     break
                 md = pod.get("metadata") or {}
                 uid = md.get("uid", "")
@@ -103,7 +108,7 @@ class Evictor:
                 if self.is_evicted(pod):
                     done = True
                 else:
-                    message = f"{task.message}, kill pod: {md.get('name', '')}"
+                    message = f"{task.reason}, kill pod: {md.get('name', '')}"
                     done = self.evict(pod, strategy, task.reason, message)
                     evicted_any = evicted_any or done
                 if done:

@@ -3,6 +3,9 @@
 
 `evictable_by_priority` and `priority_order` are the candidate filter and victim order shared
 by the evictors that pick by priority (upstream MemoryEvict, CPUEvict and the allocatable ones).
+`class_request`, `allocatable_release` and `released_classes` are the request arithmetic of the
+allocatable ones (upstream `plugins/util` `GetRequestTypeAndValueFromPod` and the
+`calculate*ReleaseByAllocatableThresholdPercent` of cpuevict and memoryevict).
 
 "Last" values come from the window `2 × --collect-res-used-interval` before now, as upstream;
 a strategy that finds no point skips its round.
@@ -24,10 +27,17 @@ from api.extension.eviction import (
     parse_eviction_priority,
     pod_evict_enabled,
 )
-from api.extension.priority import LABEL_POD_PRIORITY, get_pod_priority_value_with_default
+from api.extension.priority import (
+    LABEL_POD_PRIORITY,
+    PriorityClass,
+    get_pod_priority_class_with_default,
+    get_pod_priority_value_with_default,
+)
 from api.extension.qos import QoSClass, get_pod_qos_class_raw
+from api.extension.resource import RESOURCE_NAME_MAP
 from koordlet.qosmanager.framework import Context, KubeDict
 from pkg.events.recorder import WARNING
+from pkg.util.podresources import pod_requests
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +104,44 @@ def evictable_by_priority(pod: KubeDict, feature: str, priority_threshold: int) 
         and get_pod_priority_value_with_default(pod) <= priority_threshold
         and is_eviction_allowed(annotations, feature)
     )
+
+
+def class_request(pod: KubeDict, resource: str) -> tuple[str, int]:
+    """What `pod` requests of `resource` (`cpu` or `memory`) as its priority class counts it:
+    koord-mid and koord-batch pods their `mid-`/`batch-` extended resource, the others the native
+    one (milli-cpu, bytes). Raises ValueError for a malformed request."""
+    names = RESOURCE_NAME_MAP.get(get_pod_priority_class_with_default(pod), {})
+    name = names.get(resource, resource)
+    return name, max(pod_requests(pod).get(name, 0), 0)
+
+
+def allocatable_release(
+    requested: dict[str, int], allocatable: dict[str, int], threshold: int, lower: int
+) -> dict[str, int]:
+    """Per resource, what to release so the requests go down to `lower` % of the node's
+    allocatable once they exceed `threshold` %: all of it where the node has none of that
+    resource. Resources with nothing to release are left out."""
+    release = {}
+    for name, request in requested.items():
+        available = allocatable.get(name, 0)
+        if available <= 0:
+            amount = request
+        elif request / available > threshold / 100:
+            amount = int(request - lower / 100 * available)
+        else:
+            continue
+        if amount > 0:
+            release[name] = amount
+    return release
+
+
+def released_classes(release: dict[str, int]) -> frozenset[PriorityClass]:
+    """The priority classes whose pods' requests count toward `release`: only the mid and
+    batch resources name one (upstream `ReverseResourceNameMap`), so a release of native
+    `cpu`/`memory` is never credited, as upstream."""
+    return frozenset(
+        PriorityClass(priority_class) for priority_class, names in RESOURCE_NAME_MAP.items()
+        if any(name in release for name in names.values()))
 
 
 def _label_priority(pod: KubeDict, default: int) -> int:

@@ -1,5 +1,6 @@
 """The candidate filter and victim order of the priority-ordered evictors (upstream
-`plugins/util/evict.go` and the sort of `memoryevict`/`cpuevict` for MemoryEvict, CPUEvict)."""
+`plugins/util/evict.go` and the sort of `memoryevict`/`cpuevict` for MemoryEvict, CPUEvict), and
+the request arithmetic of the allocatable ones."""
 
 from __future__ import annotations
 
@@ -9,9 +10,18 @@ from pathlib import Path
 import pytest
 
 from api.extension.eviction import ANNOTATION_POD_EVICT_POLICY, ANNOTATION_POD_EVICTION_PRIORITY
+from api.extension.priority import PriorityClass
+from api.extension.resource import BATCH_CPU, BATCH_MEMORY, MID_CPU, MID_MEMORY
 from koordlet.metriccache.metric_cache import MetricCache
 from koordlet.qosmanager.framework import Context, KubeDict
-from koordlet.qosmanager.helpers import AnnotationWarnings, evictable_by_priority, priority_order
+from koordlet.qosmanager.helpers import (
+    AnnotationWarnings,
+    allocatable_release,
+    class_request,
+    evictable_by_priority,
+    priority_order,
+    released_classes,
+)
 from koordlet.qosmanager.testing import FakeStates
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.util.system.testing import fake_v2_tree
@@ -19,6 +29,7 @@ from pkg.features import koordlet_feature_gate
 from pkg.util.clock import FakeClock
 
 ENABLED = {"koordinator.sh/eviction-enabled": "true"}
+GI = 1 << 30
 
 
 def _pod(name: str, priority: int | None = 5000, labels: dict[str, str] | None = None,
@@ -91,3 +102,55 @@ def test_no_eviction_enabled_label_is_no_candidate() -> None:
     pod = _pod("not-opted-in")
     del pod["metadata"]["labels"]["koordinator.sh/eviction-enabled"]
     assert not evictable_by_priority(pod, "MemoryEvict", 5999)
+
+
+# The allocatable evictors' release (upstream cpu_evict_test.go
+# Test_calculateMilliReleaseByAllocatableThresholdPercent, memory_evict_test.go Test_memoryEvict).
+@pytest.mark.parametrize(("requested", "allocatable", "threshold", "lower", "release"), [
+    pytest.param({BATCH_CPU: 0}, {BATCH_CPU: 100}, 80, 70, {}, id="not-exceeded"),
+    pytest.param({BATCH_CPU: 85000}, {BATCH_CPU: 100000}, 80, 70, {BATCH_CPU: 15000},
+                 id="batch-cpu-down-to-lower"),
+    pytest.param({BATCH_CPU: 85000, MID_CPU: 85000}, {BATCH_CPU: 100000, MID_CPU: 100000},
+                 80, 70, {BATCH_CPU: 15000, MID_CPU: 15000}, id="mixed-priority"),
+    pytest.param({BATCH_CPU: 85000}, {BATCH_CPU: 100000}, 0, 0, {BATCH_CPU: 85000},
+                 id="threshold-0-releases-all"),
+    pytest.param({BATCH_CPU: 85000}, {"cpu": 80000}, 80, 70, {BATCH_CPU: 85000},
+                 id="node-without-the-resource-releases-all"),
+    pytest.param({BATCH_MEMORY: 50 * GI}, {BATCH_MEMORY: 100 * GI}, 45, 40,
+                 {BATCH_MEMORY: 10 * GI}, id="batch-memory"),
+    pytest.param({BATCH_MEMORY: 45 * GI}, {BATCH_MEMORY: 100 * GI}, 45, 40, {},
+                 id="at-threshold-is-not-over"),
+])
+def test_allocatable_release(requested: dict[str, int], allocatable: dict[str, int],
+                             threshold: int, lower: int, release: dict[str, int]) -> None:
+    assert allocatable_release(requested, allocatable, threshold, lower) == release
+
+
+def _requesting(priority: int, qos: str, requests: dict[str, str],
+                priority_class: str | None = None) -> KubeDict:
+    labels = {"koordinator.sh/qosClass": qos}
+    if priority_class:
+        labels["koordinator.sh/priority-class"] = priority_class
+    return {"metadata": {"name": "p", "labels": labels},
+            "spec": {"priority": priority,
+                     "containers": [{"name": "c", "resources": {"requests": requests}}]}}
+
+
+def test_class_request_counts_what_the_pod_class_requests() -> None:
+    both = {"cpu": "85", "memory": "1Gi", MID_CPU: "85000", MID_MEMORY: "2Gi",
+            BATCH_CPU: "3000", BATCH_MEMORY: "3Gi"}
+    assert class_request(_requesting(7000, "LS", both), "cpu") == (MID_CPU, 85000)
+    assert class_request(_requesting(7000, "LS", both), "memory") == (MID_MEMORY, 2 * GI)
+    assert class_request(_requesting(5000, "BE", both), "cpu") == (BATCH_CPU, 3000)
+    # prod, free and no class count the native resource (cpu in milli)
+    assert class_request(_requesting(9000, "LS", both), "cpu") == ("cpu", 85000)
+    assert class_request(_requesting(3500, "BE", both), "memory") == ("memory", GI)
+    # no class from spec.priority: the QoS decides (BE → batch)
+    assert class_request(_requesting(100, "BE", both), "cpu") == (BATCH_CPU, 3000)
+    assert class_request(_requesting(5000, "BE", {}), "memory") == (BATCH_MEMORY, 0)
+
+
+def test_released_classes_only_mid_and_batch_resources_name_one() -> None:
+    assert released_classes({BATCH_CPU: 1, MID_MEMORY: 1}) == {
+        PriorityClass.BATCH, PriorityClass.MID}
+    assert released_classes({"cpu": 1, "memory": 1}) == frozenset()

@@ -1,6 +1,7 @@
 """memoryevict (upstream `pkg/koordlet/qosmanager/plugins/memoryevict/memory_evict.go`) against
-the embedded API server: which pods BEMemoryEvict and MemoryEvict take, in which order and how
-many per round, the cool time, and a PodDisruptionBudget that blocks one eviction."""
+the embedded API server: which pods BEMemoryEvict, MemoryEvict and MemoryAllocatableEvict take,
+in which order and how many per round, the cool time, and a PodDisruptionBudget that blocks one
+eviction; the allocatable cases mirror upstream's memory_evict_test.go."""
 
 from __future__ import annotations
 
@@ -70,10 +71,10 @@ def cluster(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> Iterator[tuple[Client, MemoryEvict, Context]]:
     """The BEMemoryEvict gate and threshold 70 %, unless parametrized with other `gates` and
-    `slo` fields."""
+    `slo` fields; `extra` gives the node extended resources."""
     param = getattr(request, "param", {})
     with start() as srv:
-        srv.add_nodes(1, cpu="8", memory="10Gi")
+        srv.add_nodes(1, cpu="8", memory="10Gi", extra=param.get("extra", {}))
         client = api_client(srv.kubeconfig)
         create_priority_classes(client, {"koord-batch-5000": 5000, "koord-batch-5500": 5500,
                                          "koord-batch-6000": 6000, "koord-prod": 9000})
@@ -162,7 +163,9 @@ def test_memory_evict_takes_opted_in_pods_in_priority_order_one_per_round(cluste
     create_pod(client, "opted-high-small", "node-0", "LS", "koord-batch-5500", ENABLED)
     create_pod(client, "be-not-opted", "node-0", "BE", "koord-batch-5000")
     create_pod(client, "prod-opted", "node-0", "LS", "koord-prod", ENABLED)  # above 5999
-    names = ["opted-low", "opted-high-big", "opted-high-small", "be-not-opted", "prod-opted"]
+    create_pod(client, "opted-no-metric", "node-0", "BE", "koord-batch-5000", ENABLED)
+    names = ["opted-low", "opted-high-big", "opted-high-small", "be-not-opted", "prod-opted",
+             "opted-no-metric"]
     wait_running(client, names)
     usage = {"opted-low": GI // 4, "opted-high-big": 2 * GI, "opted-high-small": GI,
              "be-not-opted": 3 * GI, "prod-opted": 3 * GI}
@@ -176,10 +179,11 @@ def test_memory_evict_takes_opted_in_pods_in_priority_order_one_per_round(cluste
         expected_left.discard(victim)
         assert live_pod_names(client) == expected_left
         ctx.clock.step(4)
-    # neither the pod without the label nor the one above evictEnabledPriorityThreshold goes
+    # neither the pod without the label, nor the one above evictEnabledPriorityThreshold, nor
+    # the one without a usage sample (as upstream) goes
     _feed(ctx, 8 * GI, usage)
     plugin.run_once()
-    assert live_pod_names(client) == {"be-not-opted", "prod-opted"}
+    assert live_pod_names(client) == {"be-not-opted", "prod-opted", "opted-no-metric"}
     assert any("default/opted-low success" in r.getMessage()
                and "trigger by koordlet feature MemoryEvict" in r.getMessage()
                for r in caplog.records)
@@ -218,11 +222,87 @@ def test_memory_evict_without_priority_threshold_evicts_nothing(cluster, caplog)
     assert any("evictEnabledPriorityThreshold" in r.getMessage() for r in caplog.records)
 
 
-def test_memory_evict_gate_alone_enables_the_strategy(tmp_path: Path) -> None:
+def test_each_gate_alone_enables_the_strategy(tmp_path: Path) -> None:
     gate = koordlet_feature_gate.copy()
     ctx = Context(env=fake_v2_tree(tmp_path, ["kubepods.slice"]),
                   executor=ResourceUpdateExecutor(FakeClock(0.0)), metric_cache=MetricCache(),
                   states=FakeStates(), feature_gate=gate)
-    assert not MemoryEvict(ctx).enabled()  # both gates default off
+    assert not MemoryEvict(ctx).enabled()  # all three gates default off
     gate.set("MemoryEvict=true")
     assert MemoryEvict(ctx).enabled()
+    gate = koordlet_feature_gate.copy()
+    gate.set("MemoryAllocatableEvict=true")
+    ctx.feature_gate = gate
+    assert MemoryEvict(ctx).enabled()
+
+
+ALLOCATABLE_SLO = {"memoryAllocatableEvictThresholdPercent": 45,
+                   "memoryAllocatableEvictLowerPercent": 40,
+                   "allocatableEvictPriorityThreshold": 5000}
+BATCH_MEMORY = "kubernetes.io/batch-memory"
+
+
+@pytest.mark.parametrize(
+    "cluster", [{"gates": "MemoryAllocatableEvict=true", "slo": ALLOCATABLE_SLO,
+                 "extra": {BATCH_MEMORY: "100Gi"}}], indirect=True)
+def test_allocatable_evict_takes_the_larger_request_down_to_lower_percent(cluster, caplog) -> None:
+    # upstream Test_memoryEvict's MemoryAllocatableEvict case: 50 of 100 GiB batch-memory
+    # requested against 45 %: release 10 GiB, the larger request first, whatever the usage
+    client, plugin, ctx = cluster
+    create_pod(client, "batch-pod-1", "node-0", "BE", "koord-batch-5000", ENABLED,
+               requests={BATCH_MEMORY: "20Gi"})
+    create_pod(client, "batch-pod-2", "node-0", "BE", "koord-batch-5000", ENABLED,
+               requests={BATCH_MEMORY: "30Gi"})
+    create_pod(client, "batch-not-opted", "node-0", "BE", "koord-batch-5000")
+    create_pod(client, "batch-5500", "node-0", "BE", "koord-batch-5500", ENABLED,
+               requests={BATCH_MEMORY: "40Gi"})  # above the priority threshold: not summed
+    names = ["batch-pod-1", "batch-pod-2", "batch-not-opted", "batch-5500"]
+    wait_running(client, names)
+    usage = {"batch-pod-1": 2 * GI, "batch-pod-2": GI, "batch-not-opted": GI,
+             "batch-5500": GI}
+    _feed(ctx, GI, usage)
+    with caplog.at_level(logging.INFO, logger="pkg.evictions.evictions"):
+        plugin.run_once()
+    assert live_pod_names(client) == {"batch-pod-1", "batch-not-opted", "batch-5500"}
+    assert any("default/batch-pod-2 success" in r.getMessage()
+               and "trigger by koordlet feature MemoryAllocatableEvict" in r.getMessage()
+               for r in caplog.records)
+
+    ctx.clock.step(4)  # 20 % requested now: nothing more goes
+    _feed(ctx, GI, usage)
+    plugin.run_once()
+    assert live_pod_names(client) == {"batch-pod-1", "batch-not-opted", "batch-5500"}
+
+
+@pytest.mark.parametrize(
+    "cluster", [{"gates": "BEMemoryEvict=true,MemoryAllocatableEvict=true",
+                 "slo": {"memoryEvictThresholdPercent": 70, **ALLOCATABLE_SLO},
+                 "extra": {BATCH_MEMORY: "100Gi"}}], indirect=True)
+def test_be_memory_evict_victim_request_counts_for_allocatable_evict(cluster) -> None:
+    client, plugin, ctx = cluster
+    create_pod(client, "be-big", "node-0", "BE", "koord-batch-5000",
+               requests={BATCH_MEMORY: "30Gi"})
+    create_pod(client, "opted", "node-0", "BE", "koord-batch-5000", ENABLED,
+               requests={BATCH_MEMORY: "20Gi"})
+    wait_running(client, ["be-big", "opted"])
+    # BEMemoryEvict: 80 % used, release 1.2 GiB, be-big (the larger user) covers it; its 30 GiB
+    # batch-memory request also covers MemoryAllocatableEvict's 10 GiB, so opted stays
+    _feed(ctx, 8 * GI, {"be-big": 2 * GI, "opted": GI})
+    plugin.run_once()
+    assert live_pod_names(client) == {"opted"}
+
+
+@pytest.mark.parametrize(
+    "cluster", [{"gates": "MemoryAllocatableEvict=true", "extra": {BATCH_MEMORY: "100Gi"},
+                 "slo": {"memoryAllocatableEvictThresholdPercent": 45,
+                         "allocatableEvictPriorityThreshold": 5000}}], indirect=True)
+def test_allocatable_evict_without_lower_percent_evicts_nothing(cluster, caplog) -> None:
+    client, plugin, ctx = cluster
+    create_pod(client, "batch-pod", "node-0", "BE", "koord-batch-5000", ENABLED,
+               requests={BATCH_MEMORY: "50Gi"})
+    wait_running(client, ["batch-pod"])
+    _feed(ctx, GI, {"batch-pod": GI})
+    with caplog.at_level(logging.WARNING, logger="koordlet.qosmanager.memoryevict"):
+        plugin.run_once()
+    assert live_pod_names(client) == {"batch-pod"}
+    assert any("memoryAllocatableEvictLowerPercent" in r.getMessage() for r in caplog.records)
