@@ -8,10 +8,11 @@ The cgroup version and driver are detected once under ``--cgroup-root-dir`` (the
 ``--pod-source=kubelet`` from kubelet's ``/pods/``, its NodeSLO and NodeMetric; waited for up to
 ``STATES_SYNC_TIMEOUT_SECONDS``) → the RuntimeHookService on ``--runtime-hooks-addr`` and
 ``koordlet.json`` for koord-runtime-proxy → the hook rules, updated from NodeSLO and node
-metadata through statesinformer callbacks → metricsadvisor (node usage, pod usage, CPU
-topology) and the metric cache's GC → NodeMetric reporter (every ``reportIntervalSeconds`` of
-the NodeMetric spec) → qosmanager (every strategy of ``STRATEGY_PLUGINS``) → the runtime hooks'
-pod/container reconciler. Each loop is a task of the runner named after its module.
+metadata through statesinformer callbacks → metricsadvisor (node usage, pod and host
+application usage, CPU topology) and the metric cache's GC → NodeMetric reporter (every
+``reportIntervalSeconds`` of the NodeMetric spec) → qosmanager (every strategy of
+``STRATEGY_PLUGINS``) → the runtime hooks' pod/container reconciler. Each loop is a task of the
+runner named after its module.
 
 ``--simulate-metrics`` (not upstream) is for the simulated nodes of the local cluster: the node
 and pod collectors are replaced by ``koordlet.metricsadvisor.simulated`` (usage from pod and
@@ -38,11 +39,12 @@ from koordlet.metrics import metrics
 from koordlet.metricsadvisor import framework
 from koordlet.metricsadvisor.framework import PodCgroup
 from koordlet.metricsadvisor.gauges import NodeUsageGauges
+from koordlet.metricsadvisor.hostapplication import HostApplicationCollector
 from koordlet.metricsadvisor.nodeinfo import NodeInfoCollector
 from koordlet.metricsadvisor.noderesource import NodeResourceCollector
 from koordlet.metricsadvisor.pagecache import PageCacheCollector
 from koordlet.metricsadvisor.podresource import PodResourceCollector
-from koordlet.metricsadvisor.podsource import pod_cgroups
+from koordlet.metricsadvisor.podsource import host_app_cgroups, pod_cgroups
 from koordlet.metricsadvisor.simulated import (
     SimulatedCollector,
     SimulatedNodeInfoCollector,
@@ -160,7 +162,11 @@ class Daemon:
                 return pod_cgroups(env, view)
 
             usage = [NodeUsageGauges(NodeResourceCollector(self.system.proc_root_dir)),
-                     PodResourceCollector(reader, pods, args.collect_res_used_interval)]
+                     PodResourceCollector(reader, pods, args.collect_res_used_interval),
+                     # Its own reader: each collector sweeps the files it keeps open.
+                     HostApplicationCollector(
+                         CgroupReader(env.root, CGROUP_V2 if env.v2 else CGROUP_V1),
+                         lambda: host_app_cgroups(env, view), args.collect_res_used_interval)]
             if args.enable_pagecache_collector:
                 usage.append(PageCacheCollector(self.system.proc_root_dir, reader, pods))
             node_info = NodeInfoCollector(self.cache, self.system.sys_root_dir)
