@@ -11,8 +11,8 @@ The cgroup version and driver are detected once under ``--cgroup-root-dir`` (the
 metadata through statesinformer callbacks → metricsadvisor (node usage, pod and host
 application usage, CPU topology) and the metric cache's GC → NodeMetric reporter (every
 ``reportIntervalSeconds`` of the NodeMetric spec) → qosmanager (every strategy of
-``STRATEGY_PLUGINS``) → the runtime hooks' pod/container reconciler. Each loop is a task of the
-runner named after its module.
+``STRATEGY_PLUGINS``) → the runtime hooks' pod/container and host application reconcilers. Each
+loop is a task of the runner named after its module.
 
 ``--simulate-metrics`` (not upstream) is for the simulated nodes of the local cluster: the node
 and pod collectors are replaced by ``koordlet.metricsadvisor.simulated`` (usage from pod and
@@ -34,6 +34,7 @@ import time
 import grpc
 from prometheus_client import CollectorRegistry
 
+from api.slo.v1alpha1.host_application import HostApplicationSpec
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig
 from koordlet.metrics import metrics
 from koordlet.metricsadvisor import framework
@@ -56,7 +57,8 @@ from koordlet.qosmanager.register import STRATEGY_PLUGINS
 from koordlet.reporter.nodemetric_reporter import NodeMetricReporter
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader
-from koordlet.runtimehooks.cgroupapply import CgroupApplier, PodReconciler
+from koordlet.runtimehooks.cgroupapply import CgroupApplier, HostAppReconciler, PodReconciler
+from koordlet.runtimehooks.hooks import groupidentity
 from koordlet.runtimehooks.hooks.hooks import FailurePolicy
 from koordlet.runtimehooks.rule import Rules
 from koordlet.runtimehooks.rule_update import RuleUpdater
@@ -143,10 +145,22 @@ class Daemon:
             event_recorder=self.events.new_recorder("koordlet", node_name),
             client=client, system=self.system), STRATEGY_PLUGINS)
         self.rules = Rules(disable_unset_cpu_quota=args.disable_unset_cpu_quota)
+        self.rules.group_identity_supported = groupidentity.system_supported(
+            self.env, self.system.proc_root_dir)
+        if not self.rules.group_identity_supported:
+            log.info("group identity unsupported by the kernel (no cpu.bvt_warp_ns in the "
+                     "kubepods dir, no sched_group_identity_enabled sysctl): the GroupIdentity "
+                     "hook leaves pods and host applications as they are")
         applier = CgroupApplier(self.env, self.executor, self.system.proc_root_dir)
         self.servicer = RuntimeHookServer(self.rules, plugin_failure_policy, applier)
         self.reconciler = PodReconciler(self.view.get_all_pods, self.rules, applier,
                                         args.runtime_hooks_reconcile_interval)
+        self.host_reconciler = HostAppReconciler(self._host_apps, self.rules, applier,
+                                                 args.runtime_hooks_reconcile_interval)
+
+    def _host_apps(self) -> list[HostApplicationSpec]:
+        slo = self.view.get_node_slo()
+        return (slo.spec.host_applications or []) if slo is not None else []
 
     def _advisors(self) -> list[framework.MetricAdvisor]:
         args, env, view = self.args, self.env, self.view
@@ -201,6 +215,7 @@ class Daemon:
             runner.task("nodemetric-reporter", self.reporter.run)
         runner.task("qosmanager", self._run_qos)
         runner.task("runtimehooks-reconciler", self.reconciler.run)
+        runner.task("runtimehooks-host-reconciler", self.host_reconciler.run)
         log.info("koordlet on node %s: metrics on %s, runtime hooks on %s, cgroup %s (%s)%s",
                  self.node_name, args.addr, args.runtime_hooks_addr,
                  "v2" if self.env.v2 else "v1", self.env.driver,
@@ -221,7 +236,7 @@ class Daemon:
 
     def _register_rules(self) -> None:
         updater = RuleUpdater(self.rules, self.view.get_node_slo, self.view.get_node,
-                              self.reconciler.reconcile_once)
+                              self._reapply_hooks)
         # The initial state: callbacks fire only on changes after registration.
         updater.update_node_slo()
         updater.update_node_metadata()
@@ -232,6 +247,14 @@ class Daemon:
         self.states.register_callbacks(RegisterType.ALL_PODS, "runtimehooks-reconciler",
                                        "apply hooks to running pods",
                                        lambda t, target: self.reconciler.reconcile_once())
+        self.states.register_callbacks(RegisterType.NODE_SLO_SPEC, "host-app-reconciler",
+                                       "reconcile cgroup files if host applications changed",
+                                       self.host_reconciler.on_node_slo)
+
+    def _reapply_hooks(self) -> None:
+        """A rule changed: every pod and host application gets the hooks again now."""
+        self.reconciler.reconcile_once()
+        self.host_reconciler.reconcile_once()
 
     def _run_qos(self, stop: threading.Event) -> None:
         for thread in self.qos_manager.run(stop):
