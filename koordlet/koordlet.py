@@ -133,7 +133,8 @@ class Daemon:
         self.fake_tree = args.simulate_metrics and not has_cgroup_tree(root)
         self.env = fake_v1_env(root, prefix) if self.fake_tree else CgroupEnv.detect(root, prefix)
         self.advisors = self._advisors()
-        self.reporter = NodeMetricReporter(client, self.states, self.cache)
+        self.reporter = NodeMetricReporter(client, self.states, self.cache,
+                                           host_apps=self._host_apps)
         # Upstream's koordlet records through client-go's tools/record as "koordlet" on its
         # node: evictions, malformed annotations the strategies skip.
         self.events = EventBroadcaster(client)
