@@ -2,7 +2,8 @@
 ``pkg/koordlet/metricsadvisor/collectors/hostapplication``): CPU (cores, from two cgroup
 CPU-usage samples), memory (``memory.stat``: anon + unevictable) and memory with page cache
 (``memory.usage_in_bytes`` / ``memory.current``) of each NodeSLO host application, keyed by
-its name.
+its name; the CPU and memory also go to the ``host_application_resource_usage`` gauge, whose
+series are reset every round so an application gone from NodeSLO is no longer exported.
 
 As upstream: an application whose CPU usage, ``memory.stat`` or memory usage cannot be read is
 skipped; its first readable round only primes the CPU reading and stores nothing; without a
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricSample
+from koordlet.metrics import metrics
 from koordlet.resourceexecutor.reader import CgroupReader
 from koordlet.util.system.cgroup import CgroupError
 
@@ -32,6 +34,8 @@ _GC_PERIOD_SECONDS = 600.0
 class HostAppCgroup:
     name: str
     cgroup_dir: str  # relative to the reader's hierarchy
+    priority: str = ""  # the gauge's labels, "" when unset as upstream's
+    qos: str = ""
 
 
 # The NodeSLO's host applications with their cgroup dirs; None while there is no NodeSLO.
@@ -61,6 +65,7 @@ class HostApplicationCollector:
         if apps is None:
             log.warning("no NodeSLO: host application resource usage not collected")
             return []
+        metrics.reset_host_application_resource_usage()
         out: list[MetricSample] = []
         for app in apps:
             try:
@@ -80,6 +85,10 @@ class HostApplicationCollector:
                 continue
             cores = max(usage_ns - last.usage_ns, 0) / ((now - last.wall) * 1e9)
             last.usage_ns, last.wall = usage_ns, now
+            metrics.record_host_application_resource_usage(
+                "cpu", app.name, app.priority, app.qos, cores)
+            metrics.record_host_application_resource_usage(
+                "memory", app.name, app.priority, app.qos, float(mem.usage()))
             out += (
                 MetricSample(mt.HOST_APPLICATION_CPU_USAGE, last.props, now, cores),
                 MetricSample(mt.HOST_APPLICATION_MEMORY_USAGE, last.props, now,

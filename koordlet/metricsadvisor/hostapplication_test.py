@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from koordlet.metriccache import metric_types as mt
+from koordlet.metrics import metrics
 from koordlet.metricsadvisor.hostapplication import HostAppCgroup, HostApplicationCollector
 from koordlet.metricsadvisor.podsource import host_app_cgroups
 from koordlet.metricsadvisor.testing import write_cgroup
@@ -115,7 +116,28 @@ def test_source_resolves_dirs_by_driver_and_prefix() -> None:
     ]}}
     env = CgroupEnv(root="/unused", driver=CgroupDriver.SYSTEMD, prefix="koord-test")
     assert host_app_cgroups(env, StatesView(_Raw(slo))) == [
-        HostAppCgroup("test-host-app", f"koord-test/{APP_DIR}"),
-        HostAppCgroup("nginx", "koord-test/host-latency-sensitive/nginx"),
+        HostAppCgroup("test-host-app", f"koord-test/{APP_DIR}", qos="BE"),
+        HostAppCgroup("nginx", "koord-test/host-latency-sensitive/nginx", qos="LS"),
     ]
     assert host_app_cgroups(env, StatesView(_Raw(None))) is None
+
+
+def gauge(name: str, resource: str) -> float | None:
+    return metrics.INTERNAL.get_sample_value("koordlet_host_application_resource_usage", {
+        "node": metrics.node_name(), "host_application_name": name, "resource": resource,
+        "priority_class": "koord-batch", "qos": "BE"})
+
+
+def test_usage_gauge_per_app_and_an_app_gone_from_node_slo_is_dropped(tmp_path) -> None:
+    root = str(tmp_path)
+    write_app(root, CGROUP_V1, cpu_ns=0)
+    app = HostAppCgroup("gauge-app", APP_DIR, "koord-batch", "BE")
+    apps = [app]
+    collector = HostApplicationCollector(CgroupReader(root, CGROUP_V1), lambda: apps)
+    collector.collect(T0)
+    write_app(root, CGROUP_V1, cpu_ns=5 * 10**8)
+    collector.collect(T0 + 1)
+    assert (gauge("gauge-app", "cpu"), gauge("gauge-app", "memory")) == (0.5, 100 * MI)
+    apps.clear()
+    collector.collect(T0 + 2)
+    assert gauge("gauge-app", "cpu") is None

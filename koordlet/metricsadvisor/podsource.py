@@ -42,6 +42,7 @@ def host_app_cgroups(env: CgroupEnv, view: StatesView) -> list[HostAppCgroup] | 
     slo = view.get_node_slo()
     if slo is None:
         return None
-    return [HostAppCgroup(app.name or "", os.path.join(
-                env.prefix, host_app_relative_dir(env.driver, app)))
+    return [HostAppCgroup(app.name or "",
+                          os.path.join(env.prefix, host_app_relative_dir(env.driver, app)),
+                          app.priority or "", app.qos or "")
             for app in slo.spec.host_applications or []]
