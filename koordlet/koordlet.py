@@ -8,10 +8,11 @@ The cgroup version and driver are detected once under ``--cgroup-root-dir`` (the
 ``--pod-source=kubelet`` from kubelet's ``/pods/``, its NodeSLO and NodeMetric; waited for up to
 ``STATES_SYNC_TIMEOUT_SECONDS``) → the RuntimeHookService on ``--runtime-hooks-addr`` and
 ``koordlet.json`` for koord-runtime-proxy → the hook rules, updated from NodeSLO and node
-metadata through statesinformer callbacks → metricsadvisor (node usage, pod usage, CPU
-topology) and the metric cache's GC → NodeMetric reporter (every ``reportIntervalSeconds`` of
-the NodeMetric spec) → qosmanager (every strategy of ``STRATEGY_PLUGINS``) → the runtime hooks'
-pod/container reconciler. Each loop is a task of the runner named after its module.
+metadata through statesinformer callbacks → metricsadvisor (node usage, pod and host
+application usage, CPU topology) and the metric cache's GC → NodeMetric reporter (every
+``reportIntervalSeconds`` of the NodeMetric spec) → qosmanager (every strategy of
+``STRATEGY_PLUGINS``) → the runtime hooks' pod/container and host application reconcilers. Each
+loop is a task of the runner named after its module.
 
 ``--simulate-metrics`` (not upstream) is for the simulated nodes of the local cluster: the node
 and pod collectors are replaced by ``koordlet.metricsadvisor.simulated`` (usage from pod and
@@ -33,16 +34,18 @@ import time
 import grpc
 from prometheus_client import CollectorRegistry
 
+from api.slo.v1alpha1.host_application import HostApplicationSpec
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig
 from koordlet.metrics import metrics
 from koordlet.metricsadvisor import framework
 from koordlet.metricsadvisor.framework import PodCgroup
 from koordlet.metricsadvisor.gauges import NodeUsageGauges
+from koordlet.metricsadvisor.hostapplication import HostApplicationCollector
 from koordlet.metricsadvisor.nodeinfo import NodeInfoCollector
 from koordlet.metricsadvisor.noderesource import NodeResourceCollector
 from koordlet.metricsadvisor.pagecache import PageCacheCollector
 from koordlet.metricsadvisor.podresource import PodResourceCollector
-from koordlet.metricsadvisor.podsource import pod_cgroups
+from koordlet.metricsadvisor.podsource import host_app_cgroups, pod_cgroups
 from koordlet.metricsadvisor.simulated import (
     SimulatedCollector,
     SimulatedNodeInfoCollector,
@@ -54,7 +57,8 @@ from koordlet.qosmanager.register import STRATEGY_PLUGINS
 from koordlet.reporter.nodemetric_reporter import NodeMetricReporter
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader
-from koordlet.runtimehooks.cgroupapply import CgroupApplier, PodReconciler
+from koordlet.runtimehooks.cgroupapply import CgroupApplier, HostAppReconciler, PodReconciler
+from koordlet.runtimehooks.hooks import groupidentity
 from koordlet.runtimehooks.hooks.hooks import FailurePolicy
 from koordlet.runtimehooks.rule import Rules
 from koordlet.runtimehooks.rule_update import RuleUpdater
@@ -129,7 +133,8 @@ class Daemon:
         self.fake_tree = args.simulate_metrics and not has_cgroup_tree(root)
         self.env = fake_v1_env(root, prefix) if self.fake_tree else CgroupEnv.detect(root, prefix)
         self.advisors = self._advisors()
-        self.reporter = NodeMetricReporter(client, self.states, self.cache)
+        self.reporter = NodeMetricReporter(client, self.states, self.cache,
+                                           host_apps=self._host_apps)
         # Upstream's koordlet records through client-go's tools/record as "koordlet" on its
         # node: evictions, malformed annotations the strategies skip.
         self.events = EventBroadcaster(client)
@@ -141,10 +146,22 @@ class Daemon:
             event_recorder=self.events.new_recorder("koordlet", node_name),
             client=client, system=self.system), STRATEGY_PLUGINS)
         self.rules = Rules(disable_unset_cpu_quota=args.disable_unset_cpu_quota)
+        self.rules.group_identity_supported = groupidentity.system_supported(
+            self.env, self.system.proc_root_dir)
+        if not self.rules.group_identity_supported:
+            log.info("group identity unsupported by the kernel (no cpu.bvt_warp_ns in the "
+                     "kubepods dir, no sched_group_identity_enabled sysctl): the GroupIdentity "
+                     "hook leaves pods and host applications as they are")
         applier = CgroupApplier(self.env, self.executor, self.system.proc_root_dir)
         self.servicer = RuntimeHookServer(self.rules, plugin_failure_policy, applier)
         self.reconciler = PodReconciler(self.view.get_all_pods, self.rules, applier,
                                         args.runtime_hooks_reconcile_interval)
+        self.host_reconciler = HostAppReconciler(self._host_apps, self.rules, applier,
+                                                 args.runtime_hooks_reconcile_interval)
+
+    def _host_apps(self) -> list[HostApplicationSpec]:
+        slo = self.view.get_node_slo()
+        return (slo.spec.host_applications or []) if slo is not None else []
 
     def _advisors(self) -> list[framework.MetricAdvisor]:
         args, env, view = self.args, self.env, self.view
@@ -160,7 +177,11 @@ class Daemon:
                 return pod_cgroups(env, view)
 
             usage = [NodeUsageGauges(NodeResourceCollector(self.system.proc_root_dir)),
-                     PodResourceCollector(reader, pods, args.collect_res_used_interval)]
+                     PodResourceCollector(reader, pods, args.collect_res_used_interval),
+                     # Its own reader: each collector sweeps the files it keeps open.
+                     HostApplicationCollector(
+                         CgroupReader(env.root, CGROUP_V2 if env.v2 else CGROUP_V1),
+                         lambda: host_app_cgroups(env, view), args.collect_res_used_interval)]
             if args.enable_pagecache_collector:
                 usage.append(PageCacheCollector(self.system.proc_root_dir, reader, pods))
             node_info = NodeInfoCollector(self.cache, self.system.sys_root_dir)
@@ -195,6 +216,7 @@ class Daemon:
             runner.task("nodemetric-reporter", self.reporter.run)
         runner.task("qosmanager", self._run_qos)
         runner.task("runtimehooks-reconciler", self.reconciler.run)
+        runner.task("runtimehooks-host-reconciler", self.host_reconciler.run)
         log.info("koordlet on node %s: metrics on %s, runtime hooks on %s, cgroup %s (%s)%s",
                  self.node_name, args.addr, args.runtime_hooks_addr,
                  "v2" if self.env.v2 else "v1", self.env.driver,
@@ -215,7 +237,7 @@ class Daemon:
 
     def _register_rules(self) -> None:
         updater = RuleUpdater(self.rules, self.view.get_node_slo, self.view.get_node,
-                              self.reconciler.reconcile_once)
+                              self._reapply_hooks)
         # The initial state: callbacks fire only on changes after registration.
         updater.update_node_slo()
         updater.update_node_metadata()
@@ -226,6 +248,14 @@ class Daemon:
         self.states.register_callbacks(RegisterType.ALL_PODS, "runtimehooks-reconciler",
                                        "apply hooks to running pods",
                                        lambda t, target: self.reconciler.reconcile_once())
+        self.states.register_callbacks(RegisterType.NODE_SLO_SPEC, "host-app-reconciler",
+                                       "reconcile cgroup files if host applications changed",
+                                       self.host_reconciler.on_node_slo)
+
+    def _reapply_hooks(self) -> None:
+        """A rule changed: every pod and host application gets the hooks again now."""
+        self.reconciler.reconcile_once()
+        self.host_reconciler.reconcile_once()
 
     def _run_qos(self, stop: threading.Event) -> None:
         for thread in self.qos_manager.run(stop):

@@ -46,6 +46,7 @@ POD_PSI_CPU_FULL_SUPPORTED = "pod_psi_cpu_full_supported"
 CONTAINER_PSI_CPU_FULL_SUPPORTED = "container_psi_cpu_full_supported"
 HOST_APPLICATION_CPU_USAGE = "host_application_cpu_usage"
 HOST_APPLICATION_MEMORY_USAGE = "host_application_memory_usage"
+HOST_APPLICATION_MEMORY_USAGE_WITH_PAGE_CACHE = "host_application_memory_usage_with_page_cache"
 
 SCHEMAS: Mapping[str, frozenset[str]] = {
     NODE_CPU_USAGE: _NONE,
@@ -70,6 +71,7 @@ SCHEMAS: Mapping[str, frozenset[str]] = {
     CONTAINER_PSI_CPU_FULL_SUPPORTED: frozenset({POD_UID, CONTAINER_ID}),
     HOST_APPLICATION_CPU_USAGE: frozenset({HOST_APP_NAME}),
     HOST_APPLICATION_MEMORY_USAGE: frozenset({HOST_APP_NAME}),
+    HOST_APPLICATION_MEMORY_USAGE_WITH_PAGE_CACHE: frozenset({HOST_APP_NAME}),
 }
 
 # KV keys (upstream NodeCPUInfoKey, NodeNUMAInfoKey).

@@ -39,6 +39,10 @@ POD_EVICTION = Gauge("pod_eviction", "Number of eviction launched by koordlet",
 POD_EVICTION_DETAIL = Gauge("pod_eviction_detail", "evict detail launched by koordlet",
                             [NODE_KEY, "namespace", "pod", "strategy", "reason"],
                             namespace=SUBSYSTEM, registry=INTERNAL)
+HOST_APPLICATION_RESOURCE_USAGE = Gauge(
+    "host_application_resource_usage", "Host application resource usage collected by koordlet",
+    [NODE_KEY, "host_application_name", "resource", "priority_class", "qos"],
+    namespace=SUBSYSTEM, registry=INTERNAL)
 
 _node_name = ""
 
@@ -68,3 +72,13 @@ def record_be_suppress_cpu_cores(policy_type: str, cores: float) -> None:
 def record_pod_eviction(namespace: str, pod: str, strategy: str, reason: str) -> None:
     POD_EVICTION.labels(_node_name, reason).inc()
     POD_EVICTION_DETAIL.labels(_node_name, namespace, pod, strategy, reason).inc()
+
+
+def reset_host_application_resource_usage() -> None:
+    """Drops every application's series, so one gone from NodeSLO is no longer exported."""
+    HOST_APPLICATION_RESOURCE_USAGE.clear()
+
+
+def record_host_application_resource_usage(resource: str, name: str, priority: str, qos: str,
+                                           value: float) -> None:
+    HOST_APPLICATION_RESOURCE_USAGE.labels(_node_name, name, resource, priority, qos).set(value)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from api.slo.v1alpha1.host_application import HostApplicationSpec
 from api.slo.v1alpha1.strategies import ResourceThresholdStrategy
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricSample
@@ -189,3 +190,28 @@ def test_a_new_malformed_value_is_reported_again(setup) -> None:
     first, second = (e["message"] for e in sink.created)  # the repeat and the good value: none
     assert first.startswith(prefix + "not valid JSON")
     assert second.startswith(prefix + "reservedCPUs: ")
+
+
+def test_host_apps_count_as_non_be_unless_be_under_kubepods_besteffort(setup) -> None:
+    """Upstream's host-app filter: an application is BE only with qos BE *and* cgroup base
+    KubepodsBesteffort; one without a metric counts nowhere."""
+    plugin, ctx, cpu_max = setup
+    slo = ctx.states.node_slo
+    slo.spec.host_applications = [HostApplicationSpec.model_validate(app) for app in (
+        {"name": "nginx", "qos": "LS"},
+        {"name": "yarn", "qos": "BE",
+         "cgroupPath": {"base": "KubepodsBesteffort", "relativePath": "yarn"}},
+        {"name": "be-at-root", "qos": "BE",
+         "cgroupPath": {"base": "CgroupRoot", "relativePath": "be"}},
+        {"name": "no-metric", "qos": "LS"},
+    )]
+    _feed(ctx, 2.0, 0.5)
+    now = ctx.clock.now()
+    ctx.metric_cache.append([
+        MetricSample(mt.HOST_APPLICATION_CPU_USAGE, {mt.HOST_APP_NAME: name}, now, cores)
+        for name, cores in (("nginx", 0.3), ("yarn", 0.6), ("be-at-root", 0.2))])
+    inputs = plugin.collect_inputs()
+    assert inputs is not None
+    assert (inputs.host_all_milli, inputs.host_non_be_milli) == (1100, 500)
+    # system 2000 − 500 − 1100 = 400; 2600 − 500 (LS pod) − 500 − 400 = 1200m
+    assert _run(plugin, cpu_max) == "120000"

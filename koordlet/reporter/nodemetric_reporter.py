@@ -13,7 +13,9 @@ Status: ``nodeUsage`` (avg over ``aggregateDurationSeconds``), ``aggregatedNodeU
 p50, p90, p95, p99 per ``nodeAggregatePolicy.durations``; an empty map when the samples span
 under half the window), ``systemUsage``/``aggregatedSystemUsages`` from ``sys_*``,
 ``podsMetric`` (avg per pod, sorted by namespace and name; a pod with no samples is left out),
-and ``prodReclaimableMetric``/``prodPeakMetric`` from the peak predictor when one is given.
+``hostApplicationMetric`` (avg per NodeSLO host application with samples, sorted by name, with
+the application's priority and QoS; left out when none has samples), and
+``prodReclaimableMetric``/``prodPeakMetric`` from the peak predictor when one is given.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -29,6 +32,7 @@ from api.core import QuantityFormat, format_quantity
 from api.extension.priority import get_pod_priority_class_with_default
 from api.extension.qos import get_pod_qos_class_with_default
 from api.meta import format_time, parse_duration
+from api.slo.v1alpha1.host_application import HostApplicationSpec
 from koordlet.metriccache import aggregate
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache
@@ -53,6 +57,7 @@ AGGREGATIONS = {"avg": aggregate.AVG, "p50": aggregate.P50, "p90": aggregate.P90
                 "p95": aggregate.P95, "p99": aggregate.P99}
 _NODE_MEMORY = {"usageWithPageCache": mt.NODE_MEMORY_USAGE_WITH_PAGE_CACHE}
 _POD_MEMORY = {"usageWithPageCache": mt.POD_MEMORY_USAGE_WITH_PAGE_CACHE}
+_HOST_APP_MEMORY = {"usageWithPageCache": mt.HOST_APPLICATION_MEMORY_USAGE_WITH_PAGE_CACHE}
 
 
 def resource_map(cpu_cores: float, memory_bytes: float) -> dict[str, Any]:
@@ -63,11 +68,15 @@ def resource_map(cpu_cores: float, memory_bytes: float) -> dict[str, Any]:
 
 
 class NodeMetricReporter:
+    """``host_apps`` returns the NodeSLO's host applications (statesinformer's view)."""
+
     def __init__(self, client: Client, states: StatesInformer, cache: MetricCache,
-                 predictor: PeakPredictServer | None = None, clock: Clock = REAL_CLOCK) -> None:
+                 predictor: PeakPredictServer | None = None, clock: Clock = REAL_CLOCK,
+                 host_apps: Callable[[], Sequence[HostApplicationSpec]] = tuple) -> None:
         self.client = client
         self.states = states
         self.cache = cache
+        self.host_apps = host_apps
         self.predictor = predictor
         self.clock = clock
         self.limiter = TokenBucket(0.1, 2, clock)
@@ -133,6 +142,21 @@ class NodeMetricReporter:
                 "qos": get_pod_qos_class_with_default(pod).value})
         pods_metric.sort(key=lambda p: (p["namespace"] or "", p["name"]))
         status: dict[str, Any] = {"nodeMetric": node_metric, "podsMetric": pods_metric}
+        host_apps_metric = []
+        host_app_memory = _HOST_APP_MEMORY.get(mem_policy, mt.HOST_APPLICATION_MEMORY_USAGE)
+        for app in self.host_apps():
+            name = app.name or ""
+            usage = self._usage(mt.HOST_APPLICATION_CPU_USAGE, host_app_memory,
+                                {mt.HOST_APP_NAME: name}, start, now)
+            if usage is None:
+                continue
+            # Go's omitempty strings: an unset priority or QoS is left out.
+            host_apps_metric.append({k: v for k, v in (
+                ("name", name), ("usage", usage), ("priority", app.priority), ("qos", app.qos))
+                if v})
+        if host_apps_metric:
+            status["hostApplicationMetric"] = sorted(host_apps_metric,
+                                                     key=lambda m: m.get("name", ""))
         node = self.states.get_node()
         if self.predictor is not None and node is not None:
             reclaimable, peak = prod_reclaimable(self.predictor, node, pods, now)

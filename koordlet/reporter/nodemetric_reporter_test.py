@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from api.slo.v1alpha1.host_application import HostApplicationSpec
 from koordlet.metriccache import aggregate
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig, MetricSample
@@ -104,3 +105,36 @@ def test_report_interval_from_spec_is_honoured(env: tuple[Client, StatesInformer
     finally:
         stop.set()
         t.join(5)
+
+
+def test_host_application_metric_per_app_with_samples_sorted_by_name(
+        env: tuple[Client, StatesInformer]) -> None:
+    """Upstream's collectHostAppMetric: avg CPU and memory of each NodeSLO host application,
+    with its priority and QoS; an application without samples is left out."""
+    client, states = env
+    cache = MetricCache(MetricCacheConfig(metric_expire_seconds=3600))
+    fill(cache, 900, states.get_all_pods()[0].uid)
+    readings = ((mt.HOST_APPLICATION_CPU_USAGE, "yarn", 2.0),
+                (mt.HOST_APPLICATION_MEMORY_USAGE, "yarn", float(3 << 30)),
+                (mt.HOST_APPLICATION_CPU_USAGE, "nginx", 0.25),
+                (mt.HOST_APPLICATION_MEMORY_USAGE, "nginx", float(512 << 20)))
+    for i in range(300):
+        cache.append([MetricSample(kind, {mt.HOST_APP_NAME: name}, NOW - 299 + i, value)
+                      for kind, name, value in readings])
+    apps = [HostApplicationSpec.model_validate(a) for a in (
+        {"name": "yarn", "qos": "BE", "priority": "koord-batch"},
+        {"name": "nginx", "qos": "LS"},
+        {"name": "no-samples", "qos": "LS"})]
+    reporter = NodeMetricReporter(client, states, cache, clock=FakeClock(NOW),
+                                  host_apps=lambda: apps)
+    assert reporter.report(NOW)
+    status = client.get(NODE_METRICS, states.node_name)["status"]
+    assert status["hostApplicationMetric"] == [
+        {"name": "nginx", "qos": "LS",
+         "usage": {"resources": {"cpu": "250m", "memory": "512Mi"}}},
+        {"name": "yarn", "qos": "BE", "priority": "koord-batch",
+         "usage": {"resources": {"cpu": "2", "memory": "3Gi"}}},
+    ]
+    apps.clear()  # no applications: the field is left out
+    assert reporter.report(NOW)
+    assert "hostApplicationMetric" not in client.get(NODE_METRICS, states.node_name)["status"]

@@ -225,6 +225,11 @@ class CgroupReader:
         data = self.files.read(self._usage_files(parent_dir)[1])
         return MemoryStat(*_stat_values(data, _V2_MEMORY if self.v2 else _V1_MEMORY))
 
+    def read_memory_usage(self, parent_dir: str) -> int:
+        """Memory charged to the cgroup, page cache included, in bytes: v1
+        ``memory.usage_in_bytes``, v2 ``memory.current`` (upstream ``ReadMemoryUsage``)."""
+        return int(self.files.read(self._path("memory.usage_in_bytes", parent_dir)))
+
     def read_pressure(self, parent_dir: str, resource_name: str) -> str:
         """``cpu``/``memory``/``io.pressure``; on v1 they live in the cpuacct subsystem."""
         return _read(self._path(f"{resource_name}.pressure", parent_dir)).decode()

@@ -5,7 +5,9 @@
 dir depth (pod before container), and hands them to ``leveled_update_batch`` so a parent is
 widened before its child and a child narrowed before its parent. ``oom_score_adj`` is virtual: it
 is written to ``/proc/<pid>/oom_score_adj`` for each pid of the container's ``cgroup.procs``.
-:class:`PodReconciler` applies :func:`plan_pod` to every running pod each round.
+:class:`PodReconciler` applies :func:`plan_pod` to every running pod each round;
+:class:`HostAppReconciler` applies :func:`plan_host_app` to every NodeSLO host application each
+round and as soon as the NodeSLO's list of applications changes.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from collections.abc import Callable, Iterable, Sequence
 
 from api.errors import MalformedValueError
 from api.extension.objects import KubeDict
+from api.slo.v1alpha1.host_application import HostApplicationSpec
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.resourceexecutor.updater import CgroupUpdater, new_cgroup_updater
-from koordlet.runtimehooks.reconciler import CgroupUpdate, plan_pod
+from koordlet.runtimehooks.reconciler import CgroupUpdate, plan_host_app, plan_pod
 from koordlet.runtimehooks.rule import Rules
 from koordlet.util.system.cgroup import CgroupError, cgroup_file_read
 from koordlet.util.system.cgroup_env import CgroupEnv
@@ -111,4 +114,47 @@ class PodReconciler:
                 self.reconcile_once()
             except Exception:  # one bad round must not end reconciliation
                 logger.exception("runtime hooks reconcile round failed")
+            self.clock.sleep(self.interval, stop)
+
+
+class HostAppReconciler:
+    """Reconciler mode for host applications (upstream `hostReconciler`). ``apps`` returns the
+    NodeSLO's current host applications (statesinformer's view, malformed ones dropped)."""
+
+    def __init__(self, apps: Callable[[], Sequence[HostApplicationSpec]], rules: Rules,
+                 applier: CgroupApplier, interval: float = DEFAULT_RECONCILE_INTERVAL_SECONDS,
+                 clock: Clock | None = None) -> None:
+        self.apps = apps
+        self.rules = rules
+        self.applier = applier
+        self.interval = interval
+        self.clock = clock or RealClock()
+        self._seen: list[HostApplicationSpec] | None = None
+
+    def reconcile_once(self) -> list[CgroupError]:
+        errors: list[CgroupError] = []
+        apps = list(self.apps())
+        self._seen = apps
+        for app in apps:
+            try:
+                updates = plan_host_app(app, self.rules, self.applier.env.driver)
+            except MalformedValueError as e:
+                logger.info("skip host application %s: %s", app.name, e)
+                continue
+            errors += self.applier(updates)
+        return errors
+
+    def on_node_slo(self, rtype: object, target: object) -> None:
+        """The statesinformer ``NodeSLOSpec`` callback: reconcile now when the applications
+        changed (upstream `appRefreshCallback`), else leave it to the next round."""
+        if list(self.apps()) != self._seen:
+            logger.info("host applications changed, reconciling their cgroups")
+            self.reconcile_once()
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                self.reconcile_once()
+            except Exception:  # one bad round must not end reconciliation
+                logger.exception("host application reconcile round failed")
             self.clock.sleep(self.interval, stop)

@@ -1,7 +1,9 @@
 """What a hook sees and what it returns (upstream `pkg/koordlet/runtimehooks/protocol`).
 
 One request view serves pods and containers, built from a CRI hook request (proxy mode) or from
-the pod spec (reconciler mode); hooks return a :class:`Resources` with only the fields they set.
+the pod spec (reconciler mode); a host application (NodeSLO ``spec.hostApplications``) has its
+own, smaller view (upstream `host_qos_context.go`). Hooks return a :class:`Resources` with only
+the fields they set.
 """
 
 from __future__ import annotations
@@ -78,6 +80,15 @@ class HookRequest:
     @property
     def is_pod(self) -> bool:
         return self.container_name is None
+
+
+@dataclass(slots=True, frozen=True)
+class HostAppRequest:
+    """A host application as the hooks see it (upstream `HostAppRequest`)."""
+
+    name: str
+    qos: str  # the koordinator QoS class name ("LS", "BE", ...), "" when unset
+    cgroup_parent: str  # the application's cgroup dir, relative to the cgroup root
 
 
 @dataclass(slots=True)

@@ -4,6 +4,10 @@ The registered hooks, applied to running pods at the levels each declares: each 
 becomes a :class:`HookRequest` for the pod and for every container with a status, and the hook
 results become ``(relative cgroup dir, file, value)`` updates. The ``oom_score_adj`` update is
 virtual: it names the container dir whose ``cgroup.procs`` pids get the value.
+
+Host applications (NodeSLO ``spec.hostApplications``; upstream `host_app_reconciler.go`) get
+the ``host_app`` function of every hook that has one, on their own cgroup dir: a non-empty
+cpuset and the bvt value, as upstream's `HostAppContext` writes them.
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ from api.extension.resource import (
     BATCH_MEMORY,
     parse_extended_resource_spec,
 )
+from api.slo.v1alpha1.host_application import HostApplicationSpec
 from koordlet.runtimehooks.hooks.hooks import Level
 from koordlet.runtimehooks.protocol import (
     ContainerExtendedResources,
     HookRequest,
+    HostAppRequest,
     Resources,
     extended_resources_from_spec,
     quantity_int,
@@ -35,6 +41,7 @@ from koordlet.util.system.cgroup_driver import (
     container_relative_dir,
     pod_relative_dir,
 )
+from koordlet.util.system.host_app import host_app_relative_dir
 
 
 @dataclass(slots=True, frozen=True)
@@ -118,3 +125,24 @@ def plan_pod(pod: KubeDict, rules: Rules, driver: CgroupDriver) -> list[CgroupUp
         updates += container_updates(container_relative_dir(driver, pod_dir, cs["containerID"]),
                                      _run(Level.CONTAINER, req, rules))
     return updates
+
+
+def host_app_updates(app_dir: str, res: Resources) -> list[CgroupUpdate]:
+    """Host-application writes (upstream `HostAppContext.injectFor*`): cpuset unless empty,
+    then bvt."""
+    pairs: list[tuple[str, int | str | None]] = [
+        ("cpuset.cpus", res.cpuset or None), ("cpu.bvt_warp_ns", res.cpu_bvt)]
+    return [CgroupUpdate(app_dir, file, str(v)) for file, v in pairs if v is not None]
+
+
+def plan_host_app(app: HostApplicationSpec, rules: Rules,
+                  driver: CgroupDriver) -> list[CgroupUpdate]:
+    """Every write the hooks want for one host application. A cgroup dir outside the cgroup
+    root raises MalformedValueError (statesinformer's view has already dropped such apps)."""
+    app_dir = host_app_relative_dir(driver, app)
+    req = HostAppRequest(app.name or "", app.qos or "", app_dir)
+    res = Resources()
+    for hook in RUNTIME_HOOKS.values():
+        if hook.host_app is not None:
+            res.merge(hook.host_app(req, rules))
+    return host_app_updates(app_dir, res)

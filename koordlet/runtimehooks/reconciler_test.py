@@ -7,8 +7,9 @@ import json
 import pytest
 
 from api.errors import MalformedValueError
+from api.slo.v1alpha1.host_application import HostApplicationSpec
 from koordlet.runtimehooks.hooks.groupidentity import GroupIdentityRule
-from koordlet.runtimehooks.reconciler import CgroupUpdate, plan_pod
+from koordlet.runtimehooks.reconciler import CgroupUpdate, plan_host_app, plan_pod
 from koordlet.runtimehooks.rule import Rules
 from koordlet.runtimehooks.testing import BE_LABELS, GI
 from koordlet.util.system.cgroup_driver import CgroupDriver
@@ -83,3 +84,29 @@ def test_malformed_annotation_names_the_key() -> None:
     pod = be_pod({"scheduling.koordinator.sh/resource-status": "{bad"})
     with pytest.raises(MalformedValueError, match="resource-status"):
         plan_pod(pod, Rules(), CgroupDriver.CGROUPFS)
+
+
+@pytest.mark.parametrize(("app", "driver", "want"), [
+    ({"name": "yarn", "qos": "BE", "cgroupPath": {"base": "KubepodsBesteffort",
+                                                  "relativePath": "hadoop-yarn/"}},
+     CgroupDriver.SYSTEMD,
+     [CgroupUpdate("kubepods.slice/kubepods-besteffort.slice/hadoop-yarn", "cpu.bvt_warp_ns",
+                   "-1")]),
+    ({"name": "nginx", "qos": "LS"}, CgroupDriver.CGROUPFS,
+     [CgroupUpdate("host-latency-sensitive/nginx", "cpu.bvt_warp_ns", "2")]),
+    ({"name": "agent", "qos": "SYSTEM"}, CgroupDriver.CGROUPFS,
+     [CgroupUpdate("agent", "cpu.bvt_warp_ns", "0")]),
+])
+def test_host_app_gets_its_class_bvt_on_its_own_dir(app, driver, want) -> None:
+    """Upstream registers only GroupIdentity at the host-application level."""
+    rules = Rules(group_identity=GroupIdentityRule(lsr_value=2, ls_value=2, be_value=-1,
+                                                   lsr_enabled=True, ls_enabled=True,
+                                                   be_enabled=True),
+                  group_identity_supported=True)
+    assert plan_host_app(HostApplicationSpec.model_validate(app), rules, driver) == want
+
+
+def test_host_app_without_group_identity_support_gets_nothing() -> None:
+    app = HostApplicationSpec(name="nginx", qos="LS")
+    rules = Rules(group_identity=GroupIdentityRule(ls_value=2, ls_enabled=True))
+    assert plan_host_app(app, rules, CgroupDriver.CGROUPFS) == []

@@ -61,3 +61,31 @@ def test_node_slo_is_merged_onto_defaults_and_a_malformed_one_keeps_the_last_goo
     merged = view.get_node_slo()
     assert merged is not None and merged.spec.resource_used_threshold_with_be is not None
     assert merged.spec.resource_used_threshold_with_be.cpu_suppress_threshold_percent == 55
+
+
+def test_malformed_host_application_is_dropped_alone_and_logged_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A bad entry names its index and field; the other entries and the spec still apply."""
+    raw = Raw(slo=slo("1", 40))
+    raw.slo["spec"]["hostApplications"] = [  # type: ignore[index]
+        {"name": "nginx", "qos": "LS"},
+        {"name": "bad-path", "qos": "BE", "cgroupPath": "host-best-effort/x"},
+        {"name": "escape", "qos": "BE",
+         "cgroupPath": {"base": "CgroupRoot", "parentDir": "..", "relativePath": "etc"}},
+        {"name": "yarn", "qos": "BE", "cgroupPath": {"base": "KubepodsBesteffort",
+                                                     "relativePath": "hadoop-yarn"}},
+    ]
+    view = StatesView(raw)
+    with caplog.at_level(logging.ERROR):
+        parsed = view.get_node_slo()
+        assert view.get_node_slo() is parsed  # cached: logged once per resourceVersion
+    assert parsed is not None and parsed.spec.host_applications is not None
+    assert [a.name for a in parsed.spec.host_applications] == ["nginx", "yarn"]
+    threshold = parsed.spec.resource_used_threshold_with_be
+    assert threshold is not None and threshold.cpu_suppress_threshold_percent == 40
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 2
+    assert "hostApplications[1]" in errors[0] and "'bad-path'" in errors[0]
+    assert "cgroupPath" in errors[0]
+    assert "hostApplications[2]" in errors[1] and "cgroupPath" in errors[1]
+    assert "outside the cgroup root" in errors[1]

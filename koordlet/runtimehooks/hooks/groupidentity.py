@@ -1,5 +1,6 @@
 """GroupIdentity hook (upstream `pkg/koordlet/runtimehooks/hooks/groupidentity`): the pod's
-cpu.bvt_warp_ns by QoS class, only where the kernel has group identity.
+and each host application's cpu.bvt_warp_ns by QoS class, only where the kernel has group
+identity (`system_supported`: the file in the kubepods dir, or the sysctl).
 
 Its rule (`rule.go`): the bvt value of each QoS class from NodeSLO's resourceQOSStrategy.
 """
@@ -7,14 +8,17 @@ Its rule (`rule.go`): the bvt value of each QoS class from NodeSLO's resourceQOS
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from api.extension.pod_qos import parse_pod_cpu_qos
-from api.extension.qos import QoSClass, get_qos_class_by_labels
+from api.extension.qos import KubeQoSClass, QoSClass, get_qos_class_by_labels
 from api.slo.v1alpha1 import NodeSLOSpec
 from koordlet.runtimehooks.hooks.hooks import Level, RuntimeHook
-from koordlet.runtimehooks.protocol import HookRequest, Resources, Stage
+from koordlet.runtimehooks.protocol import HookRequest, HostAppRequest, Resources, Stage
+from koordlet.util.system.cgroup import ResourceUnsupportedError
+from koordlet.util.system.cgroup_env import CgroupEnv
 
 if TYPE_CHECKING:
     from koordlet.runtimehooks.rule import Rules
@@ -22,6 +26,18 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CPU_POLICY_GROUP_IDENTITY = "groupIdentity"
+BVT_FILE = "cpu.bvt_warp_ns"
+# Under --proc-root-dir (upstream `KernelSchedGroupIdentityEnable`).
+SYSCTL_GROUP_IDENTITY = "sys/kernel/sched_group_identity_enabled"
+
+
+def system_supported(env: CgroupEnv, proc_root: str) -> bool:
+    """Upstream `SystemSupported`: cpu.bvt_warp_ns in the kubepods dir, or the sysctl."""
+    try:
+        env.check_supported(env.resource(BVT_FILE), env.kube_qos_dir(KubeQoSClass.GUARANTEED))
+        return True
+    except ResourceUnsupportedError:
+        return os.path.exists(os.path.join(proc_root, SYSCTL_GROUP_IDENTITY))
 
 
 @dataclass(slots=True)
@@ -95,10 +111,34 @@ def group_identity(req: HookRequest, rules: Rules) -> Resources:
     return Resources(cpu_bvt=bvt_value(req, rules.group_identity))
 
 
+def host_app_bvt_value(qos: str, rule: GroupIdentityRule) -> int:
+    """Upstream `getHostQOSBvtValue`: the value of the application's QoS class; 0 for a class
+    without one (SYSTEM, none, unknown)."""
+    if qos in (QoSClass.LSE, QoSClass.LSR):
+        return rule.lsr_value if rule.lsr_enabled else 0
+    if qos == QoSClass.LS:
+        return rule.ls_value if rule.ls_enabled else 0
+    if qos == QoSClass.BE:
+        return rule.be_value if rule.be_enabled else 0
+    return 0
+
+
+def host_app_group_identity(req: HostAppRequest, rules: Rules) -> Resources:
+    """Upstream `SetHostAppBvtValue`."""
+    if not rules.group_identity_supported:
+        logger.debug("group identity unsupported by the kernel (no cpu.bvt_warp_ns), host "
+                     "application %s left as it is", req.name)
+        return Resources()
+    if rules.group_identity is None:
+        return Resources()
+    return Resources(cpu_bvt=host_app_bvt_value(req.qos, rules.group_identity))
+
+
 HOOK = RuntimeHook(
     name="GroupIdentity",
     fn=group_identity,
     stages=frozenset({Stage.PRE_RUN_POD_SANDBOX}),
     levels=frozenset({Level.POD}),
+    host_app=host_app_group_identity,
     on_node_slo=_update_rule_from_node_slo,
 )

@@ -2,8 +2,10 @@
 levels of `reconciler/reconciler.go` and the parse functions of `rule/rule.go`).
 
 Each hook's module declares one :class:`RuntimeHook`: its upstream name, the proxy stages it runs
-at, the levels the reconciler applies it at, and how it updates its part of the node-wide
-:class:`Rules` from NodeSLO and node metadata. `koordlet.runtimehooks.registry` lists them.
+at, the levels the reconciler applies it at (and, for a hook upstream registers with
+`RegisterHostAppReconciler`, its function for host applications), and how it updates its part
+of the node-wide :class:`Rules` from NodeSLO and node metadata.
+`koordlet.runtimehooks.registry` lists them.
 
 Hooks run in the order they are given (the registry's: by name, byte order); later hooks
 overwrite fields set by earlier ones. With policy `Fail` the first error stops the stage and is
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from api.extension.objects import KubeDict
 from api.slo.v1alpha1 import NodeSLOSpec
-from koordlet.runtimehooks.protocol import HookRequest, Resources, Stage
+from koordlet.runtimehooks.protocol import HookRequest, HostAppRequest, Resources, Stage
 
 if TYPE_CHECKING:
     # rule.Rules is made of the hooks' own rules, so it imports the hook modules.
@@ -48,13 +50,15 @@ RESOURCE_STAGES = frozenset({Stage.PRE_RUN_POD_SANDBOX, Stage.PRE_CREATE_CONTAIN
 
 @dataclass(slots=True, frozen=True)
 class RuntimeHook:
-    """A hook as its module declares it. ``on_node_slo`` and ``on_node_metadata`` update the
-    hook's part of the rules and say whether it changed."""
+    """A hook as its module declares it. ``host_app`` is what the reconciler applies to each
+    host application's cgroup. ``on_node_slo`` and ``on_node_metadata`` update the hook's part
+    of the rules and say whether it changed."""
 
     name: str
     fn: Callable[[HookRequest, Rules], Resources]
     stages: frozenset[Stage] = frozenset()
     levels: frozenset[Level] = frozenset()
+    host_app: Callable[[HostAppRequest, Rules], Resources] | None = None
     on_node_slo: Callable[[Rules, NodeSLOSpec], bool] | None = None
     on_node_metadata: Callable[[Rules, KubeDict], bool] | None = None
 
