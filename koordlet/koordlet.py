@@ -9,7 +9,8 @@ The cgroup version and driver are detected once under ``--cgroup-root-dir`` (the
 ``STATES_SYNC_TIMEOUT_SECONDS``) → the RuntimeHookService on ``--runtime-hooks-addr`` and
 ``koordlet.json`` for koord-runtime-proxy → the hook rules, updated from NodeSLO and node
 metadata through statesinformer callbacks → metricsadvisor (node usage, pod usage, CPU
-topology) and the metric cache's GC → NodeMetric reporter (every ``reportIntervalSeconds`` of
+topology; pod and container PSI every ``--psi-collector-interval`` with gate ``PSICollector``)
+and the metric cache's GC → NodeMetric reporter (every ``reportIntervalSeconds`` of
 the NodeMetric spec) → qosmanager (every strategy of ``STRATEGY_PLUGINS``) → the runtime hooks'
 pod/container reconciler. Each loop is a task of the runner named after its module.
 
@@ -43,6 +44,7 @@ from koordlet.metricsadvisor.noderesource import NodeResourceCollector
 from koordlet.metricsadvisor.pagecache import PageCacheCollector
 from koordlet.metricsadvisor.podresource import PodResourceCollector
 from koordlet.metricsadvisor.podsource import pod_cgroups
+from koordlet.metricsadvisor.psi import PSICollector
 from koordlet.metricsadvisor.simulated import (
     SimulatedCollector,
     SimulatedNodeInfoCollector,
@@ -76,6 +78,7 @@ from pkg.client.rest import Client
 from pkg.component import Hooks, Runner
 from pkg.events.recorder import EventBroadcaster
 from pkg.features import koordlet_feature_gate
+from pkg.features.koordlet_features import NODE_METRIC_PROM_METRICS, PSI_COLLECTOR
 
 # Not upstream (it waits forever): how long startup waits for statesinformer before going on
 # with whatever has synced, so a node whose API server is away still collects metrics.
@@ -129,7 +132,9 @@ class Daemon:
         self.fake_tree = args.simulate_metrics and not has_cgroup_tree(root)
         self.env = fake_v1_env(root, prefix) if self.fake_tree else CgroupEnv.detect(root, prefix)
         self.advisors = self._advisors()
-        self.reporter = NodeMetricReporter(client, self.states, self.cache)
+        self.reporter = NodeMetricReporter(
+            client, self.states, self.cache,
+            prom_metrics=koordlet_feature_gate.enabled(NODE_METRIC_PROM_METRICS))
         # Upstream's koordlet records through client-go's tools/record as "koordlet" on its
         # node: evictions, malformed annotations the strategies skip.
         self.events = EventBroadcaster(client)
@@ -149,6 +154,7 @@ class Daemon:
     def _advisors(self) -> list[framework.MetricAdvisor]:
         args, env, view = self.args, self.env, self.view
         node_info: framework.Collector
+        performance: list[framework.Collector] = []
         if args.simulate_metrics:
             usage: list[framework.Collector] = [NodeUsageGauges(SimulatedCollector(
                 view.get_all_pods, view.get_node, lambda: be_quota_reader(env)))]
@@ -164,12 +170,18 @@ class Daemon:
             if args.enable_pagecache_collector:
                 usage.append(PageCacheCollector(self.system.proc_root_dir, reader, pods))
             node_info = NodeInfoCollector(self.cache, self.system.sys_root_dir)
-        return [
+            if koordlet_feature_gate.enabled(PSI_COLLECTOR):
+                performance.append(PSICollector(reader, pods))
+        advisors = [
             framework.MetricAdvisor(self.cache, usage, framework.Config(
                 collect_res_used_interval=args.collect_res_used_interval)),
             framework.MetricAdvisor(self.cache, [node_info], framework.Config(
                 collect_res_used_interval=args.collect_node_cpu_info_interval)),
         ]
+        if performance:
+            advisors.append(framework.MetricAdvisor(self.cache, performance, framework.Config(
+                collect_res_used_interval=args.psi_collector_interval)))
+        return advisors
 
     def register(self, runner: Runner) -> None:
         args = self.args

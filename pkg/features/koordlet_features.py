@@ -21,6 +21,9 @@ BLKIO_RECONCILE = "BlkIOReconcile"
 CGROUP_RECONCILE = "CgroupReconcile"
 AUDIT_EVENTS = "AuditEvents"
 AUDIT_EVENTS_HTTP_HANDLER = "AuditEventsHTTPHandler"
+CPI_COLLECTOR = "CPICollector"
+PSI_COLLECTOR = "PSICollector"
+NODE_METRIC_PROM_METRICS = "NodeMetricPromMetrics"
 
 _BETA_ON = (BE_CPU_SUPPRESS, CPU_BURST, RDT_RESCTRL, NODE_TOPOLOGY_REPORT, GROUP_IDENTITY,
             CPU_SET_ALLOCATOR, BATCH_RESOURCE)
@@ -28,9 +31,9 @@ _ALPHA_OFF = (
     AUDIT_EVENTS, AUDIT_EVENTS_HTTP_HANDLER, "BECPUManager", "BECPUEvict", "CPUEvict",
     "CPUAllocatableEvict", "BEMemoryEvict", "MemoryEvict", "MemoryAllocatableEvict",
     "SystemConfig", CGROUP_RECONCILE, BLKIO_RECONCILE, ACCELERATORS, "RDMADevices",
-    "CPICollector", "Libpfm4", "PSICollector", "ResctrlCollector", "ColdPageCollector",
+    CPI_COLLECTOR, "Libpfm4", PSI_COLLECTOR, "ResctrlCollector", "ColdPageCollector",
     "HugePageReport", "PodResourcesProxy", "HamiCoreVGPUMonitor", "PerCPUMetric",
-    "NodeMetricPromMetrics",
+    NODE_METRIC_PROM_METRICS,
     # runtime hooks
     "GPUEnvInject", "RDMADeviceInject", "CPUNormalization", "CoreSched", "TerwayQoS",
     "TCNetworkQoS", "Resctrl", "OOMScoreAdj",
