@@ -4,8 +4,10 @@ the flags (``NewDaemon``) and registers them with the component runner in start 
 The cgroup version and driver are detected once under ``--cgroup-root-dir`` (the kubepods root is
 ``--cgroup-kube-path``, whose parent dirs, if any, prefix every layout dir). Start order:
 ``/metrics`` (internal and external series), ``/internal-metrics`` and ``/external-metrics`` on
-``--addr`` → statesinformer (this node, its pods from the API server or with
-``--pod-source=kubelet`` from kubelet's ``/pods/``, its NodeSLO and NodeMetric; waited for up to
+``--addr`` (and the audit events on ``/events`` with gate ``AuditEventsHTTPHandler``; gate
+``AuditEvents`` sets up the auditor on ``--audit-log-dir``) → statesinformer (this node, its
+pods from the API server or with ``--pod-source=kubelet`` from kubelet's ``/pods/``, its
+NodeSLO and NodeMetric; waited for up to
 ``STATES_SYNC_TIMEOUT_SECONDS``) → the RuntimeHookService on ``--runtime-hooks-addr`` and
 ``koordlet.json`` for koord-runtime-proxy → the hook rules, updated from NodeSLO and node
 metadata through statesinformer callbacks → metricsadvisor (node usage, pod usage, CPU
@@ -34,6 +36,7 @@ import time
 import grpc
 from prometheus_client import CollectorRegistry
 
+from koordlet.audit import auditor as audit
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig
 from koordlet.metrics import metrics
 from koordlet.metricsadvisor import framework
@@ -78,7 +81,12 @@ from pkg.client.rest import Client
 from pkg.component import Hooks, Runner
 from pkg.events.recorder import EventBroadcaster
 from pkg.features import koordlet_feature_gate
-from pkg.features.koordlet_features import NODE_METRIC_PROM_METRICS, PSI_COLLECTOR
+from pkg.features.koordlet_features import (
+    AUDIT_EVENTS,
+    AUDIT_EVENTS_HTTP_HANDLER,
+    NODE_METRIC_PROM_METRICS,
+    PSI_COLLECTOR,
+)
 
 # Not upstream (it waits forever): how long startup waits for statesinformer before going on
 # with whatever has synced, so a node whose API server is away still collects metrics.
@@ -110,6 +118,8 @@ class Daemon:
         prefix = kube_path_prefix(args.cgroup_kube_path)
         self.system = Config.from_args(args)
         metrics.register(node_name)
+        self.auditor = (audit.setup(audit.Config.from_args(args))
+                        if koordlet_feature_gate.enabled(AUDIT_EVENTS) else None)
         metrics.START_TIME.labels(node_name).set(time.time())
         self.executor = ResourceUpdateExecutor(
             force_update_seconds=args.resource_force_update_seconds)
@@ -191,6 +201,10 @@ class Daemon:
         server = runner.serve(args.addr, registry=both)
         server.add_metrics_path("/internal-metrics", metrics.INTERNAL)
         server.add_metrics_path("/external-metrics", metrics.EXTERNAL)
+        if koordlet_feature_gate.enabled(AUDIT_EVENTS_HTTP_HANDLER):
+            server.add_handler("/events", audit.handle)
+        if self.auditor is not None:
+            runner.task("auditor", self.auditor.run)
         runner.informers(self.factory)
         # Before the strategies that record, so it stops (flushing) after them.
         runner.add("events", Hooks(on_stop=lambda: self.events.shutdown(timeout=2)))

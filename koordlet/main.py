@@ -16,6 +16,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
+from koordlet.audit.auditor import Config as AuditConfig
 from koordlet.koordlet import POD_SOURCE_APISERVER, POD_SOURCE_KUBELET, Daemon
 from koordlet.qosmanager import framework as qos
 from koordlet.resourceexecutor.executor import DEFAULT_RESOURCE_FORCE_UPDATE_SECONDS
@@ -134,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
                    default=DEFAULT_RESOURCE_FORCE_UPDATE_SECONDS,
                    help="rewrite a cached, unchanged cgroup value after this many seconds")
     qos.Config().add_flags(p.add_argument_group("qosmanager"))
+    AuditConfig().add_flags(p.add_argument_group("audit"))
     _add_runtime_hooks_flags(p.add_argument_group("runtimehooks"), host_mode)
     klog.add_flags(p)
     return p

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from api.slo.v1alpha1.strategies import ResourceThresholdStrategy
+from koordlet.audit import auditor as audit
+from koordlet.audit.event_log import ReverseEventIterator
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricSample
 from koordlet.metricsadvisor.nodeinfo import CPUTopology, ProcessorInfo
@@ -189,3 +191,19 @@ def test_a_new_malformed_value_is_reported_again(setup) -> None:
     first, second = (e["message"] for e in sink.created)  # the repeat and the good value: none
     assert first.startswith(prefix + "not valid JSON")
     assert second.startswith(prefix + "reservedCPUs: ")
+
+
+def test_each_applied_quota_is_an_audit_event(setup, tmp_path: Path) -> None:
+    """Upstream's ``audit.V(1).Node().Reason(AdjustBEByNodeCPUUsage)`` after each write."""
+    plugin, ctx, cpu_max = setup
+    audit.setup(audit.Config(audit_log_dir=str(tmp_path / "audit")))
+    try:
+        _feed(ctx, 2.7, 2.7)
+        _run(plugin, cpu_max)
+        events = ReverseEventIterator(str(tmp_path / "audit"))
+        e = events.next()
+        assert e is not None and events.next() is None
+        assert (e.type, e.reason, e.message) == (
+            "node", "AdjustBEByNodeCPUUsage", "update BE group to cfs_quota: 2000")
+    finally:
+        audit.reset()
