@@ -1,20 +1,20 @@
 """koordlet's daemon (upstream ``pkg/koordlet/koordlet.go``): ``Daemon`` builds the modules from
 the flags (``NewDaemon``) and registers them with the component runner in start order (``Run``).
 
-The cgroup version and driver are detected once under ``--cgroup-root-dir`` (the kubepods root is
-``--cgroup-kube-path``, whose parent dirs, if any, prefix every layout dir). Start order:
+The cgroup version and driver are detected once under ``--cgroup-root-dir`` (the kubepods root
+is ``--cgroup-kube-path``, whose parent dirs, if any, prefix every layout dir). Start order:
 ``/metrics`` (internal and external series), ``/internal-metrics`` and ``/external-metrics`` on
 ``--addr`` (and the audit events on ``/events`` with gate ``AuditEventsHTTPHandler``; gate
 ``AuditEvents`` sets up the auditor on ``--audit-log-dir``) → statesinformer (this node, its
-pods from the API server or with ``--pod-source=kubelet`` from kubelet's ``/pods/``, its
-NodeSLO and NodeMetric; waited for up to
-``STATES_SYNC_TIMEOUT_SECONDS``) → the RuntimeHookService on ``--runtime-hooks-addr`` and
-``koordlet.json`` for koord-runtime-proxy → the hook rules, updated from NodeSLO and node
-metadata through statesinformer callbacks → metricsadvisor (node usage, pod usage, CPU
-topology; pod and container PSI every ``--psi-collector-interval`` with gate ``PSICollector``)
-and the metric cache's GC → NodeMetric reporter (every ``reportIntervalSeconds`` of
-the NodeMetric spec) → qosmanager (every strategy of ``STRATEGY_PLUGINS``) → the runtime hooks'
-pod/container reconciler. Each loop is a task of the runner named after its module.
+pods from the API server or with ``--pod-source=kubelet`` from kubelet's ``/pods/``, its NodeSLO
+and NodeMetric; waited for up to ``STATES_SYNC_TIMEOUT_SECONDS``) → the RuntimeHookService on
+``--runtime-hooks-addr`` and ``koordlet.json`` for koord-runtime-proxy → the hook rules, updated
+from NodeSLO and node metadata through statesinformer callbacks → metricsadvisor (node usage,
+pod usage, CPU topology; pod and container PSI every ``--psi-collector-interval`` with gate
+``PSICollector``; container CPI with gate ``CPICollector``) and the metric cache's GC →
+NodeMetric reporter (every ``reportIntervalSeconds`` of the NodeMetric spec) → qosmanager (every
+strategy of ``STRATEGY_PLUGINS``) → the runtime hooks' pod/container reconciler. Each loop is a
+task of the runner named after its module.
 
 ``--simulate-metrics`` (not upstream) is for the simulated nodes of the local cluster: the node
 and pod collectors are replaced by ``koordlet.metricsadvisor.simulated`` (usage from pod and
@@ -40,6 +40,7 @@ from koordlet.audit import auditor as audit
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig
 from koordlet.metrics import metrics
 from koordlet.metricsadvisor import framework
+from koordlet.metricsadvisor.cpi import CPICollector
 from koordlet.metricsadvisor.framework import PodCgroup
 from koordlet.metricsadvisor.gauges import NodeUsageGauges
 from koordlet.metricsadvisor.nodeinfo import NodeInfoCollector
@@ -84,6 +85,7 @@ from pkg.features import koordlet_feature_gate
 from pkg.features.koordlet_features import (
     AUDIT_EVENTS,
     AUDIT_EVENTS_HTTP_HANDLER,
+    CPI_COLLECTOR,
     NODE_METRIC_PROM_METRICS,
     PSI_COLLECTOR,
 )
@@ -142,6 +144,8 @@ class Daemon:
         self.fake_tree = args.simulate_metrics and not has_cgroup_tree(root)
         self.env = fake_v1_env(root, prefix) if self.fake_tree else CgroupEnv.detect(root, prefix)
         self.advisors = self._advisors()
+        self.cpi = (self._cpi_collector() if koordlet_feature_gate.enabled(CPI_COLLECTOR)
+                    and not args.simulate_metrics else None)
         self.reporter = NodeMetricReporter(
             client, self.states, self.cache,
             prom_metrics=koordlet_feature_gate.enabled(NODE_METRIC_PROM_METRICS))
@@ -193,6 +197,13 @@ class Daemon:
                 collect_res_used_interval=args.psi_collector_interval)))
         return advisors
 
+    def _cpi_collector(self) -> CPICollector:
+        env, view = self.env, self.view
+        return CPICollector(
+            self.cache, lambda: pod_cgroups(env, view),
+            env.root if env.v2 else os.path.join(env.root, "perf_event"),
+            self.args.cpi_collector_interval, self.args.collect_cpi_timewindow)
+
     def register(self, runner: Runner) -> None:
         args = self.args
         both = CollectorRegistry()
@@ -216,6 +227,8 @@ class Daemon:
         runner.add("runtimehooks-rules", Hooks(on_start=self._register_rules))
         for i, advisor in enumerate(self.advisors):
             runner.task(f"advisor-{i}", advisor.run)
+        if self.cpi is not None:
+            runner.task("cpi-collector", self.cpi.run)
         runner.task("metriccache-gc", self.cache.run_gc)
         if args.enable_node_metric_report:
             runner.task("nodemetric-reporter", self.reporter.run)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from koordlet.audit.auditor import Config as AuditConfig
 from koordlet.koordlet import POD_SOURCE_APISERVER, POD_SOURCE_KUBELET, Daemon
+from koordlet.metricsadvisor.cpi import DEFAULT_INTERVAL_SECONDS, DEFAULT_TIME_WINDOW_SECONDS
 from koordlet.qosmanager import framework as qos
 from koordlet.resourceexecutor.executor import DEFAULT_RESOURCE_FORCE_UPDATE_SECONDS
 from koordlet.statesinformer.kubelet_pods import ADDRESS_TYPES, DEFAULT_ADDRESS_TYPE
@@ -124,6 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Collect node cpu info interval (default 1m0s)")
     g.add_argument("--collect-node-storage-info-interval", type=flags.duration, default=1.0)
     g.add_argument("--psi-collector-interval", type=flags.duration, default=10.0)
+    g.add_argument("--cpi-collector-interval", type=flags.duration,
+                   default=DEFAULT_INTERVAL_SECONDS, help="Collect cpi interval (default 1m0s)")
+    g.add_argument("--collect-cpi-timewindow", type=flags.duration,
+                   default=DEFAULT_TIME_WINDOW_SECONDS,
+                   help="Collect cpi time window (default 10s)")
     flags.add_bool(g, "--enable-pagecache-collector", False,
                "Collect node, pod and container memory usage with page cache")
     g = p.add_argument_group("metriccache")

@@ -15,6 +15,7 @@ import pytest
 from koordlet import main
 from koordlet.audit import auditor as audit
 from koordlet.metrics import metrics
+from koordlet.metricsadvisor.cpi import perf_unavailable
 from test.e2e.cluster import free_port, wait_for
 
 
@@ -117,9 +118,11 @@ def _events(url: str) -> dict | None:
 
 
 def test_audit_events_are_served_on_events_with_both_gates(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
     """AuditEvents sets up the auditor on --audit-log-dir, AuditEventsHTTPHandler serves it on
-    koordlet's --addr: what a strategy records is on /events, newest first."""
+    koordlet's --addr: what a strategy records is on /events, newest first. CPICollector is on
+    too: without perf events (this machine) it says so once and exports nothing."""
     monkeypatch.setenv("NODE_NAME", "node-a")
     port = free_port()
     sock_dir = tempfile.TemporaryDirectory(prefix="koordlet-main-", dir="/tmp")
@@ -129,7 +132,7 @@ def test_audit_events_are_served_on_events_with_both_gates(
             "--cgroup-root-dir=/sys/fs/cgroup/", "--sys-root-dir=/sys/",
             f"--runtime-hooks-addr={sock_dir.name}/koordlet.sock",
             f"--runtime-hooks-config-path={tmp_path}/hooks",
-            "--feature-gates=AuditEvents=true,AuditEventsHTTPHandler=true",
+            "--feature-gates=AuditEvents=true,AuditEventsHTTPHandler=true,CPICollector=true",
             f"--audit-log-dir={tmp_path}/audit", "--audit-max-events-limit=5"]
     registered = metrics.node_name()
     thread = threading.Thread(target=lambda: result.append(main.main(args, stop)))
@@ -151,6 +154,17 @@ def test_audit_events_are_served_on_events_with_both_gates(
         with pytest.raises(urllib.error.HTTPError) as over:
             urllib.request.urlopen(url + "?size=6", timeout=2)
         assert over.value.code == 400
+        if perf_unavailable() is not None:
+            # The collectors start once statesinformer synced or gave up (the API is away).
+            def cpi_lines() -> list[str]:
+                return [r.getMessage() for r in caplog.records
+                        if r.name == "koordlet.metricsadvisor.cpi"]
+
+            wait_for(cpi_lines, timeout=30, what="CPICollector's line")
+            [line] = cpi_lines()
+            assert "koordlet_container_cpi is not collected" in line
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+                assert "koordlet_container_cpi{" not in r.read().decode()
     finally:
         stop.set()
         thread.join(timeout=15)
