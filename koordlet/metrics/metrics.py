@@ -12,7 +12,8 @@ Performance series (upstream ``psi.go``, ``cpi.go``, registered external): ``pod
 ``container_psi`` per resource type, precision and degree (the ``full`` degree only where the
 kernel has it), ``container_cpi`` per ``cpi_field``; each collection round resets them first, as
 upstream, so a pod that is gone loses its series. NodeMetric series (``node_metric.go``, gate
-``NodeMetricPromMetrics``): what the last NodeMetric status reported, reset on every report.
+``NodeMetricPromMetrics``): the node and system usage the last NodeMetric status reported,
+reset on every report; upstream's per-NUMA ones are not, as the status here has no NUMA usage.
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ POD_NAME = "pod_name"
 POD_NAMESPACE = "pod_namespace"
 RESOURCE_KEY = "resource"
 UNIT_KEY = "unit"
-NUMA_NODE_KEY = "numa_node_id"
 UNIT_CORE = "core"
 UNIT_BYTE = "byte"
 _PSI_LABELS = ["psi_resource_type", "psi_precision", "psi_degree", "cpu_full_supported"]
@@ -80,14 +80,6 @@ NODE_METRIC_SYSTEM_USAGE = Gauge("node_metric_system_usage",
                                  "the system usage reported in the NodeMetric",
                                  [NODE_KEY, RESOURCE_KEY, UNIT_KEY], namespace=SUBSYSTEM,
                                  registry=INTERNAL)
-NODE_METRIC_NUMA_NODE_USAGE = Gauge("node_metric_numa_node_usage",
-                                    "the per-NUMA node usage reported in the NodeMetric",
-                                    [NODE_KEY, NUMA_NODE_KEY, RESOURCE_KEY, UNIT_KEY],
-                                    namespace=SUBSYSTEM, registry=INTERNAL)
-NODE_METRIC_NUMA_SYSTEM_USAGE = Gauge("node_metric_numa_system_usage",
-                                      "the per-NUMA system usage reported in the NodeMetric",
-                                      [NODE_KEY, NUMA_NODE_KEY, RESOURCE_KEY, UNIT_KEY],
-                                      namespace=SUBSYSTEM, registry=INTERNAL)
 
 _node_name = ""
 
@@ -174,9 +166,8 @@ def record_container_cpi(pod: PodLabels, container_id: str, container_name: str,
 
 
 def reset_node_metric_usages() -> None:
-    for gauge in (NODE_METRIC_NODE_USAGE, NODE_METRIC_SYSTEM_USAGE, NODE_METRIC_NUMA_NODE_USAGE,
-                  NODE_METRIC_NUMA_SYSTEM_USAGE):
-        gauge.clear()
+    NODE_METRIC_NODE_USAGE.clear()
+    NODE_METRIC_SYSTEM_USAGE.clear()
 
 
 def record_node_metric_node_usage(resource: str, unit: str, value: float) -> None:
@@ -185,13 +176,3 @@ def record_node_metric_node_usage(resource: str, unit: str, value: float) -> Non
 
 def record_node_metric_system_usage(resource: str, unit: str, value: float) -> None:
     NODE_METRIC_SYSTEM_USAGE.labels(_node_name, resource, unit).set(value)
-
-
-def record_node_metric_numa_node_usage(numa: int, resource: str, unit: str,
-                                       value: float) -> None:
-    NODE_METRIC_NUMA_NODE_USAGE.labels(_node_name, str(numa), resource, unit).set(value)
-
-
-def record_node_metric_numa_system_usage(numa: int, resource: str, unit: str,
-                                         value: float) -> None:
-    NODE_METRIC_NUMA_SYSTEM_USAGE.labels(_node_name, str(numa), resource, unit).set(value)
