@@ -2,9 +2,10 @@
 ``pkg/koordlet/util/perf``): CPU cycles and instructions of each container over a time window,
 counted by the kernel's perf events in cgroup mode, exported as ``koordlet_container_cpi``.
 
-Gate ``CPICollector`` (off by default). Each round (then ``--cpi-collector-interval``) a pair is
-opened on every CPU for each container's ``perf_event`` cgroup (``perf_event_open`` with
-``PERF_FLAG_PID_CGROUP``), read after ``--collect-cpi-timewindow``, scaled by
+Gate ``CPICollector`` (off by default). A round opens a cycles and an instructions counter on
+every CPU for each container's ``perf_event`` cgroup (``perf_event_open`` with
+``PERF_FLAG_PID_CGROUP``); the next round starts ``--cpi-collector-interval`` after this one
+ends. The counters are read after ``--collect-cpi-timewindow``, scaled by
 ``time_enabled / time_running`` where the kernel multiplexed them, summed over the CPUs and
 closed; the series are reset before each round's values are set, as upstream. No libpfm4
 (gate ``Libpfm4`` is not implemented).
