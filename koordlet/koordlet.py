@@ -1,15 +1,18 @@
 """koordlet's daemon (upstream ``pkg/koordlet/koordlet.go``): ``Daemon`` builds the modules from
 the flags (``NewDaemon``) and registers them with the component runner in start order (``Run``).
 
-The cgroup version and driver are detected once under ``--cgroup-root-dir`` (the kubepods root is
-``--cgroup-kube-path``, whose parent dirs, if any, prefix every layout dir). Start order:
+The cgroup version and driver are detected once under ``--cgroup-root-dir`` (the kubepods root
+is ``--cgroup-kube-path``, whose parent dirs, if any, prefix every layout dir). Start order:
 ``/metrics`` (internal and external series), ``/internal-metrics`` and ``/external-metrics`` on
-``--addr`` → statesinformer (this node, its pods from the API server or with
-``--pod-source=kubelet`` from kubelet's ``/pods/``, its NodeSLO and NodeMetric; waited for up to
-``STATES_SYNC_TIMEOUT_SECONDS``) → the RuntimeHookService on ``--runtime-hooks-addr`` and
-``koordlet.json`` for koord-runtime-proxy → the hook rules, updated from NodeSLO and node
-metadata through statesinformer callbacks → metricsadvisor (node usage, pod and host
-application usage, CPU topology) and the metric cache's GC → NodeMetric reporter (every
+``--addr`` (and the audit events on ``/events`` with gate ``AuditEventsHTTPHandler``; gate
+``AuditEvents`` sets up the auditor on ``--audit-log-dir``) → statesinformer (this node, its
+pods from the API server or with ``--pod-source=kubelet`` from kubelet's ``/pods/``, its NodeSLO
+and NodeMetric; waited for up to ``STATES_SYNC_TIMEOUT_SECONDS``) → the RuntimeHookService on
+``--runtime-hooks-addr`` and ``koordlet.json`` for koord-runtime-proxy → the hook rules, updated
+from NodeSLO and node metadata through statesinformer callbacks → metricsadvisor (node usage,
+pod and host application usage, CPU topology; pod and container PSI every
+``--psi-collector-interval`` with gate ``PSICollector``; container CPI with gate
+``CPICollector``) and the metric cache's GC → NodeMetric reporter (every
 ``reportIntervalSeconds`` of the NodeMetric spec) → qosmanager (every strategy of
 ``STRATEGY_PLUGINS``) → the runtime hooks' pod/container and host application reconcilers. Each
 loop is a task of the runner named after its module.
@@ -35,9 +38,11 @@ import grpc
 from prometheus_client import CollectorRegistry
 
 from api.slo.v1alpha1.host_application import HostApplicationSpec
+from koordlet.audit import auditor as audit
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig
 from koordlet.metrics import metrics
 from koordlet.metricsadvisor import framework
+from koordlet.metricsadvisor.cpi import CPICollector
 from koordlet.metricsadvisor.framework import PodCgroup
 from koordlet.metricsadvisor.gauges import NodeUsageGauges
 from koordlet.metricsadvisor.hostapplication import HostApplicationCollector
@@ -46,6 +51,7 @@ from koordlet.metricsadvisor.noderesource import NodeResourceCollector
 from koordlet.metricsadvisor.pagecache import PageCacheCollector
 from koordlet.metricsadvisor.podresource import PodResourceCollector
 from koordlet.metricsadvisor.podsource import host_app_cgroups, pod_cgroups
+from koordlet.metricsadvisor.psi import PSICollector
 from koordlet.metricsadvisor.simulated import (
     SimulatedCollector,
     SimulatedNodeInfoCollector,
@@ -80,6 +86,13 @@ from pkg.client.rest import Client
 from pkg.component import Hooks, Runner
 from pkg.events.recorder import EventBroadcaster
 from pkg.features import koordlet_feature_gate
+from pkg.features.koordlet_features import (
+    AUDIT_EVENTS,
+    AUDIT_EVENTS_HTTP_HANDLER,
+    CPI_COLLECTOR,
+    NODE_METRIC_PROM_METRICS,
+    PSI_COLLECTOR,
+)
 
 # Not upstream (it waits forever): how long startup waits for statesinformer before going on
 # with whatever has synced, so a node whose API server is away still collects metrics.
@@ -111,6 +124,8 @@ class Daemon:
         prefix = kube_path_prefix(args.cgroup_kube_path)
         self.system = Config.from_args(args)
         metrics.register(node_name)
+        self.auditor = (audit.setup(audit.Config.from_args(args))
+                        if koordlet_feature_gate.enabled(AUDIT_EVENTS) else None)
         metrics.START_TIME.labels(node_name).set(time.time())
         self.executor = ResourceUpdateExecutor(
             force_update_seconds=args.resource_force_update_seconds)
@@ -133,8 +148,11 @@ class Daemon:
         self.fake_tree = args.simulate_metrics and not has_cgroup_tree(root)
         self.env = fake_v1_env(root, prefix) if self.fake_tree else CgroupEnv.detect(root, prefix)
         self.advisors = self._advisors()
-        self.reporter = NodeMetricReporter(client, self.states, self.cache,
-                                           host_apps=self._host_apps)
+        self.cpi = (self._cpi_collector() if koordlet_feature_gate.enabled(CPI_COLLECTOR)
+                    and not args.simulate_metrics else None)
+        self.reporter = NodeMetricReporter(
+            client, self.states, self.cache, host_apps=self._host_apps,
+            prom_metrics=koordlet_feature_gate.enabled(NODE_METRIC_PROM_METRICS))
         # Upstream's koordlet records through client-go's tools/record as "koordlet" on its
         # node: evictions, malformed annotations the strategies skip.
         self.events = EventBroadcaster(client)
@@ -166,6 +184,7 @@ class Daemon:
     def _advisors(self) -> list[framework.MetricAdvisor]:
         args, env, view = self.args, self.env, self.view
         node_info: framework.Collector
+        performance: list[framework.Collector] = []
         if args.simulate_metrics:
             usage: list[framework.Collector] = [NodeUsageGauges(SimulatedCollector(
                 view.get_all_pods, view.get_node, lambda: be_quota_reader(env)))]
@@ -185,12 +204,25 @@ class Daemon:
             if args.enable_pagecache_collector:
                 usage.append(PageCacheCollector(self.system.proc_root_dir, reader, pods))
             node_info = NodeInfoCollector(self.cache, self.system.sys_root_dir)
-        return [
+            if koordlet_feature_gate.enabled(PSI_COLLECTOR):
+                performance.append(PSICollector(reader, pods))
+        advisors = [
             framework.MetricAdvisor(self.cache, usage, framework.Config(
                 collect_res_used_interval=args.collect_res_used_interval)),
             framework.MetricAdvisor(self.cache, [node_info], framework.Config(
                 collect_res_used_interval=args.collect_node_cpu_info_interval)),
         ]
+        if performance:
+            advisors.append(framework.MetricAdvisor(self.cache, performance, framework.Config(
+                collect_res_used_interval=args.psi_collector_interval)))
+        return advisors
+
+    def _cpi_collector(self) -> CPICollector:
+        env, view = self.env, self.view
+        return CPICollector(
+            self.cache, lambda: pod_cgroups(env, view),
+            env.root if env.v2 else os.path.join(env.root, "perf_event"),
+            self.args.cpi_collector_interval, self.args.collect_cpi_timewindow)
 
     def register(self, runner: Runner) -> None:
         args = self.args
@@ -200,6 +232,10 @@ class Daemon:
         server = runner.serve(args.addr, registry=both)
         server.add_metrics_path("/internal-metrics", metrics.INTERNAL)
         server.add_metrics_path("/external-metrics", metrics.EXTERNAL)
+        if koordlet_feature_gate.enabled(AUDIT_EVENTS_HTTP_HANDLER):
+            server.add_handler("/events", audit.handle)
+        if self.auditor is not None:
+            runner.task("auditor", self.auditor.run)
         runner.informers(self.factory)
         # Before the strategies that record, so it stops (flushing) after them.
         runner.add("events", Hooks(on_stop=lambda: self.events.shutdown(timeout=2)))
@@ -211,6 +247,8 @@ class Daemon:
         runner.add("runtimehooks-rules", Hooks(on_start=self._register_rules))
         for i, advisor in enumerate(self.advisors):
             runner.task(f"advisor-{i}", advisor.run)
+        if self.cpi is not None:
+            runner.task("cpi-collector", self.cpi.run)
         runner.task("metriccache-gc", self.cache.run_gc)
         if args.enable_node_metric_report:
             runner.task("nodemetric-reporter", self.reporter.run)

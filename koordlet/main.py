@@ -16,7 +16,9 @@ import sys
 import threading
 from collections.abc import Sequence
 
+from koordlet.audit.auditor import Config as AuditConfig
 from koordlet.koordlet import POD_SOURCE_APISERVER, POD_SOURCE_KUBELET, Daemon
+from koordlet.metricsadvisor.cpi import DEFAULT_INTERVAL_SECONDS, DEFAULT_TIME_WINDOW_SECONDS
 from koordlet.qosmanager import framework as qos
 from koordlet.resourceexecutor.executor import DEFAULT_RESOURCE_FORCE_UPDATE_SECONDS
 from koordlet.statesinformer.kubelet_pods import ADDRESS_TYPES, DEFAULT_ADDRESS_TYPE
@@ -123,6 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Collect node cpu info interval (default 1m0s)")
     g.add_argument("--collect-node-storage-info-interval", type=flags.duration, default=1.0)
     g.add_argument("--psi-collector-interval", type=flags.duration, default=10.0)
+    g.add_argument("--cpi-collector-interval", type=flags.duration,
+                   default=DEFAULT_INTERVAL_SECONDS, help="Collect cpi interval (default 1m0s)")
+    g.add_argument("--collect-cpi-timewindow", type=flags.duration,
+                   default=DEFAULT_TIME_WINDOW_SECONDS,
+                   help="Collect cpi time window (default 10s)")
     flags.add_bool(g, "--enable-pagecache-collector", False,
                "Collect node, pod and container memory usage with page cache")
     g = p.add_argument_group("metriccache")
@@ -134,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
                    default=DEFAULT_RESOURCE_FORCE_UPDATE_SECONDS,
                    help="rewrite a cached, unchanged cgroup value after this many seconds")
     qos.Config().add_flags(p.add_argument_group("qosmanager"))
+    AuditConfig().add_flags(p.add_argument_group("audit"))
     _add_runtime_hooks_flags(p.add_argument_group("runtimehooks"), host_mode)
     klog.add_flags(p)
     return p

@@ -7,9 +7,19 @@ suffix are Gauges here, because prometheus-client always appends `_total` to a C
 series name is what dashboards and alerts match on. A labelled series is created by its first
 `record_*` call, as upstream's `WithLabelValues(...).Set`, so none is exported before it has a
 value.
+
+Performance series (upstream ``psi.go``, ``cpi.go``, registered external): ``pod_psi`` and
+``container_psi`` per resource type, precision and degree (the ``full`` degree only where the
+kernel has it), ``container_cpi`` per ``cpi_field``; each collection round resets them first, as
+upstream, so a pod that is gone loses its series. NodeMetric series (``node_metric.go``, gate
+``NodeMetricPromMetrics``): the node and system usage the last NodeMetric status reported,
+reset on every report; upstream's per-NUMA ones are not, as the status here has no NUMA usage.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Gauge
 
@@ -43,6 +53,37 @@ HOST_APPLICATION_RESOURCE_USAGE = Gauge(
     "host_application_resource_usage", "Host application resource usage collected by koordlet",
     [NODE_KEY, "host_application_name", "resource", "priority_class", "qos"],
     namespace=SUBSYSTEM, registry=INTERNAL)
+
+
+CONTAINER_ID = "container_id"
+CONTAINER_NAME = "container_name"
+POD_UID = "pod_uid"
+POD_NAME = "pod_name"
+POD_NAMESPACE = "pod_namespace"
+RESOURCE_KEY = "resource"
+UNIT_KEY = "unit"
+UNIT_CORE = "core"
+UNIT_BYTE = "byte"
+_PSI_LABELS = ["psi_resource_type", "psi_precision", "psi_degree", "cpu_full_supported"]
+_CONTAINER = [CONTAINER_ID, CONTAINER_NAME, POD_UID, POD_NAME, POD_NAMESPACE]
+
+CONTAINER_PSI = Gauge("container_psi", "Container psi collected by koordlet",
+                      [NODE_KEY, *_CONTAINER, *_PSI_LABELS], namespace=SUBSYSTEM,
+                      registry=EXTERNAL)
+POD_PSI = Gauge("pod_psi", "Pod psi collected by koordlet",
+                [NODE_KEY, POD_UID, POD_NAME, POD_NAMESPACE, *_PSI_LABELS],
+                namespace=SUBSYSTEM, registry=EXTERNAL)
+CONTAINER_CPI = Gauge("container_cpi", "Container cpi collected by koordlet",
+                      [NODE_KEY, CONTAINER_ID, CONTAINER_NAME, POD_UID, POD_NAME, POD_NAMESPACE,
+                       "cpi_field"], namespace=SUBSYSTEM, registry=EXTERNAL)
+NODE_METRIC_NODE_USAGE = Gauge("node_metric_node_usage",
+                               "the node usage reported in the NodeMetric",
+                               [NODE_KEY, RESOURCE_KEY, UNIT_KEY], namespace=SUBSYSTEM,
+                               registry=INTERNAL)
+NODE_METRIC_SYSTEM_USAGE = Gauge("node_metric_system_usage",
+                                 "the system usage reported in the NodeMetric",
+                                 [NODE_KEY, RESOURCE_KEY, UNIT_KEY], namespace=SUBSYSTEM,
+                                 registry=INTERNAL)
 
 _node_name = ""
 
@@ -82,3 +123,70 @@ def reset_host_application_resource_usage() -> None:
 def record_host_application_resource_usage(resource: str, name: str, priority: str, qos: str,
                                            value: float) -> None:
     HOST_APPLICATION_RESOURCE_USAGE.labels(_node_name, name, resource, priority, qos).set(value)
+
+
+@dataclass(slots=True, frozen=True)
+class PodLabels:
+    """Who a pod-level series is about."""
+
+    uid: str
+    name: str
+    namespace: str
+
+
+@dataclass(slots=True, frozen=True)
+class PSIRecord:
+    """One PSI value: ``resource_type`` cpu/mem/io, ``precision`` avg10/avg60/avg300,
+    ``degree`` some/full; ``full_supported`` is that resource's (upstream's label name says
+    cpu because only the cpu file lacks the full line on some kernels)."""
+
+    resource_type: str
+    precision: str
+    degree: str
+    value: float
+    full_supported: bool
+
+    def labels(self) -> tuple[str, str, str, str]:
+        return (self.resource_type, self.precision, self.degree,
+                "true" if self.full_supported else "false")
+
+
+def reset_psi() -> None:
+    POD_PSI.clear()
+    CONTAINER_PSI.clear()
+
+
+def record_pod_psi(pod: PodLabels, records: Iterable[PSIRecord]) -> None:
+    for r in records:
+        POD_PSI.labels(_node_name, pod.uid, pod.name, pod.namespace, *r.labels()).set(r.value)
+
+
+def record_container_psi(pod: PodLabels, container_id: str, container_name: str,
+                         records: Iterable[PSIRecord]) -> None:
+    for r in records:
+        CONTAINER_PSI.labels(_node_name, container_id, container_name, pod.uid, pod.name,
+                             pod.namespace, *r.labels()).set(r.value)
+
+
+def reset_container_cpi() -> None:
+    CONTAINER_CPI.clear()
+
+
+def record_container_cpi(pod: PodLabels, container_id: str, container_name: str,
+                         cycles: float, instructions: float) -> None:
+    base = (_node_name, container_id, container_name, pod.uid, pod.name, pod.namespace)
+    CONTAINER_CPI.labels(*base, "cycles").set(cycles)
+    CONTAINER_CPI.labels(*base, "instructions").set(instructions)
+
+
+def reset_node_metric_usages() -> None:
+    NODE_METRIC_NODE_USAGE.clear()
+    NODE_METRIC_SYSTEM_USAGE.clear()
+
+
+def record_node_metric_node_usage(resource: str, unit: str, value: float) -> None:
+    NODE_METRIC_NODE_USAGE.labels(_node_name, resource, unit).set(value)
+
+
+def record_node_metric_system_usage(resource: str, unit: str, value: float) -> None:
+    NODE_METRIC_SYSTEM_USAGE.labels(_node_name, resource, unit).set(value)

@@ -34,6 +34,7 @@ class Config:
 class ContainerCgroup:
     container_id: str  # full status form, e.g. containerd://<id>
     cgroup_dir: str
+    name: str = ""  # labels the exported series (PSI, CPI)
 
 
 @dataclass(slots=True, frozen=True)
@@ -41,6 +42,8 @@ class PodCgroup:
     pod_uid: str
     cgroup_dir: str
     containers: tuple[ContainerCgroup, ...] = ()
+    name: str = ""  # name and namespace label the exported series (PSI, CPI)
+    namespace: str = ""
 
 
 # Where the pods are (cgroup dirs relative to the reader's hierarchy): statesinformer's pods in

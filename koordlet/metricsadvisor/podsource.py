@@ -25,14 +25,15 @@ def pod_cgroups(env: CgroupEnv, view: StatesView) -> list[PodCgroup]:
     and their containers."""
     out = []
     for pod in view.get_all_pods():
-        uid = pod["metadata"]["uid"]
-        pod_dir = env.pod_dir(get_kube_qos_class(pod), uid)
+        md = pod["metadata"]
+        pod_dir = env.pod_dir(get_kube_qos_class(pod), md["uid"])
         containers = tuple(
             ContainerCgroup(cs["containerID"], os.path.join(
-                env.prefix, env.container_dir(pod_dir, cs["containerID"])))
+                env.prefix, env.container_dir(pod_dir, cs["containerID"])), cs.get("name", ""))
             for cs in (pod.get("status") or {}).get("containerStatuses") or []
             if cs.get("containerID"))
-        out.append(PodCgroup(uid, os.path.join(env.prefix, pod_dir), containers))
+        out.append(PodCgroup(md["uid"], os.path.join(env.prefix, pod_dir), containers,
+                             md.get("name", ""), md.get("namespace", "")))
     return out
 
 

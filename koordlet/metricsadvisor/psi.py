@@ -4,6 +4,10 @@
 
 A file without a ``full`` line means "full unsupported" (the CPU file on older kernels): its full
 values are zeros and ``*_psi_cpu_full_supported`` is 0.
+
+Each round also replaces the ``koordlet_pod_psi``/``koordlet_container_psi`` series (upstream
+``metrics.RecordPodPSI``/``RecordContainerPSI``): precisions ``avg10``/``avg60``/``avg300``, the
+``full`` degree only where the file has it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from dataclasses import dataclass, field
 
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricSample
-from koordlet.metricsadvisor.framework import PodSource
+from koordlet.metrics import metrics
+from koordlet.metrics.metrics import PodLabels, PSIRecord
+from koordlet.metricsadvisor.framework import ContainerCgroup, PodSource
 from koordlet.resourceexecutor.reader import CgroupReader
 
 # file name → upstream psi_resource property value
@@ -71,6 +77,18 @@ def _samples(kind: str, base: dict[str, str], resource: str, s: PSIStats, now: f
             yield MetricSample(kind, props, now, value)
 
 
+def psi_records(stats: dict[str, PSIStats]) -> list[PSIRecord]:
+    """The exported values of one cgroup's files (upstream ``getPSIRecords``)."""
+    out = []
+    for resource, s in stats.items():
+        lines = [("some", s.some)] + ([("full", s.full)] if s.full_supported else [])
+        for degree, line in lines:
+            for precision, value in zip(PRECISIONS, (line.avg10, line.avg60, line.avg300)):
+                out.append(PSIRecord(RESOURCES[resource], f"avg{precision}", degree, value,
+                                     s.full_supported))
+    return out
+
+
 class PSICollector:
     name = "PSICollector"
 
@@ -86,13 +104,16 @@ class PSICollector:
 
     def collect(self, now: float) -> list[MetricSample]:
         out: list[MetricSample] = []
+        metrics.reset_psi()
         for pod in self.pods():
-            targets = [
+            labels = PodLabels(pod.pod_uid, pod.name, pod.namespace)
+            targets: list[tuple[str, str, dict[str, str], str, ContainerCgroup | None]] = [
                 (
                     mt.POD_PSI,
                     mt.POD_PSI_CPU_FULL_SUPPORTED,
                     {mt.POD_UID: pod.pod_uid},
                     pod.cgroup_dir,
+                    None,
                 )
             ]
             targets += [
@@ -101,10 +122,11 @@ class PSICollector:
                     mt.CONTAINER_PSI_CPU_FULL_SUPPORTED,
                     {mt.POD_UID: pod.pod_uid, mt.CONTAINER_ID: c.container_id},
                     c.cgroup_dir,
+                    c,
                 )
                 for c in pod.containers
             ]
-            for kind, supported_kind, base, cgroup_dir in targets:
+            for kind, supported_kind, base, cgroup_dir, container in targets:
                 stats = self._read_all(cgroup_dir)
                 if stats is None:
                     continue
@@ -112,4 +134,9 @@ class PSICollector:
                     out.extend(_samples(kind, base, resource, s, now))
                 supported = 1.0 if stats["cpu"].full_supported else 0.0
                 out.append(MetricSample(supported_kind, base, now, supported))
+                if container is None:
+                    metrics.record_pod_psi(labels, psi_records(stats))
+                else:
+                    metrics.record_container_psi(labels, container.container_id, container.name,
+                                                 psi_records(stats))
         return out

@@ -3,6 +3,8 @@ import os
 import pytest
 
 from koordlet.metriccache import metric_types as mt
+from koordlet.metrics import metrics
+from koordlet.metricsadvisor.framework import ContainerCgroup, PodCgroup
 from koordlet.metricsadvisor.psi import PSICollector, parse_psi, read_proc_pressure
 from koordlet.metricsadvisor.testing import fake_pods
 from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader
@@ -51,3 +53,60 @@ def test_pod_psi_samples(tmp_path, version):
     assert psi[("cpu", "10", "full")] == 0.0
     supported = [s.value for s in samples if s.kind == mt.POD_PSI_CPU_FULL_SUPPORTED]
     assert supported == [0.0]
+
+
+def _series(name: str) -> dict[tuple[tuple[str, str], ...], float]:
+    """Every exported sample of ``name``, keyed by its sorted labels."""
+    return {tuple(sorted(s.labels.items())): s.value
+            for family in metrics.EXTERNAL.collect() for s in family.samples
+            if s.name == name}
+
+
+def test_pod_and_container_psi_exported_with_upstream_labels(tmp_path):
+    """A v2 tree laid out under a temp dir as the kernel does: a pod whose cpu.pressure has no
+    full line, and its container with every line. Upstream's labels and values; the full degree
+    only where the kernel has it; a pod gone by the next round loses its series."""
+    registered = metrics.node_name()
+    metrics.register("node-psi")
+    try:
+        pod = fake_pods(1, 1)[0]
+        c = pod.containers[0]
+        pod = PodCgroup(pod.pod_uid, pod.cgroup_dir, (ContainerCgroup(
+            c.container_id, c.cgroup_dir, "app"),), "web", "default")
+        for d, cpu in ((pod.cgroup_dir, SOME_ONLY), (c.cgroup_dir, FULL)):
+            base = tmp_path / d
+            base.mkdir(parents=True, exist_ok=True)
+            (base / "cpu.pressure").write_text(cpu)
+            (base / "memory.pressure").write_text(FULL)
+            (base / "io.pressure").write_text(FULL)
+        pods = [pod]
+        collector = PSICollector(CgroupReader(str(tmp_path), CGROUP_V2), lambda: pods)
+        collector.collect(1.0)
+
+        pod_psi = _series("koordlet_pod_psi")
+        pod_labels = (("node", "node-psi"), ("pod_name", "web"), ("pod_namespace", "default"),
+                      ("pod_uid", pod.pod_uid))
+        assert len(pod_psi) == 3 + 6 + 6  # cpu: some only; mem and io: some and full
+        key = tuple(sorted(pod_labels + (("cpu_full_supported", "false"),
+                                         ("psi_degree", "some"), ("psi_precision", "avg60"),
+                                         ("psi_resource_type", "cpu"))))
+        assert pod_psi[key] == 5.0
+        key = tuple(sorted(pod_labels + (("cpu_full_supported", "true"),
+                                         ("psi_degree", "full"), ("psi_precision", "avg300"),
+                                         ("psi_resource_type", "io"))))
+        assert pod_psi[key] == 1.0
+
+        container_psi = _series("koordlet_container_psi")
+        assert len(container_psi) == 18
+        key = tuple(sorted(pod_labels + (("container_id", c.container_id),
+                                         ("container_name", "app"),
+                                         ("cpu_full_supported", "true"),
+                                         ("psi_degree", "full"), ("psi_precision", "avg10"),
+                                         ("psi_resource_type", "cpu"))))
+        assert container_psi[key] == 0.5
+
+        pods.clear()
+        collector.collect(2.0)
+        assert _series("koordlet_pod_psi") == {} and _series("koordlet_container_psi") == {}
+    finally:
+        metrics.register(registered)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from koordlet.audit import auditor as audit
+from koordlet.audit.event_log import ReverseEventIterator
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricSample
 from koordlet.qosmanager.cpuevict import (
@@ -344,3 +346,25 @@ def test_each_gate_alone_enables_the_strategy(tmp_path: Path) -> None:
                       executor=ResourceUpdateExecutor(FakeClock(0.0)),
                       metric_cache=MetricCache(), states=FakeStates(), feature_gate=gate)
         assert CPUEvict(ctx).enabled() is bool(gates)
+
+
+def test_each_eviction_is_an_audit_event(cluster, tmp_path: Path) -> None:
+    """Upstream's ``audit.V(0).Pod(ns, name).Reason(reason).Message(message)`` per victim."""
+    client, plugin, ctx = cluster
+    create_pod(client, "be-a", "node-0", "BE", "koord-batch-5000",
+               requests={"kubernetes.io/batch-cpu": "2000"})
+    wait_running(client, ["be-a"])
+    audit.setup(audit.Config(audit_log_dir=str(tmp_path / "audit")))
+    try:
+        ctx.clock.step(20)
+        _feed(ctx, 1900, 8000, 2000)
+        plugin.run_once()
+        assert live_pod_names(client) == set()
+        events = ReverseEventIterator(str(tmp_path / "audit"))
+        e = events.next()
+        assert e is not None and events.next() is None
+    finally:
+        audit.reset()
+    assert (e.type, e.namespace, e.name, e.reason) == (
+        "pod", "default", "be-a", "trigger by koordlet feature BECPUEvict")
+    assert e.message.endswith("kill pod: be-a")

@@ -40,6 +40,7 @@ from api.extension.numa import ANNOTATION_RESOURCE_STATUS, parse_resource_status
 from api.extension.qos import KubeQoSClass, QoSClass, get_kube_qos_class, get_pod_qos_class_raw
 from api.slo.v1alpha1.host_application import CgroupBaseType
 from api.slo.v1alpha1.strategies import CPUSuppressPolicy, ResourceThresholdStrategy
+from koordlet.audit import auditor as audit
 from koordlet.metriccache import metric_types as mt
 from koordlet.metrics.metrics import record_be_suppress_cpu_cores
 from koordlet.metricsadvisor.nodeinfo import ProcessorInfo
@@ -222,6 +223,8 @@ class CPUSuppress:
             return
         self._quota_recovered = False
         record_be_suppress_cpu_cores("cfsQuota", new / CFS_BASE_PERIOD)
+        audit.event(1, audit.ADJUST_BE_BY_NODE_CPU_USAGE,
+                    f"update BE group to cfs_quota: {new}")
         logger.info("cpusuppress: BE cfs quota %d -> %d", cur, new)
 
     def recover_cfs_quota(self) -> None:
@@ -323,6 +326,8 @@ class CPUSuppress:
             return
         self.write_be_cpuset(frozenset(target))
         record_be_suppress_cpu_cores("cpuset", len(target))
+        audit.event(1, audit.ADJUST_BE_BY_NODE_CPU_USAGE,
+                    f"update BE group to cpuset: [{' '.join(map(str, target))}]")
         if frozenset(target) != old:
             logger.info("cpusuppress: BE cpuset %s -> %s", format_cpuset(old),
                         format_cpuset(frozenset(target)))

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from koordlet.audit import auditor as audit
+from koordlet.audit.event_log import ReverseEventIterator
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricSample
 from koordlet.metrics.metrics import BE_SUPPRESS_CPU_CORES
@@ -87,11 +89,19 @@ def test_cpuset_policy_writes_be_tree_and_recovers_on_switch(tmp_path: Path,
     now = clock.now()
     cache.append([MetricSample(mt.NODE_CPU_USAGE, {}, now, 2.7),
                   MetricSample(mt.POD_CPU_USAGE, {mt.POD_UID: "ls"}, now, 2.7)])
-    plugin.run_once()
+    audit.setup(audit.Config(audit_log_dir=str(tmp_path / "audit")))
+    try:
+        plugin.run_once()
+        event = ReverseEventIterator(str(tmp_path / "audit")).next()
+    finally:
+        audit.reset()
     # allowance 5200m − 2700m = 2500m → 3 CPUs out of {0,1,2,4,5,6} (LSE 3,7 excluded):
     # 3 × 2 LSR CPUs / 6 = 1 from LSR {0,4} → 0; 2 from {1,2,5,6} → the whole core (1, 5)
     files = [tmp_path / d / "cpuset.cpus" for d in (env.be_dir(), be_pod_dir, container_dir)]
     assert [f.read_text().strip() for f in files] == ["0-1,5"] * 3
+    # As upstream's audit message, Go's %v of the []int32 it applied.
+    assert event is not None and (event.reason, event.message) == (
+        "AdjustBEByNodeCPUUsage", "update BE group to cpuset: [0 1 5]")
     assert BE_SUPPRESS_CPU_CORES.labels("", "cpuset")._value.get() == 3
     assert (tmp_path / env.be_dir() / "cpu.max").read_text().split()[0] == "max"
 

@@ -10,6 +10,8 @@ import pytest
 
 from api.slo.v1alpha1.host_application import HostApplicationSpec
 from api.slo.v1alpha1.strategies import ResourceThresholdStrategy
+from koordlet.audit import auditor as audit
+from koordlet.audit.event_log import ReverseEventIterator
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricSample
 from koordlet.metricsadvisor.nodeinfo import CPUTopology, ProcessorInfo
@@ -215,3 +217,19 @@ def test_host_apps_count_as_non_be_unless_be_under_kubepods_besteffort(setup) ->
     assert (inputs.host_all_milli, inputs.host_non_be_milli) == (1100, 500)
     # system 2000 − 500 − 1100 = 400; 2600 − 500 (LS pod) − 500 − 400 = 1200m
     assert _run(plugin, cpu_max) == "120000"
+
+
+def test_each_applied_quota_is_an_audit_event(setup, tmp_path: Path) -> None:
+    """Upstream's ``audit.V(1).Node().Reason(AdjustBEByNodeCPUUsage)`` after each write."""
+    plugin, ctx, cpu_max = setup
+    audit.setup(audit.Config(audit_log_dir=str(tmp_path / "audit")))
+    try:
+        _feed(ctx, 2.7, 2.7)
+        _run(plugin, cpu_max)
+        events = ReverseEventIterator(str(tmp_path / "audit"))
+        e = events.next()
+        assert e is not None and events.next() is None
+        assert (e.type, e.reason, e.message) == (
+            "node", "AdjustBEByNodeCPUUsage", "update BE group to cfs_quota: 2000")
+    finally:
+        audit.reset()

@@ -11,8 +11,9 @@ it never is.
 Evicted pod UIDs are remembered for 2 minutes in the context, shared by both evictors, so a
 pod whose deletion is still in flight is counted as released and not evicted again. A success
 is recorded as a Warning event `evictPodSuccess`, a failure as `evictPodFail`, and in
-`koordlet_pod_eviction`. The event's message is upstream's: `evict Pod:<namespace>/<name>,
-reason: evicted, message: trigger by koordlet feature <feature>, kill pod: <name>`.
+`koordlet_pod_eviction`; each attempt is an audit event (verbose 0) first, as upstream. The
+event's message is upstream's: `evict Pod:<namespace>/<name>, reason: evicted, message: trigger
+by koordlet feature <feature>, kill pod: <name>`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from koordlet.audit import auditor as audit
+from koordlet.audit.event_log import TYPE_POD
 from koordlet.metrics.metrics import record_pod_eviction
 from koordlet.qosmanager.framework import Context, KubeDict
 from pkg.events.recorder import WARNING
@@ -81,6 +84,7 @@ class Evictor:
             return False
         md = pod.get("metadata") or {}
         name, namespace = md.get("name", ""), md.get("namespace", "")
+        audit.event(0, reason, message, kind=TYPE_POD, namespace=namespace, name=name)
         result = self.pods.evict(
             pod, reason, f"evict Pod:{namespace}/{name}, reason: {EVICTED}, message: {message}")
         if result is EvictionResult.EVICTED:

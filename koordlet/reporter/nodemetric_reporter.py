@@ -16,6 +16,10 @@ under half the window), ``systemUsage``/``aggregatedSystemUsages`` from ``sys_*`
 ``hostApplicationMetric`` (avg per NodeSLO host application with samples, sorted by name, with
 the application's priority and QoS; left out when none has samples), and
 ``prodReclaimableMetric``/``prodPeakMetric`` from the peak predictor when one is given.
+
+With ``prom_metrics`` (gate ``NodeMetricPromMetrics``), each written status also replaces the
+``koordlet_node_metric_{node,system}_usage`` series (upstream ``metrics/node_metric.go``): cpu
+in cores, memory in bytes, as the status says them.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from api.core import QuantityFormat, format_quantity
+from api.core import QuantityFormat, format_quantity, quantity_value
 from api.extension.priority import get_pod_priority_class_with_default
 from api.extension.qos import get_pod_qos_class_with_default
 from api.meta import format_time, parse_duration
@@ -36,6 +40,7 @@ from api.slo.v1alpha1.host_application import HostApplicationSpec
 from koordlet.metriccache import aggregate
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache
+from koordlet.metrics import metrics
 from koordlet.prediction.peak_predictor import PeakPredictServer, prod_reclaimable
 from koordlet.statesinformer.states_informer import (
     DEFAULT_REPORT_INTERVAL_SECONDS,
@@ -67,13 +72,28 @@ def resource_map(cpu_cores: float, memory_bytes: float) -> dict[str, Any]:
         "memory": format_quantity(Decimal(int(memory_bytes)), QuantityFormat.BINARY_SI)}}
 
 
+_UNITS = {"cpu": metrics.UNIT_CORE, "memory": metrics.UNIT_BYTE}
+
+
+def record_prom_metrics(node_metric: dict[str, Any]) -> None:
+    """The node and system usage of a written status as gauges, stale series cleared."""
+    metrics.reset_node_metric_usages()
+    for key, record in (("nodeUsage", metrics.record_node_metric_node_usage),
+                        ("systemUsage", metrics.record_node_metric_system_usage)):
+        for resource, value in ((node_metric.get(key) or {}).get("resources") or {}).items():
+            if resource in _UNITS:
+                record(resource, _UNITS[resource], float(quantity_value(value)))
+
+
 class NodeMetricReporter:
     """``host_apps`` returns the NodeSLO's host applications (statesinformer's view)."""
 
     def __init__(self, client: Client, states: StatesInformer, cache: MetricCache,
                  predictor: PeakPredictServer | None = None, clock: Clock = REAL_CLOCK,
-                 host_apps: Callable[[], Sequence[HostApplicationSpec]] = tuple) -> None:
+                 host_apps: Callable[[], Sequence[HostApplicationSpec]] = tuple,
+                 prom_metrics: bool = False) -> None:
         self.client = client
+        self.prom_metrics = prom_metrics
         self.states = states
         self.cache = cache
         self.host_apps = host_apps
@@ -184,6 +204,8 @@ class NodeMetricReporter:
                 return False
             try:
                 self.client.update_status(NODE_METRICS, {**obj, "status": status})
+                if self.prom_metrics:
+                    record_prom_metrics(status["nodeMetric"])
                 return True
             except ApiError as e:
                 if e.status not in (409, 429) or attempt == _UPDATE_TRIES - 1:

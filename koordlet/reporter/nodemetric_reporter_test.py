@@ -5,10 +5,12 @@ from typing import Any
 
 import pytest
 
+from api.core import quantity_value
 from api.slo.v1alpha1.host_application import HostApplicationSpec
 from koordlet.metriccache import aggregate
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricCacheConfig, MetricSample
+from koordlet.metrics import metrics
 from koordlet.reporter.nodemetric_reporter import NodeMetricReporter, resource_map
 from koordlet.statesinformer.states_informer import StatesInformer
 from pkg.client.informers import SharedInformerFactory
@@ -138,3 +140,37 @@ def test_host_application_metric_per_app_with_samples_sorted_by_name(
     apps.clear()  # no applications: the field is left out
     assert reporter.report(NOW)
     assert "hostApplicationMetric" not in client.get(NODE_METRICS, states.node_name)["status"]
+
+
+def _node_metric_series() -> dict[tuple[str, str, str], float]:
+    return {(s.name, s.labels["resource"], s.labels["unit"]): s.value
+            for family in metrics.INTERNAL.collect() for s in family.samples
+            if s.name.startswith("koordlet_node_metric_") and s.labels["node"] == "nm-node"}
+
+
+def test_written_status_is_exported_with_node_metric_prom_metrics(
+        env: tuple[Client, StatesInformer]) -> None:
+    """Upstream's NodeMetricPromMetrics: the gauges say what the written status says; without
+    the gate nothing is exported."""
+    client, states = env
+    cache = MetricCache(MetricCacheConfig(metric_expire_seconds=3600))
+    fill(cache, 900, states.get_all_pods()[0].uid)
+    registered = metrics.node_name()
+    metrics.register("nm-node")
+    try:
+        metrics.reset_node_metric_usages()
+        assert NodeMetricReporter(client, states, cache, clock=FakeClock(NOW)).report(NOW)
+        assert _node_metric_series() == {}
+        reporter = NodeMetricReporter(client, states, cache, clock=FakeClock(NOW),
+                                      prom_metrics=True)
+        assert reporter.report(NOW)
+        usage = client.get(NODE_METRICS, states.node_name)["status"]["nodeMetric"]["nodeUsage"]
+        assert _node_metric_series() == {
+            ("koordlet_node_metric_node_usage", "cpu", "core"):
+                float(quantity_value(usage["resources"]["cpu"])),
+            ("koordlet_node_metric_node_usage", "memory", "byte"):
+                float(quantity_value(usage["resources"]["memory"])),
+        }
+    finally:
+        metrics.reset_node_metric_usages()
+        metrics.register(registered)

@@ -22,6 +22,9 @@ CGROUP_RECONCILE = "CgroupReconcile"
 SYSTEM_CONFIG = "SystemConfig"
 AUDIT_EVENTS = "AuditEvents"
 AUDIT_EVENTS_HTTP_HANDLER = "AuditEventsHTTPHandler"
+CPI_COLLECTOR = "CPICollector"
+PSI_COLLECTOR = "PSICollector"
+NODE_METRIC_PROM_METRICS = "NodeMetricPromMetrics"
 
 _BETA_ON = (BE_CPU_SUPPRESS, CPU_BURST, RDT_RESCTRL, NODE_TOPOLOGY_REPORT, GROUP_IDENTITY,
             CPU_SET_ALLOCATOR, BATCH_RESOURCE)
@@ -29,9 +32,9 @@ _ALPHA_OFF = (
     AUDIT_EVENTS, AUDIT_EVENTS_HTTP_HANDLER, "BECPUManager", "BECPUEvict", "CPUEvict",
     "CPUAllocatableEvict", "BEMemoryEvict", "MemoryEvict", "MemoryAllocatableEvict",
     SYSTEM_CONFIG, CGROUP_RECONCILE, BLKIO_RECONCILE, ACCELERATORS, "RDMADevices",
-    "CPICollector", "Libpfm4", "PSICollector", "ResctrlCollector", "ColdPageCollector",
+    CPI_COLLECTOR, "Libpfm4", PSI_COLLECTOR, "ResctrlCollector", "ColdPageCollector",
     "HugePageReport", "PodResourcesProxy", "HamiCoreVGPUMonitor", "PerCPUMetric",
-    "NodeMetricPromMetrics",
+    NODE_METRIC_PROM_METRICS,
     # runtime hooks
     "GPUEnvInject", "RDMADeviceInject", "CPUNormalization", "CoreSched", "TerwayQoS",
     "TCNetworkQoS", "Resctrl", "OOMScoreAdj",

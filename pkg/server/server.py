@@ -27,8 +27,9 @@ from prometheus_client.exposition import choose_encoder
 log = logging.getLogger(__name__)
 
 Check = Callable[[], str | None]
-# A handler gets the query and returns (status, content type, body).
-Handler = Callable[[dict[str, list[str]]], tuple[int, str, bytes]]
+# A handler gets the query and returns (status, content type, body), and optionally headers.
+Response = tuple[int, str, bytes] | tuple[int, str, bytes, dict[str, str]]
+Handler = Callable[[dict[str, list[str]]], Response]
 
 
 def parse_address(addr: str, default_port: int = 0) -> tuple[str, int]:
@@ -198,15 +199,19 @@ class Server:
                 handler = self._subtrees.get(prefix)
             if handler is not None:
                 query["__subpath__"] = [path[len(prefix) + 1:]]
+        response: Response
         if handler is None:
-            status, ctype, body = 404, "text/plain; charset=utf-8", b"404 page not found\n"
+            response = 404, "text/plain; charset=utf-8", b"404 page not found\n"
         else:
             try:
-                status, ctype, body = handler(query)
+                response = handler(query)
             except Exception:  # noqa: BLE001
                 log.exception("handler for %s failed", path)
-                status, ctype, body = 500, "text/plain; charset=utf-8", b"internal error\n"
+                response = 500, "text/plain; charset=utf-8", b"internal error\n"
+        status, ctype, body = response[:3]
         req.send_response(status)
+        for name, value in (response[3] if len(response) > 3 else {}).items():
+            req.send_header(name, value)
         req.send_header("Content-Type", ctype)
         req.send_header("Content-Length", str(len(body)))
         req.send_header("X-Content-Type-Options", "nosniff")
@@ -268,4 +273,5 @@ def leader_election_check(elector: Any, max_tolerable_expired_lease: float = 20.
     return check
 
 
-__all__ = ["Check", "Checks", "Handler", "Server", "leader_election_check", "parse_address"]
+__all__ = ["Check", "Checks", "Handler", "Response", "Server", "leader_election_check",
+           "parse_address"]

@@ -9,6 +9,7 @@ ServiceAccount.
   ``--cpu-suppress-interval-seconds``, and the batch-resource hook rule flips a BE pod's quota.
 * Simulated mode (``--simulate-metrics``): two simulated nodes report exactly the usage their
   pods' ``sim.koordinator.sh/usage`` annotations declare, plus the node's system usage.
+* Gate ``PSICollector``: pod and container PSI on ``/metrics`` follow a pod's pressure files.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import psutil
 import pytest
 
 from api.core import quantity_value
-from koordlet.util.system.testing import make_real_cgroup_dir, real_cgroup_v1_tree
+from koordlet.util.system.testing import fake_v2_tree, make_real_cgroup_dir, real_cgroup_v1_tree
 from pkg.client.resources import NODE_METRICS, NODE_SLOS, NODES, PODS
 from pkg.client.rest import Client
 from pkg.component import DEFAULT_GRACE_PERIOD
@@ -254,3 +255,70 @@ def test_ready_once_synced_and_sigterm_stops_it_within_the_grace_period(
     assert exited < DEFAULT_GRACE_PERIOD
     assert "did not stop" not in k.proc.log()
 
+
+
+def _series(url: str, name: str, **labels: str) -> float | None:
+    """The value of the ``name`` series carrying all of ``labels`` (None: absent or down)."""
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def _pressure(some: float, full: float | None) -> str:
+    text = f"some avg10={some:.2f} avg60=2.25 avg300=3.00 total=12345\n"
+    return text + (f"full avg10={full:.2f} avg60=0.75 avg300=1.00 total=678\n"
+                   if full is not None else "")
+
+
+def test_psi_collector_exports_what_the_cgroup_files_say(
+        srv: ServerHandle, client: Client, koordlets: Launch, tmp_path: Path) -> None:
+    """Gate PSICollector: pod and container PSI on /metrics with upstream's labels, following
+    the pressure files. The cgroup v2 tree (cgroupfs driver) is laid out under a temp dir as
+    the kernel does: this machine mounts v1."""
+    (node,) = srv.add_nodes(1, prefix="psi-")
+    pod = client.create(PODS, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"nodeName": node, "containers": [{"name": "app", "image": "pause"}]}},
+        "default")
+    statuses = wait_for(lambda: (client.get(PODS, "web", "default").get("status") or {})
+                        .get("containerStatuses"), what="the simulated kubelet runs web")
+    container_id = statuses[0]["containerID"]
+    root = tmp_path / "cgroup"
+    (root / "kubepods").mkdir(parents=True)
+    env = fake_v2_tree(root, [])
+    pod_dir = env.pod_dir("BestEffort", pod["metadata"]["uid"])
+    container_dir = env.container_dir(pod_dir, container_id)
+    fake_v2_tree(root, [container_dir])
+    for d, cpu in ((pod_dir, _pressure(1.5, None)), (container_dir, _pressure(4.0, 0.5))):
+        (root / d / "cpu.pressure").write_text(cpu)
+        (root / d / "memory.pressure").write_text(_pressure(7.0, 6.0))
+        (root / d / "io.pressure").write_text(_pressure(0.25, 0.125))
+    k = koordlets(node, f"--cgroup-root-dir={root}", "--feature-gates=PSICollector=true",
+                  "--psi-collector-interval=1s")
+    url = k.metrics + "/metrics"
+    pod_labels = {"node": node, "pod_name": "web", "pod_namespace": "default",
+                  "pod_uid": pod["metadata"]["uid"]}
+
+    def pod_psi(resource: str, degree: str, precision: str = "avg10") -> float | None:
+        return _series(url, "koordlet_pod_psi", **pod_labels, psi_resource_type=resource,
+                       psi_degree=degree, psi_precision=precision)
+
+    assert wait_for(lambda: pod_psi("mem", "some"), timeout=30,
+                    what="koordlet_pod_psi on /metrics") == 7.0
+    assert pod_psi("cpu", "some") == 1.5 and pod_psi("io", "full", "avg300") == 1.0
+    assert pod_psi("cpu", "full") is None  # the pod's cpu.pressure has no full line
+    container = _series(url, "koordlet_container_psi", **pod_labels,
+                        container_id=container_id, container_name="app",
+                        psi_resource_type="cpu", psi_degree="full", psi_precision="avg10",
+                        cpu_full_supported="true")
+    assert container == 0.5
+
+    (root / pod_dir / "memory.pressure").write_text(_pressure(42.0, 6.0))
+    wait_for(lambda: pod_psi("mem", "some") == 42.0, timeout=10,
+             what="koordlet_pod_psi following memory.pressure")
