@@ -17,6 +17,7 @@ from koordlet.qosmanager.cpusuppress import (
     SuppressInputs,
     calculate_be_suppress_cpu,
     is_be_pod,
+    pods_used_milli,
 )
 from koordlet.qosmanager.framework import Context
 from koordlet.qosmanager.testing import FakeStates, node, node_slo, pod
@@ -49,6 +50,18 @@ def test_system_is_floored_at_reservation_and_min_percent_applies() -> None:
         cpu_suppress_threshold_percent=65, cpu_suppress_min_percent=10
     )
     assert calculate_be_suppress_cpu(inputs, strategy) == 1000  # 6500−6000−1500 < 10 %
+
+
+def test_dangling_pod_usage_counts_as_non_be() -> None:
+    """Upstream's "calculate correctly for missing podMeta or transient metrics": pod abc has
+    usage but is no longer listed; it counts as non-BE."""
+    pods_all, pods_non_be = pods_used_milli({"abc": 8000, "def": 4000},
+                                            [pod("def", "BE", "Burstable")])
+    assert (pods_all, pods_non_be) == (12000, 8000)
+    inputs = SuppressInputs(20000, 0, 11000, pods_all, pods_non_be, 0, 0)
+    assert inputs.system_milli() == 0  # 11 − 12 floored
+    strategy = ResourceThresholdStrategy(cpu_suppress_threshold_percent=70)
+    assert calculate_be_suppress_cpu(inputs, strategy) == 6000  # 14 − 8
 
 
 def test_be_is_label_or_kube_besteffort() -> None:
@@ -189,3 +202,24 @@ def test_a_new_malformed_value_is_reported_again(setup) -> None:
     first, second = (e["message"] for e in sink.created)  # the repeat and the good value: none
     assert first.startswith(prefix + "not valid JSON")
     assert second.startswith(prefix + "reservedCPUs: ")
+
+
+class _ShrinkingStates(FakeStates):
+    """The pod list loses its last pod after it is first read: a pod deleted mid-round."""
+
+    def get_all_pods(self) -> list:
+        pods, self.pods = self.pods, self.pods[:-1]
+        return pods
+
+
+def test_a_pod_deleted_mid_round_counts_as_non_be(setup) -> None:
+    plugin, ctx, cpu_max = setup
+    ctx.states = _ShrinkingStates(node=node("4"), node_slo=node_slo(True),
+                                  pods=[pod("ls", "LS", "Burstable"), pod("be", "BE", "Burstable")])
+    now = ctx.clock.now()
+    ctx.metric_cache.append([MetricSample(mt.NODE_CPU_USAGE, {}, now, 1.0),
+                             MetricSample(mt.POD_CPU_USAGE, {mt.POD_UID: "ls"}, now, 0.5),
+                             MetricSample(mt.POD_CPU_USAGE, {mt.POD_UID: "be"}, now, 0.5)])
+    inputs = plugin.collect_inputs()
+    assert inputs is not None
+    assert (inputs.pods_all_milli, inputs.pods_non_be_milli) == (1000, 1000)
