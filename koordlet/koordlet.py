@@ -55,6 +55,7 @@ from koordlet.reporter.nodemetric_reporter import NodeMetricReporter
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader
 from koordlet.runtimehooks.cgroupapply import CgroupApplier, PodReconciler
+from koordlet.runtimehooks.hooks import groupidentity
 from koordlet.runtimehooks.hooks.hooks import FailurePolicy
 from koordlet.runtimehooks.rule import Rules
 from koordlet.runtimehooks.rule_update import RuleUpdater
@@ -140,7 +141,9 @@ class Daemon:
             collect_res_used_interval_seconds=args.collect_res_used_interval,
             event_recorder=self.events.new_recorder("koordlet", node_name),
             client=client, system=self.system), STRATEGY_PLUGINS)
-        self.rules = Rules(disable_unset_cpu_quota=args.disable_unset_cpu_quota)
+        self.rules = Rules(disable_unset_cpu_quota=args.disable_unset_cpu_quota,
+                           group_identity_supported=groupidentity.probe_supported(
+                               self.env, self.system.proc_root_dir))
         applier = CgroupApplier(self.env, self.executor, self.system.proc_root_dir)
         self.servicer = RuntimeHookServer(self.rules, plugin_failure_policy, applier)
         self.reconciler = PodReconciler(self.view.get_all_pods, self.rules, applier,

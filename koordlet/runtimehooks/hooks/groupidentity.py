@@ -1,20 +1,26 @@
-"""GroupIdentity hook (upstream `pkg/koordlet/runtimehooks/hooks/groupidentity`): the pod's
-cpu.bvt_warp_ns by QoS class, only where the kernel has group identity.
+"""GroupIdentity hook (upstream `pkg/koordlet/runtimehooks/hooks/groupidentity`): the
+cpu.bvt_warp_ns of pods by QoS class and of the kube-QoS dirs (`kubepods` 0, `burstable` the
+LS value, `besteffort` the BE value), only where the kernel has group identity.
 
-Its rule (`rule.go`): the bvt value of each QoS class from NodeSLO's resourceQOSStrategy.
+Its rule (`rule.go`): the bvt value of each QoS class from NodeSLO's resourceQOSStrategy. Whether
+the kernel has group identity (`bvt.go` `SystemSupported`: cpu.bvt_warp_ns in the kubepods dir,
+or the sysctl `kernel.sched_group_identity_enabled`; Alibaba Cloud Linux / Anolis kernels only)
+is probed once at startup by :func:`probe_supported`, which says so in one line when it does not.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from api.extension.pod_qos import parse_pod_cpu_qos
-from api.extension.qos import QoSClass, get_qos_class_by_labels
+from api.extension.qos import KubeQoSClass, QoSClass, get_qos_class_by_labels
 from api.slo.v1alpha1 import NodeSLOSpec
 from koordlet.runtimehooks.hooks.hooks import Level, RuntimeHook
 from koordlet.runtimehooks.protocol import HookRequest, Resources, Stage
+from koordlet.util.system.cgroup_env import CgroupEnv
 
 if TYPE_CHECKING:
     from koordlet.runtimehooks.rule import Rules
@@ -22,6 +28,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CPU_POLICY_GROUP_IDENTITY = "groupIdentity"
+BVT_FILE = "cpu.bvt_warp_ns"
+# Relative to the proc root (upstream `KernelSchedGroupIdentityEnable`).
+SYSCTL_GROUP_IDENTITY = "sys/kernel/sched_group_identity_enabled"
 
 
 @dataclass(slots=True)
@@ -85,6 +94,28 @@ def bvt_value(req: HookRequest, rule: GroupIdentityRule) -> int:
     return _value_by_kube_qos(req.cgroup_parent, rule)
 
 
+def kube_qos_bvt_value(qos: KubeQoSClass, rule: GroupIdentityRule) -> int:
+    """The kube-QoS dir's bvt: the kubepods root (Guaranteed) stays 0 until the kernel handles
+    a non-zero root, as upstream; burstable and besteffort take the LS and BE values."""
+    if qos is KubeQoSClass.BURSTABLE:
+        return rule.ls_value
+    if qos is KubeQoSClass.BEST_EFFORT:
+        return rule.be_value
+    return 0
+
+
+def probe_supported(env: CgroupEnv, proc_root: str) -> bool:
+    """Whether the kernel has group identity; logs once when it does not."""
+    kubepods = env.kube_qos_dir(KubeQoSClass.GUARANTEED)
+    bvt = env.path(BVT_FILE, kubepods)
+    sysctl = os.path.join(proc_root, SYSCTL_GROUP_IDENTITY)
+    if os.path.exists(bvt) or os.path.exists(sysctl):
+        return True
+    logger.info("GroupIdentity: the kernel has no group identity (neither %s nor %s), "
+                "bvt is left as it is", bvt, sysctl)
+    return False
+
+
 def group_identity(req: HookRequest, rules: Rules) -> Resources:
     if not rules.group_identity_supported:
         logger.debug("group identity unsupported by the kernel (no cpu.bvt_warp_ns), "
@@ -95,10 +126,17 @@ def group_identity(req: HookRequest, rules: Rules) -> Resources:
     return Resources(cpu_bvt=bvt_value(req, rules.group_identity))
 
 
+def group_identity_kube_qos(qos: KubeQoSClass, rules: Rules) -> Resources:
+    if not rules.group_identity_supported or rules.group_identity is None:
+        return Resources()
+    return Resources(cpu_bvt=kube_qos_bvt_value(qos, rules.group_identity))
+
+
 HOOK = RuntimeHook(
     name="GroupIdentity",
     fn=group_identity,
     stages=frozenset({Stage.PRE_RUN_POD_SANDBOX}),
-    levels=frozenset({Level.POD}),
+    levels=frozenset({Level.KUBE_QOS, Level.POD}),
     on_node_slo=_update_rule_from_node_slo,
+    kube_qos=group_identity_kube_qos,
 )

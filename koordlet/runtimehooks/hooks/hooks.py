@@ -2,8 +2,9 @@
 levels of `reconciler/reconciler.go` and the parse functions of `rule/rule.go`).
 
 Each hook's module declares one :class:`RuntimeHook`: its upstream name, the proxy stages it runs
-at, the levels the reconciler applies it at, and how it updates its part of the node-wide
-:class:`Rules` from NodeSLO and node metadata. `koordlet.runtimehooks.registry` lists them.
+at, the levels the reconciler applies it at (kube-QoS dirs, pods, containers), and how it updates
+its part of the node-wide :class:`Rules` from NodeSLO and node metadata.
+`koordlet.runtimehooks.registry` lists them.
 
 Hooks run in the order they are given (the registry's: by name, byte order); later hooks
 overwrite fields set by earlier ones. With policy `Fail` the first error stops the stage and is
@@ -19,6 +20,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from api.extension.objects import KubeDict
+from api.extension.qos import KubeQoSClass
 from api.slo.v1alpha1 import NodeSLOSpec
 from koordlet.runtimehooks.protocol import HookRequest, Resources, Stage
 
@@ -37,6 +39,7 @@ class FailurePolicy(StrEnum):
 class Level(StrEnum):
     """Where the reconciler applies a hook to running pods (upstream `ReconcilerLevel`)."""
 
+    KUBE_QOS = "kubeqos"
     POD = "pod"
     CONTAINER = "container"
 
@@ -49,7 +52,8 @@ RESOURCE_STAGES = frozenset({Stage.PRE_RUN_POD_SANDBOX, Stage.PRE_CREATE_CONTAIN
 @dataclass(slots=True, frozen=True)
 class RuntimeHook:
     """A hook as its module declares it. ``on_node_slo`` and ``on_node_metadata`` update the
-    hook's part of the rules and say whether it changed."""
+    hook's part of the rules and say whether it changed; ``kube_qos`` gives the values of a
+    kube-QoS dir, for a hook with the ``KUBE_QOS`` level."""
 
     name: str
     fn: Callable[[HookRequest, Rules], Resources]
@@ -57,6 +61,7 @@ class RuntimeHook:
     levels: frozenset[Level] = frozenset()
     on_node_slo: Callable[[Rules, NodeSLOSpec], bool] | None = None
     on_node_metadata: Callable[[Rules, KubeDict], bool] | None = None
+    kube_qos: Callable[[KubeQoSClass, Rules], Resources] | None = None
 
 
 def stages_with_hooks(hooks: Collection[RuntimeHook]) -> list[Stage]:
