@@ -223,3 +223,24 @@ def test_a_pod_deleted_mid_round_counts_as_non_be(setup) -> None:
     inputs = plugin.collect_inputs()
     assert inputs is not None
     assert (inputs.pods_all_milli, inputs.pods_non_be_milli) == (1000, 1000)
+
+
+def test_a_garbled_be_cpu_max_is_logged_by_name_and_skipped(
+        setup, caplog: pytest.LogCaptureFixture) -> None:
+    plugin, ctx, cpu_max = setup
+    cpu_max.write_text("garbage\n")
+    _feed(ctx, 2.7, 2.7)
+    with caplog.at_level(logging.WARNING):
+        plugin.run_once()  # cfsQuota policy: reads the quota
+        ctx.states.node_slo = node_slo(False)
+        plugin.run_once()  # recovery: writes −1 over it
+    assert cpu_max.read_text() == "garbage\n"
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 2 and all(str(cpu_max) in w for w in warnings)
+
+
+def test_cpu_max_without_period_reads_as_unlimited(setup) -> None:
+    plugin, ctx, cpu_max = setup
+    cpu_max.write_text("max\n")
+    _feed(ctx, 2.7, 2.7)
+    assert _run(plugin, cpu_max) == "2000"
