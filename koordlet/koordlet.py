@@ -55,7 +55,7 @@ from koordlet.reporter.nodemetric_reporter import NodeMetricReporter
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader
 from koordlet.runtimehooks.cgroupapply import CgroupApplier, PodReconciler
-from koordlet.runtimehooks.hooks import groupidentity
+from koordlet.runtimehooks.hooks import coresched, groupidentity
 from koordlet.runtimehooks.hooks.hooks import FailurePolicy
 from koordlet.runtimehooks.rule import Rules
 from koordlet.runtimehooks.rule_update import RuleUpdater
@@ -77,6 +77,7 @@ from pkg.client.rest import Client
 from pkg.component import Hooks, Runner
 from pkg.events.recorder import EventBroadcaster
 from pkg.features import koordlet_feature_gate
+from pkg.features.koordlet_features import CORE_SCHED
 
 # Not upstream (it waits forever): how long startup waits for statesinformer before going on
 # with whatever has synced, so a node whose API server is away still collects metrics.
@@ -148,6 +149,11 @@ class Daemon:
         self.servicer = RuntimeHookServer(self.rules, plugin_failure_policy, applier)
         self.reconciler = PodReconciler(self.view.get_all_pods, self.rules, applier,
                                         args.runtime_hooks_reconcile_interval)
+        self.core_sched: coresched.CoreSched | None = None
+        if koordlet_feature_gate.enabled(CORE_SCHED):
+            ops = coresched.PrctlCoreSched()
+            if coresched.probe_supported(ops, self.system.proc_root_dir):
+                self.core_sched = coresched.CoreSched(self.env, ops)
 
     def _advisors(self) -> list[framework.MetricAdvisor]:
         args, env, view = self.args, self.env, self.view
@@ -216,9 +222,15 @@ class Daemon:
             lambda t, target: ensure_pod_dirs(self.env, self.view.get_all_pods(), cpus))
         ensure_pod_dirs(self.env, self.view.get_all_pods(), cpus)
 
+    def _apply_hooks(self) -> None:
+        """The hooks onto every running pod: cgroup values, then core-sched cookies."""
+        self.reconciler.reconcile_once()
+        if self.core_sched is not None:
+            self.core_sched.refresh(self.rules.core_sched, self.view.get_all_pods())
+
     def _register_rules(self) -> None:
         updater = RuleUpdater(self.rules, self.view.get_node_slo, self.view.get_node,
-                              self.reconciler.reconcile_once)
+                              self._apply_hooks)
         # The initial state: callbacks fire only on changes after registration.
         updater.update_node_slo()
         updater.update_node_metadata()
@@ -228,7 +240,7 @@ class Daemon:
                                        "update hook rules from node metadata", updater.callback)
         self.states.register_callbacks(RegisterType.ALL_PODS, "runtimehooks-reconciler",
                                        "apply hooks to running pods",
-                                       lambda t, target: self.reconciler.reconcile_once())
+                                       lambda t, target: self._apply_hooks())
 
     def _run_qos(self, stop: threading.Event) -> None:
         for thread in self.qos_manager.run(stop):

@@ -274,6 +274,12 @@ class CgroupReader:
         ``ReadCPUTasks``)."""
         return self._parse("tasks", parent_dir, lambda c: [int(line) for line in c.split()])
 
+    def read_cpu_procs(self, parent_dir: str) -> list[int]:
+        """Process (thread-group) ids in the cgroup: ``cgroup.procs`` (upstream
+        ``ReadCPUProcs``)."""
+        return self._parse("cgroup.procs", parent_dir,
+                           lambda c: [int(line) for line in c.split()])
+
 
 def _memory_limit(content: str) -> int:
     if content == CGROUP_MAX:

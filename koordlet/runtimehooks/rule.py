@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from koordlet.runtimehooks.hooks.batchresource import BatchResourceRule
+from koordlet.runtimehooks.hooks.coresched import CoreSchedRule
 from koordlet.runtimehooks.hooks.cpuset import CPUSetRule
 from koordlet.runtimehooks.hooks.groupidentity import GroupIdentityRule
 
@@ -19,6 +20,7 @@ class Rules:
     """All rules, plus the node facts the hooks need."""
 
     batch_resource: BatchResourceRule = field(default_factory=BatchResourceRule)
+    core_sched: CoreSchedRule | None = None
     cpuset: CPUSetRule | None = None
     group_identity: GroupIdentityRule | None = None
     # cpu.bvt_warp_ns exists in the kubepods root (or the group-identity sysctl does).

@@ -21,6 +21,7 @@ BLKIO_RECONCILE = "BlkIOReconcile"
 CGROUP_RECONCILE = "CgroupReconcile"
 AUDIT_EVENTS = "AuditEvents"
 AUDIT_EVENTS_HTTP_HANDLER = "AuditEventsHTTPHandler"
+CORE_SCHED = "CoreSched"
 
 _BETA_ON = (BE_CPU_SUPPRESS, CPU_BURST, RDT_RESCTRL, NODE_TOPOLOGY_REPORT, GROUP_IDENTITY,
             CPU_SET_ALLOCATOR, BATCH_RESOURCE)
@@ -32,7 +33,7 @@ _ALPHA_OFF = (
     "HugePageReport", "PodResourcesProxy", "HamiCoreVGPUMonitor", "PerCPUMetric",
     "NodeMetricPromMetrics",
     # runtime hooks
-    "GPUEnvInject", "RDMADeviceInject", "CPUNormalization", "CoreSched", "TerwayQoS",
+    "GPUEnvInject", "RDMADeviceInject", "CPUNormalization", CORE_SCHED, "TerwayQoS",
     "TCNetworkQoS", "Resctrl", "OOMScoreAdj",
 )
 
