@@ -142,9 +142,11 @@ class Daemon:
             collect_res_used_interval_seconds=args.collect_res_used_interval,
             event_recorder=self.events.new_recorder("koordlet", node_name),
             client=client, system=self.system), STRATEGY_PLUGINS)
+        proc_root = self.system.proc_root_dir
         self.rules = Rules(disable_unset_cpu_quota=args.disable_unset_cpu_quota,
                            group_identity_supported=groupidentity.probe_supported(
-                               self.env, self.system.proc_root_dir))
+                               self.env, proc_root),
+                           group_identity_sysctl=groupidentity.sysctl_if_present(proc_root))
         applier = CgroupApplier(self.env, self.executor, self.system.proc_root_dir)
         self.servicer = RuntimeHookServer(self.rules, plugin_failure_policy, applier)
         self.reconciler = PodReconciler(self.view.get_all_pods, self.rules, applier,

@@ -25,5 +25,9 @@ class Rules:
     group_identity: GroupIdentityRule | None = None
     # cpu.bvt_warp_ns exists in the kubepods root (or the group-identity sysctl does).
     group_identity_supported: bool = False
+    # The kernel.sched_group_identity_enabled path where the kernel has it, and whether
+    # GroupIdentity switched it on already.
+    group_identity_sysctl: str = ""
+    group_identity_kernel_enabled: bool = False
     be_cpu_manager_enabled: bool = False
     disable_unset_cpu_quota: bool = False

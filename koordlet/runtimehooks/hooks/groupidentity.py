@@ -6,6 +6,8 @@ Its rule (`rule.go`): the bvt value of each QoS class from NodeSLO's resourceQOS
 the kernel has group identity (`bvt.go` `SystemSupported`: cpu.bvt_warp_ns in the kubepods dir,
 or the sysctl `kernel.sched_group_identity_enabled`; Alibaba Cloud Linux / Anolis kernels only)
 is probed once at startup by :func:`probe_supported`, which says so in one line when it does not.
+Where the kernel has that sysctl, it is switched on (and Anolis' `kernel.sched_core` off) once
+some class is enabled.
 """
 
 from __future__ import annotations
@@ -116,6 +118,35 @@ def probe_supported(env: CgroupEnv, proc_root: str) -> bool:
     return False
 
 
+def sysctl_if_present(proc_root: str) -> str:
+    """The path of `kernel.sched_group_identity_enabled`, "" where the kernel has none (older
+    Anolis kernels have group identity always on)."""
+    path = os.path.join(proc_root, SYSCTL_GROUP_IDENTITY)
+    return path if os.path.exists(path) else ""
+
+
+def _enable_kernel(rules: Rules, rule: GroupIdentityRule) -> None:
+    """Upstream `initialize`: once some class is enabled, switch the kernel's group identity on
+    through its sysctl, first switching core scheduling off (the kernel runs one of the two)."""
+    sysctl = rules.group_identity_sysctl
+    if rules.group_identity_kernel_enabled or not sysctl or not (
+            rule.lsr_enabled or rule.ls_enabled or rule.be_enabled):
+        return
+    sched_core = os.path.join(os.path.dirname(sysctl), "sched_core")
+    writes = [(sched_core, "0")] if os.path.exists(sched_core) else []
+    try:
+        for path, value in [*writes, (sysctl, "1")]:
+            with open(path, "r+") as f:
+                if f.read().strip() != value:
+                    f.seek(0)
+                    f.write(value)
+    except OSError as e:
+        logger.warning("GroupIdentity: cannot switch on %s: %s", sysctl, e)
+        return
+    rules.group_identity_kernel_enabled = True
+    logger.info("GroupIdentity: group identity switched on by %s", sysctl)
+
+
 def group_identity(req: HookRequest, rules: Rules) -> Resources:
     if not rules.group_identity_supported:
         logger.debug("group identity unsupported by the kernel (no cpu.bvt_warp_ns), "
@@ -123,12 +154,14 @@ def group_identity(req: HookRequest, rules: Rules) -> Resources:
         return Resources()
     if rules.group_identity is None or not req.is_pod:
         return Resources()
+    _enable_kernel(rules, rules.group_identity)
     return Resources(cpu_bvt=bvt_value(req, rules.group_identity))
 
 
 def group_identity_kube_qos(qos: KubeQoSClass, rules: Rules) -> Resources:
     if not rules.group_identity_supported or rules.group_identity is None:
         return Resources()
+    _enable_kernel(rules, rules.group_identity)
     return Resources(cpu_bvt=kube_qos_bvt_value(qos, rules.group_identity))
 
 

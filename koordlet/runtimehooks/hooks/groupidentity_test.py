@@ -18,6 +18,7 @@ from koordlet.runtimehooks.hooks.groupidentity import (
     group_identity,
     group_identity_kube_qos,
     probe_supported,
+    sysctl_if_present,
 )
 from koordlet.runtimehooks.protocol import HookRequest, Resources
 from koordlet.runtimehooks.rule import Rules
@@ -157,3 +158,32 @@ def test_probe_finds_the_sysctl_or_says_once_that_the_kernel_lacks_it(
     sysctl.parent.mkdir(parents=True)
     sysctl.write_text("0\n")
     assert probe_supported(env, str(tmp_path / "proc"))
+
+
+def test_the_sysctl_is_switched_on_once_a_class_is_enabled(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A newer Anolis kernel: group identity is off until its sysctl is 1, and core scheduling
+    (`kernel.sched_core`) must be off for it."""
+    env = _anolis_v1_tree(tmp_path)
+    kernel = tmp_path / "proc/sys/kernel"
+    kernel.mkdir(parents=True)
+    (kernel / "sched_group_identity_enabled").write_text("0\n")
+    (kernel / "sched_core").write_text("1\n")
+    sysctl = sysctl_if_present(str(tmp_path / "proc"))
+    assert sysctl == str(kernel / "sched_group_identity_enabled")
+    rules = Rules(group_identity_supported=True, group_identity_sysctl=sysctl)
+    reconciler = PodReconciler(lambda: [], rules, CgroupApplier(env, ResourceUpdateExecutor()))
+    off = NodeSLO.model_validate({"metadata": {"name": "node-1"}, "spec": {}})
+    slo = [off]
+    updater = RuleUpdater(rules, lambda: slo[0], lambda: None, reconciler.reconcile_once)
+    updater.callback(RegisterType.NODE_SLO_SPEC, None)  # no class enabled: left as it is
+    assert (kernel / "sched_group_identity_enabled").read_text() == "0\n"
+    slo[0] = SLO
+    with caplog.at_level(logging.INFO, logger="koordlet.runtimehooks.hooks.groupidentity"):
+        updater.callback(RegisterType.NODE_SLO_SPEC, None)
+        reconciler.reconcile_once()
+    assert (kernel / "sched_group_identity_enabled").read_text().strip() == "1"
+    assert (kernel / "sched_core").read_text().strip() == "0"
+    assert [r.getMessage() for r in caplog.records].count(
+        f"GroupIdentity: group identity switched on by {sysctl}") == 1
+    assert (tmp_path / "cpu/kubepods/besteffort/cpu.bvt_warp_ns").read_text().strip() == "-1"
