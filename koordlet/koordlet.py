@@ -147,14 +147,14 @@ class Daemon:
                            group_identity_supported=groupidentity.probe_supported(
                                self.env, proc_root),
                            group_identity_sysctl=groupidentity.sysctl_if_present(proc_root))
-        applier = CgroupApplier(self.env, self.executor, self.system.proc_root_dir)
+        applier = CgroupApplier(self.env, self.executor, proc_root)
         self.servicer = RuntimeHookServer(self.rules, plugin_failure_policy, applier)
         self.reconciler = PodReconciler(self.view.get_all_pods, self.rules, applier,
                                         args.runtime_hooks_reconcile_interval)
         self.core_sched: coresched.CoreSched | None = None
         if koordlet_feature_gate.enabled(CORE_SCHED):
             ops = coresched.PrctlCoreSched()
-            if coresched.probe_supported(ops, self.system.proc_root_dir):
+            if coresched.probe_supported(ops, proc_root):
                 self.core_sched = coresched.CoreSched(self.env, ops)
 
     def _advisors(self) -> list[framework.MetricAdvisor]:

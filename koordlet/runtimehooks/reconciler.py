@@ -51,8 +51,9 @@ class CgroupUpdate:
 
 def kube_qos_updates(qos_dir: str, res: Resources) -> list[CgroupUpdate]:
     """Kube-QoS-level writes: bvt."""
-    return [] if res.cpu_bvt is None else [CgroupUpdate(qos_dir, "cpu.bvt_warp_ns",
-                                                        str(res.cpu_bvt))]
+    if res.cpu_bvt is None:
+        return []
+    return [CgroupUpdate(qos_dir, "cpu.bvt_warp_ns", str(res.cpu_bvt))]
 
 
 def plan_kube_qos(rules: Rules, driver: CgroupDriver) -> list[CgroupUpdate]:
