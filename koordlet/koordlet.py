@@ -64,7 +64,7 @@ from koordlet.reporter.nodemetric_reporter import NodeMetricReporter
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader
 from koordlet.runtimehooks.cgroupapply import CgroupApplier, HostAppReconciler, PodReconciler
-from koordlet.runtimehooks.hooks import groupidentity
+from koordlet.runtimehooks.hooks import coresched, groupidentity
 from koordlet.runtimehooks.hooks.hooks import FailurePolicy
 from koordlet.runtimehooks.rule import Rules
 from koordlet.runtimehooks.rule_update import RuleUpdater
@@ -89,6 +89,7 @@ from pkg.features import koordlet_feature_gate
 from pkg.features.koordlet_features import (
     AUDIT_EVENTS,
     AUDIT_EVENTS_HTTP_HANDLER,
+    CORE_SCHED,
     CPI_COLLECTOR,
     NODE_METRIC_PROM_METRICS,
     PSI_COLLECTOR,
@@ -163,19 +164,22 @@ class Daemon:
             collect_res_used_interval_seconds=args.collect_res_used_interval,
             event_recorder=self.events.new_recorder("koordlet", node_name),
             client=client, system=self.system), STRATEGY_PLUGINS)
-        self.rules = Rules(disable_unset_cpu_quota=args.disable_unset_cpu_quota)
-        self.rules.group_identity_supported = groupidentity.system_supported(
-            self.env, self.system.proc_root_dir)
-        if not self.rules.group_identity_supported:
-            log.info("group identity unsupported by the kernel (no cpu.bvt_warp_ns in the "
-                     "kubepods dir, no sched_group_identity_enabled sysctl): the GroupIdentity "
-                     "hook leaves pods and host applications as they are")
-        applier = CgroupApplier(self.env, self.executor, self.system.proc_root_dir)
+        proc_root = self.system.proc_root_dir
+        self.rules = Rules(disable_unset_cpu_quota=args.disable_unset_cpu_quota,
+                           group_identity_supported=groupidentity.probe_supported(
+                               self.env, proc_root),
+                           group_identity_sysctl=groupidentity.sysctl_if_present(proc_root))
+        applier = CgroupApplier(self.env, self.executor, proc_root)
         self.servicer = RuntimeHookServer(self.rules, plugin_failure_policy, applier)
         self.reconciler = PodReconciler(self.view.get_all_pods, self.rules, applier,
                                         args.runtime_hooks_reconcile_interval)
         self.host_reconciler = HostAppReconciler(self._host_apps, self.rules, applier,
                                                  args.runtime_hooks_reconcile_interval)
+        self.core_sched: coresched.CoreSched | None = None
+        if koordlet_feature_gate.enabled(CORE_SCHED):
+            ops = coresched.PrctlCoreSched()
+            if coresched.probe_supported(ops, proc_root):
+                self.core_sched = coresched.CoreSched(self.env, ops)
 
     def _host_apps(self) -> list[HostApplicationSpec]:
         slo = self.view.get_node_slo()
@@ -273,6 +277,12 @@ class Daemon:
             lambda t, target: ensure_pod_dirs(self.env, self.view.get_all_pods(), cpus))
         ensure_pod_dirs(self.env, self.view.get_all_pods(), cpus)
 
+    def _apply_hooks(self) -> None:
+        """The hooks onto every running pod: cgroup values, then core-sched cookies."""
+        self.reconciler.reconcile_once()
+        if self.core_sched is not None:
+            self.core_sched.refresh(self.rules.core_sched, self.view.get_all_pods())
+
     def _register_rules(self) -> None:
         updater = RuleUpdater(self.rules, self.view.get_node_slo, self.view.get_node,
                               self._reapply_hooks)
@@ -285,14 +295,14 @@ class Daemon:
                                        "update hook rules from node metadata", updater.callback)
         self.states.register_callbacks(RegisterType.ALL_PODS, "runtimehooks-reconciler",
                                        "apply hooks to running pods",
-                                       lambda t, target: self.reconciler.reconcile_once())
+                                       lambda t, target: self._apply_hooks())
         self.states.register_callbacks(RegisterType.NODE_SLO_SPEC, "host-app-reconciler",
                                        "reconcile cgroup files if host applications changed",
                                        self.host_reconciler.on_node_slo)
 
     def _reapply_hooks(self) -> None:
         """A rule changed: every pod and host application gets the hooks again now."""
-        self.reconciler.reconcile_once()
+        self._apply_hooks()
         self.host_reconciler.reconcile_once()
 
     def _run_qos(self, stop: threading.Event) -> None:

@@ -129,3 +129,18 @@ def test_pod_annotation_overrides_the_node(setup, tmp_path: Path) -> None:
     assert read(tmp_path, POD_DIR, "memory.min") == "0"
     assert read(tmp_path, G, "memory.min") == "0"
     assert read(tmp_path, POD_DIR, "memory.oom.group") == "0"
+
+
+def test_a_garbled_memcg_file_is_named_and_the_rest_written(setup, tmp_path: Path,
+                                                            caplog) -> None:
+    """A pod's memory.min not in the kernel's shape: the tick raises nothing, names the file
+    in the warning, leaves it as it is and writes the other dirs."""
+    strategy, _ = setup
+    (tmp_path / POD_DIR / "memory.min").write_text("lots\n")
+    with caplog.at_level(logging.WARNING):
+        strategy.run_once()
+    assert read(tmp_path, POD_DIR, "memory.min") == "lots"
+    assert read(tmp_path, CONTAINER_DIR, "memory.min") == str(GI)
+    assert read(tmp_path, BU, "memory.min") == str(GI)
+    path = str(tmp_path / POD_DIR / "memory.min")
+    assert [r for r in caplog.records if path in r.getMessage()]

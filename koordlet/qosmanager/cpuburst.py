@@ -30,7 +30,12 @@ from koordlet.qosmanager.framework import Context, KubeDict
 from koordlet.qosmanager.helpers import AnnotationWarnings, avg_over, last_value, pod_uid
 from koordlet.resourceexecutor.reader import CgroupReader
 from koordlet.resourceexecutor.updater import new_cgroup_updater
-from koordlet.util.system.cgroup import CFS_BASE_PERIOD, CgroupError, milli_cpu_to_quota
+from koordlet.util.system.cgroup import (
+    CFS_BASE_PERIOD,
+    CgroupError,
+    MalformedCgroupFileError,
+    milli_cpu_to_quota,
+)
 from pkg.features.koordlet_features import CPU_BURST
 from pkg.util.podresources import pod_requests, quantity_int
 
@@ -225,7 +230,10 @@ class CPUBurst:
             base = milli_cpu_to_quota(limit)
             try:
                 cur = self.reader.read_cpu_quota(cdir)
-            except (CgroupError, OSError, ValueError):
+            except MalformedCgroupFileError as e:
+                logger.warning("cpuburst: skip container %s: %s", cid, e)
+                continue
+            except (CgroupError, OSError):
                 continue  # container gone or not started yet
             if cur <= 0:
                 continue
@@ -269,7 +277,11 @@ class CPUBurst:
         order = [container]
         try:
             pod_quota = self.reader.read_cpu_quota(pod_dir)
-        except (CgroupError, OSError, ValueError):
+        except MalformedCgroupFileError as e:
+            # Unknown pod quota: a container raised alone could outgrow it.
+            logger.warning("cpuburst: skip container %s: %s", cdir, e)
+            return
+        except (CgroupError, OSError):
             pod_quota = -1
         if pod_quota > 0:
             pod_updater = new_cgroup_updater(env, "cpu.cfs_quota_us", pod_dir,

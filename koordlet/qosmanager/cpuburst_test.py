@@ -137,3 +137,22 @@ def test_pod_annotation_overrides_and_missing_burst_file_is_skipped(tmp_path: Pa
                if r.name == "koordlet.qosmanager.helpers"]
     assert line.startswith("cpuburst: ignoring malformed annotation koordinator.sh/cpuBurst on "
                            "pod ")
+
+
+def test_garbled_cpu_max_is_logged_by_name_and_skipped(tmp_path: Path, caplog) -> None:
+    """A cpu.max not in the kernel's shape: the round names it in one line, writes nothing
+    over it, raises nothing; the container is skipped (its pod's quota is unknown)."""
+    plugin, ctx, pod_dir, cdir = _setup(tmp_path, True, _ls_pod())
+    for garbled in (pod_dir, cdir):
+        (tmp_path / garbled / "cpu.max").write_text("garbage\n")
+        _tick(ctx, 1.0, 0.3)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="koordlet.qosmanager.cpuburst"):
+            plugin.run_once()
+        (line,) = [r.getMessage() for r in caplog.records
+                   if r.name == "koordlet.qosmanager.cpuburst"]
+        assert str(tmp_path / garbled / "cpu.max") in line
+        assert (tmp_path / garbled / "cpu.max").read_text() == "garbage\n"
+        assert (tmp_path / cdir / "cpu.max").read_text() in ("garbage\n", "200000 100000\n")
+        (tmp_path / garbled / "cpu.max").write_text(
+            "400000 100000\n" if garbled == pod_dir else "200000 100000\n")

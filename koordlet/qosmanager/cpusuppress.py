@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from api.errors import MalformedValueError
@@ -46,7 +47,7 @@ from koordlet.metrics.metrics import record_be_suppress_cpu_cores
 from koordlet.metricsadvisor.nodeinfo import ProcessorInfo
 from koordlet.qosmanager.cpuset_policy import be_cpuset_size, select_be_cpus
 from koordlet.qosmanager.framework import Context, KubeDict
-from koordlet.qosmanager.helpers import AnnotationWarnings
+from koordlet.qosmanager.helpers import AnnotationWarnings, pod_uid
 from koordlet.resourceexecutor.reader import CgroupReader
 from koordlet.resourceexecutor.updater import new_cgroup_updater
 from koordlet.util.system.cgroup import CgroupError
@@ -102,6 +103,14 @@ def is_be_pod(pod: KubeDict) -> bool:
         get_pod_qos_class_raw(pod) is QoSClass.BE
         or get_kube_qos_class(pod) == KubeQoSClass.BEST_EFFORT
     )
+
+
+def pods_used_milli(usage: Mapping[str, int], pods: Iterable[KubeDict]) -> tuple[int, int]:
+    """(all, non-BE) usage of the pods in ``usage`` (pod UID → millicores), as upstream's
+    `CalculateFilterPodsUsed`: a UID missing from ``pods`` (a dangling pod, deleted since its
+    usage was read) still ran, and counts as non-BE."""
+    be = {uid for pod in pods if is_be_pod(pod) and (uid := pod_uid(pod))}
+    return sum(usage.values()), sum(used for uid, used in usage.items() if uid not in be)
 
 
 def reserved_cpu_milli(node: KubeDict, reservation: NodeReservation) -> int:
@@ -163,15 +172,14 @@ class CPUSuppress:
         node_used = self._last(mt.NODE_CPU_USAGE, {}, start, now)
         if node_used is None:
             return None
-        pods_all = pods_non_be = 0
+        usage: dict[str, int] = {}
         for pod in self.ctx.states.get_all_pods():
-            uid = (pod.get("metadata") or {}).get("uid", "")
-            used = self._last(mt.POD_CPU_USAGE, {mt.POD_UID: uid}, start, now)
-            if used is None:
-                continue
-            pods_all += used
-            if not is_be_pod(pod):
-                pods_non_be += used
+            uid = pod_uid(pod)
+            if (used := self._last(mt.POD_CPU_USAGE, {mt.POD_UID: uid}, start, now)) is not None:
+                usage[uid] = used
+        # Classified against the pod list as it is now, as upstream lists the pods twice: one
+        # deleted in between is dangling and counts as non-BE.
+        pods_all, pods_non_be = pods_used_milli(usage, self.ctx.states.get_all_pods())
         host_all = host_non_be = 0
         slo = self.ctx.states.get_node_slo()
         for app in (slo.spec.host_applications if slo else None) or []:

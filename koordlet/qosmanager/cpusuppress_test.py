@@ -20,6 +20,7 @@ from koordlet.qosmanager.cpusuppress import (
     SuppressInputs,
     calculate_be_suppress_cpu,
     is_be_pod,
+    pods_used_milli,
 )
 from koordlet.qosmanager.framework import Context
 from koordlet.qosmanager.testing import FakeStates, node, node_slo, pod
@@ -52,6 +53,18 @@ def test_system_is_floored_at_reservation_and_min_percent_applies() -> None:
         cpu_suppress_threshold_percent=65, cpu_suppress_min_percent=10
     )
     assert calculate_be_suppress_cpu(inputs, strategy) == 1000  # 6500−6000−1500 < 10 %
+
+
+def test_dangling_pod_usage_counts_as_non_be() -> None:
+    """Upstream's "calculate correctly for missing podMeta or transient metrics": pod abc has
+    usage but is no longer listed; it counts as non-BE."""
+    pods_all, pods_non_be = pods_used_milli({"abc": 8000, "def": 4000},
+                                            [pod("def", "BE", "Burstable")])
+    assert (pods_all, pods_non_be) == (12000, 8000)
+    inputs = SuppressInputs(20000, 0, 11000, pods_all, pods_non_be, 0, 0)
+    assert inputs.system_milli() == 0  # 11 − 12 floored
+    strategy = ResourceThresholdStrategy(cpu_suppress_threshold_percent=70)
+    assert calculate_be_suppress_cpu(inputs, strategy) == 6000  # 14 − 8
 
 
 def test_be_is_label_or_kube_besteffort() -> None:
@@ -233,3 +246,45 @@ def test_each_applied_quota_is_an_audit_event(setup, tmp_path: Path) -> None:
             "node", "AdjustBEByNodeCPUUsage", "update BE group to cfs_quota: 2000")
     finally:
         audit.reset()
+
+
+class _ShrinkingStates(FakeStates):
+    """The pod list loses its last pod after it is first read: a pod deleted mid-round."""
+
+    def get_all_pods(self) -> list:
+        pods, self.pods = self.pods, self.pods[:-1]
+        return pods
+
+
+def test_a_pod_deleted_mid_round_counts_as_non_be(setup) -> None:
+    plugin, ctx, cpu_max = setup
+    ctx.states = _ShrinkingStates(node=node("4"), node_slo=node_slo(True),
+                                  pods=[pod("ls", "LS", "Burstable"), pod("be", "BE", "Burstable")])
+    now = ctx.clock.now()
+    ctx.metric_cache.append([MetricSample(mt.NODE_CPU_USAGE, {}, now, 1.0),
+                             MetricSample(mt.POD_CPU_USAGE, {mt.POD_UID: "ls"}, now, 0.5),
+                             MetricSample(mt.POD_CPU_USAGE, {mt.POD_UID: "be"}, now, 0.5)])
+    inputs = plugin.collect_inputs()
+    assert inputs is not None
+    assert (inputs.pods_all_milli, inputs.pods_non_be_milli) == (1000, 1000)
+
+
+def test_a_garbled_be_cpu_max_is_logged_by_name_and_skipped(
+        setup, caplog: pytest.LogCaptureFixture) -> None:
+    plugin, ctx, cpu_max = setup
+    cpu_max.write_text("garbage\n")
+    _feed(ctx, 2.7, 2.7)
+    with caplog.at_level(logging.WARNING):
+        plugin.run_once()  # cfsQuota policy: reads the quota
+        ctx.states.node_slo = node_slo(False)
+        plugin.run_once()  # recovery: writes −1 over it
+    assert cpu_max.read_text() == "garbage\n"
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 2 and all(str(cpu_max) in w for w in warnings)
+
+
+def test_cpu_max_without_period_reads_as_unlimited(setup) -> None:
+    plugin, ctx, cpu_max = setup
+    cpu_max.write_text("max\n")
+    _feed(ctx, 2.7, 2.7)
+    assert _run(plugin, cpu_max) == "2000"

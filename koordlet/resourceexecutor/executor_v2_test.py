@@ -9,7 +9,7 @@ import pytest
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.resourceexecutor.reader import CgroupReader
 from koordlet.resourceexecutor.updater import new_cgroup_updater
-from koordlet.util.system.cgroup import ResourceUnsupportedError
+from koordlet.util.system.cgroup import MalformedCgroupFileError, ResourceUnsupportedError
 from koordlet.util.system.cgroup_driver import CgroupDriver
 from koordlet.util.system.cgroup_env import CgroupEnv
 from koordlet.util.system.testing import fake_v2_tree
@@ -94,3 +94,44 @@ def test_leveled_quota_merge_reads_cpu_max(env: CgroupEnv) -> None:
 def test_blkio_cannot_be_used_on_v2(env: CgroupEnv) -> None:
     with pytest.raises(ResourceUnsupportedError):
         new_cgroup_updater(env, "blkio.cost.weight", POD, 50)
+
+
+@pytest.mark.parametrize(("content", "quota", "period"), [
+    ("max", -1, 100000), ("max 100000", -1, 100000), ("50000", 50000, 100000),
+    ("20000 50000", 20000, 50000)])
+def test_cpu_max_reads_with_or_without_period(env: CgroupEnv, content: str, quota: int,
+                                              period: int) -> None:
+    Path(env.root, POD, "cpu.max").write_text(content + "\n")
+    reader = CgroupReader.for_env(env)
+    assert (reader.read_cpu_quota(POD), reader.read_cpu_period(POD)) == (quota, period)
+
+
+def test_a_garbled_cpu_max_is_named_and_never_written_over(env: CgroupEnv) -> None:
+    Path(env.root, POD, "cpu.max").write_text("garbage\n")
+    path = str(Path(env.root, POD, "cpu.max"))
+    reader = CgroupReader.for_env(env)
+    for read in (reader.read_cpu_quota, reader.read_cpu_period):
+        with pytest.raises(MalformedCgroupFileError, match=path):
+            read(POD)
+    executor = ResourceUpdateExecutor()
+    with pytest.raises(MalformedCgroupFileError, match=path):
+        executor.update(False, new_cgroup_updater(env, "cpu.cfs_quota_us", POD, 50000))
+    # A batch names it among its failures and goes on with the other dirs.
+    levels = [[new_cgroup_updater(env, "cpu.cfs_quota_us", d, 50000)] for d in (POD, CONTAINER)]
+    errors = executor.leveled_update_batch(levels)
+    assert [e.path for e in errors if isinstance(e, MalformedCgroupFileError)] == [path]
+    assert _file(env, f"{POD}/cpu.max") == "garbage"
+    assert _file(env, f"{CONTAINER}/cpu.max") == "50000"
+
+
+def test_garbled_reads_name_the_file(env: CgroupEnv) -> None:
+    for name, content in (("cpu.weight", "x"), ("cpuset.cpus.effective", "0-"),
+                          ("memory.max", "lots"), ("cpu.stat", "usage_usec x")):
+        Path(env.root, POD, name).write_text(content + "\n")
+    reader = CgroupReader.for_env(env)
+    for read, name in ((reader.read_cpu_shares, "cpu.weight"),
+                       (reader.read_cpuset_cpus, "cpuset.cpus.effective"),
+                       (reader.read_memory_limit, "memory.max"),
+                       (reader.read_cpu_usage, "cpu.stat")):
+        with pytest.raises(MalformedCgroupFileError, match=name):
+            read(POD)

@@ -7,7 +7,9 @@ Dirs are relative to the hierarchy's root and prefix, as `CgroupEnv`'s (`kubepod
 under the dir. Where pods live (driver, QoS dir) is the caller's business, so systemd and
 cgroupfs layouts read the same way. Quota and limits use −1 for unlimited (v2 `max`, v1 memory
 limits at the page-rounded maximum), shares come back from `cpu.weight`, usage is nanoseconds,
-and a v2 cpuset is the effective one.
+and a v2 cpuset is the effective one. A file whose content is not in the kernel's shape (a
+garbled ``cpu.max``) raises ``MalformedCgroupFileError`` (a ValueError) naming it; a ``cpu.max``
+holding the quota alone (``max``) reads with the default period.
 
 CPU usage and `memory.stat` are read for every pod and container on each collection tick, so
 those files stay open between reads (`OpenFiles`) and their parsing avoids per-line work; a read
@@ -19,10 +21,11 @@ from __future__ import annotations
 
 import os
 import resource
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
-from koordlet.util.system.cgroup import cgroup_file_read
+from koordlet.util.system.cgroup import CGROUP_MAX, MalformedCgroupFileError, cgroup_file_read
 from koordlet.util.system.cgroup2 import convert_cpu_weight_to_shares, parse_cpu_max
 from koordlet.util.system.cgroup_resource import get_resource
 from koordlet.util.system.cpuset import parse_cpuset
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
 
 CGROUP_V1 = 1
 CGROUP_V2 = 2
+
+T = TypeVar("T")
 
 # v1 reports "no limit" as LONG_MAX rounded down to the page size.
 _V1_MEMORY_UNLIMITED = 0x7FFFFFFFFFFFF000
@@ -210,20 +215,35 @@ class CgroupReader:
                 self._path("cpuacct.usage", parent_dir), self._path("memory.stat", parent_dir))
         return paths
 
-    def _read(self, resource_type: str, parent_dir: str) -> str:
-        return cgroup_file_read(self._path(resource_type, parent_dir))
+    def _parse(self, resource_type: str, parent_dir: str, parse: Callable[[str], T]) -> T:
+        """The file's content through ``parse``; content ``parse`` refuses (ValueError) is a
+        ``MalformedCgroupFileError`` naming the file."""
+        path = self._path(resource_type, parent_dir)
+        content = cgroup_file_read(path)
+        try:
+            return parse(content)
+        except ValueError as e:
+            raise MalformedCgroupFileError(path, content, str(e)) from None
 
     def read_cpu_usage(self, parent_dir: str) -> int:
         """Cumulative CPU time in nanoseconds: v1 ``cpuacct.usage``, v2 ``cpu.stat``
         ``usage_usec`` × 1000."""
-        data = self.files.read(self._usage_files(parent_dir)[0])
-        if self.v2:
-            return _stat_values(data, _V2_CPU_USAGE)[0] * 1000
-        return int(data)
+        path = self._usage_files(parent_dir)[0]
+        data = self.files.read(path)
+        try:
+            if self.v2:
+                return _stat_values(data, _V2_CPU_USAGE)[0] * 1000
+            return int(data)
+        except ValueError as e:
+            raise MalformedCgroupFileError(path, data.decode(errors="replace"), str(e)) from None
 
     def read_memory_stat(self, parent_dir: str) -> MemoryStat:
-        data = self.files.read(self._usage_files(parent_dir)[1])
-        return MemoryStat(*_stat_values(data, _V2_MEMORY if self.v2 else _V1_MEMORY))
+        path = self._usage_files(parent_dir)[1]
+        data = self.files.read(path)
+        try:
+            return MemoryStat(*_stat_values(data, _V2_MEMORY if self.v2 else _V1_MEMORY))
+        except ValueError as e:
+            raise MalformedCgroupFileError(path, data.decode(errors="replace"), str(e)) from None
 
     def read_memory_usage(self, parent_dir: str) -> int:
         """Memory charged to the cgroup, page cache included, in bytes: v1
@@ -235,29 +255,39 @@ class CgroupReader:
         return _read(self._path(f"{resource_name}.pressure", parent_dir)).decode()
 
     def read_cpu_quota(self, parent_dir: str) -> int:
-        content = self._read("cpu.cfs_quota_us", parent_dir)
-        return parse_cpu_max(content)[0] if self.v2 else int(content)
+        """−1 for unlimited (v2 ``max``)."""
+        return self._parse("cpu.cfs_quota_us", parent_dir,
+                           lambda c: parse_cpu_max(c)[0] if self.v2 else int(c))
 
     def read_cpu_period(self, parent_dir: str) -> int:
-        content = self._read("cpu.cfs_period_us", parent_dir)
-        return parse_cpu_max(content)[1] if self.v2 else int(content)
+        return self._parse("cpu.cfs_period_us", parent_dir,
+                           lambda c: parse_cpu_max(c)[1] if self.v2 else int(c))
 
     def read_cpu_shares(self, parent_dir: str) -> int:
-        content = int(self._read("cpu.shares", parent_dir))
-        return convert_cpu_weight_to_shares(content) if self.v2 else content
+        return self._parse("cpu.shares", parent_dir,
+                           lambda c: convert_cpu_weight_to_shares(int(c)) if self.v2 else int(c))
 
     def read_cpuset_cpus(self, parent_dir: str) -> frozenset[int]:
         resource_type = "cpuset.cpus.effective" if self.v2 else "cpuset.cpus"
-        return parse_cpuset(self._read(resource_type, parent_dir))
+        return self._parse(resource_type, parent_dir, parse_cpuset)
 
     def read_memory_limit(self, parent_dir: str) -> int:
-        content = self._read("memory.limit_in_bytes", parent_dir)
-        if content == "max":
-            return -1
-        value = int(content)
-        return -1 if value >= _V1_MEMORY_UNLIMITED else value
+        return self._parse("memory.limit_in_bytes", parent_dir, _memory_limit)
 
     def read_cpu_tasks(self, parent_dir: str) -> list[int]:
         """Thread ids in the cgroup: v1 ``cpu/tasks``, v2 ``cgroup.threads`` (upstream
         ``ReadCPUTasks``)."""
-        return [int(line) for line in self._read("tasks", parent_dir).split()]
+        return self._parse("tasks", parent_dir, lambda c: [int(line) for line in c.split()])
+
+    def read_cpu_procs(self, parent_dir: str) -> list[int]:
+        """Process (thread-group) ids in the cgroup: ``cgroup.procs`` (upstream
+        ``ReadCPUProcs``)."""
+        return self._parse("cgroup.procs", parent_dir,
+                           lambda c: [int(line) for line in c.split()])
+
+
+def _memory_limit(content: str) -> int:
+    if content == CGROUP_MAX:
+        return -1
+    value = int(content)
+    return -1 if value >= _V1_MEMORY_UNLIMITED else value

@@ -13,12 +13,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from koordlet.util.system.cgroup import (
     CGROUP_MAX,
     MAX_INT64,
     CgroupDirNotExistError,
     InvalidValueError,
+    MalformedCgroupFileError,
     cgroup_file_read,
     cgroup_file_write,
 )
@@ -26,6 +28,8 @@ from koordlet.util.system.cgroup2 import parse_cpu_max, value_for_v2
 from koordlet.util.system.cgroup_env import CgroupEnv
 from koordlet.util.system.cgroup_resource import CgroupResource
 from koordlet.util.system.cpuset import format_cpuset, parse_cpuset
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -50,17 +54,21 @@ class CgroupUpdater:
         if not os.path.exists(self.path):
             raise CgroupDirNotExistError(self.path)
 
-    def _current(self) -> str:
-        """The file's value in v1 terms where the comparison needs it (v2 `cpu.max` → quota)."""
+    def _compare(self, compare: Callable[[str], T]) -> T:
+        """``compare`` of the file's value in v1 terms (v2 `cpu.max` → quota); content not in
+        the kernel's shape is a `MalformedCgroupFileError`, not a write over it."""
         content = cgroup_file_read(self.path)
-        if self.env.v2 and self.resource.type == "cpu.cfs_quota_us":
-            return str(parse_cpu_max(content)[0])
-        return content
+        try:
+            if self.env.v2 and self.resource.type == "cpu.cfs_quota_us":
+                return compare(str(parse_cpu_max(content)[0]))
+            return compare(content)
+        except ValueError as e:
+            raise MalformedCgroupFileError(self.path, content, str(e)) from None
 
     def write_if_different(self, value: str) -> bool:
         """True when written; raises `CgroupError` subclasses naming the file and value."""
         self._check(value)
-        if _equal(self.resource.type, self._current(), value):
+        if self._compare(lambda current: _equal(self.resource.type, current, value)):
             return False
         cgroup_file_write(
             self.path, value_for_v2(self.resource.type, value) if self.env.v2 else value
@@ -76,7 +84,7 @@ class CgroupUpdater:
         if merge is None:
             return None
         self._check(self.value)
-        merged = merge(self._current(), self.value)
+        merged = self._compare(lambda current: merge(current, self.value))
         return False if merged is None else self.write_if_different(merged)
 
 

@@ -5,9 +5,9 @@
 dir depth (pod before container), and hands them to ``leveled_update_batch`` so a parent is
 widened before its child and a child narrowed before its parent. ``oom_score_adj`` is virtual: it
 is written to ``/proc/<pid>/oom_score_adj`` for each pid of the container's ``cgroup.procs``.
-:class:`PodReconciler` applies :func:`plan_pod` to every running pod each round;
-:class:`HostAppReconciler` applies :func:`plan_host_app` to every NodeSLO host application each
-round and as soon as the NodeSLO's list of applications changes.
+:class:`PodReconciler` applies :func:`plan_kube_qos` to the kube-QoS dirs and :func:`plan_pod` to
+every running pod each round; :class:`HostAppReconciler` applies :func:`plan_host_app` to every
+NodeSLO host application each round and as soon as the NodeSLO's list of applications changes.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from api.extension.objects import KubeDict
 from api.slo.v1alpha1.host_application import HostApplicationSpec
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.resourceexecutor.updater import CgroupUpdater, new_cgroup_updater
-from koordlet.runtimehooks.reconciler import CgroupUpdate, plan_host_app, plan_pod
+from koordlet.runtimehooks.reconciler import CgroupUpdate, plan_host_app, plan_kube_qos, plan_pod
 from koordlet.runtimehooks.rule import Rules
 from koordlet.util.system.cgroup import CgroupError, cgroup_file_read
 from koordlet.util.system.cgroup_env import CgroupEnv
@@ -81,9 +81,10 @@ class CgroupApplier:
 
 
 class PodReconciler:
-    """Reconciler mode for the pod and container levels (upstream `reconcilePodCgroup`): every
-    round, each running pod's planned writes go through the applier. ``pods`` returns the
-    node's current pods."""
+    """Reconciler mode for the kube-QoS, pod and container levels (upstream
+    `reconcilePodCgroup` and the `kubeqos` level): every round, the planned writes of the
+    kube-QoS dirs and of each running pod go through the applier. ``pods`` returns the node's
+    current pods."""
 
     def __init__(self, pods: Callable[[], Iterable[KubeDict]], rules: Rules,
                  applier: CgroupApplier, interval: float = DEFAULT_RECONCILE_INTERVAL_SECONDS,
@@ -95,7 +96,7 @@ class PodReconciler:
         self.clock = clock or RealClock()
 
     def reconcile_once(self) -> list[CgroupError]:
-        errors: list[CgroupError] = []
+        errors = self.applier(plan_kube_qos(self.rules, self.applier.env.driver))
         for pod in self.pods():
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 continue

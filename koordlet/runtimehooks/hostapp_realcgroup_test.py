@@ -24,7 +24,7 @@ from koordlet.metricsadvisor.hostapplication import HostAppCgroup, HostApplicati
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.resourceexecutor.reader import CGROUP_V1, CgroupReader
 from koordlet.runtimehooks.cgroupapply import CgroupApplier, HostAppReconciler
-from koordlet.runtimehooks.hooks.groupidentity import GroupIdentityRule, system_supported
+from koordlet.runtimehooks.hooks.groupidentity import GroupIdentityRule, probe_supported
 from koordlet.runtimehooks.rule import Rules
 from koordlet.util.system.host_app import host_app_relative_dir
 from koordlet.util.system.testing import make_real_cgroup_dir, real_cgroup_v1_tree
@@ -51,7 +51,7 @@ def test_reconciler_gives_each_app_its_class_where_the_kernel_has_group_identity
         dirs = {app.name: host_app_relative_dir(env.driver, app) for app in (LS_APP, BE_APP)}
         for d in ("kubepods", *dirs.values()):
             make_real_cgroup_dir(env, d)
-        supported = system_supported(env, "/proc")
+        supported = probe_supported(env, "/proc")
         rules = Rules(group_identity=RULE, group_identity_supported=supported)
         reconciler = HostAppReconciler(lambda: [LS_APP, BE_APP], rules,
                                        CgroupApplier(env, ResourceUpdateExecutor()))

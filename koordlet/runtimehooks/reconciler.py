@@ -1,9 +1,10 @@
 """Reconciler mode as a pure planner (upstream `pkg/koordlet/runtimehooks/reconciler`).
 
-The registered hooks, applied to running pods at the levels each declares: each pod's spec
-becomes a :class:`HookRequest` for the pod and for every container with a status, and the hook
-results become ``(relative cgroup dir, file, value)`` updates. The ``oom_score_adj`` update is
-virtual: it names the container dir whose ``cgroup.procs`` pids get the value.
+The registered hooks, applied to the kube-QoS dirs (:func:`plan_kube_qos`) and to running pods
+(:func:`plan_pod`) at the levels each declares: each pod's spec becomes a :class:`HookRequest`
+for the pod and for every container with a status, and the hook results become
+``(relative cgroup dir, file, value)`` updates. The ``oom_score_adj`` update is virtual: it names
+the container dir whose ``cgroup.procs`` pids get the value.
 
 Host applications (NodeSLO ``spec.hostApplications``; upstream `host_app_reconciler.go`) get
 the ``host_app`` function of every hook that has one, on their own cgroup dir: a non-empty
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from api.extension.objects import KubeDict
-from api.extension.qos import get_kube_qos_class
+from api.extension.qos import KubeQoSClass, get_kube_qos_class
 from api.extension.resource import (
     ANNOTATION_EXTENDED_RESOURCE_SPEC,
     BATCH_CPU,
@@ -39,6 +40,7 @@ from koordlet.runtimehooks.rule import Rules
 from koordlet.util.system.cgroup_driver import (
     CgroupDriver,
     container_relative_dir,
+    kube_qos_relative_dir,
     pod_relative_dir,
 )
 from koordlet.util.system.host_app import host_app_relative_dir
@@ -52,6 +54,25 @@ class CgroupUpdate:
     dir: str
     file: str
     value: str
+
+
+def kube_qos_updates(qos_dir: str, res: Resources) -> list[CgroupUpdate]:
+    """Kube-QoS-level writes: bvt."""
+    if res.cpu_bvt is None:
+        return []
+    return [CgroupUpdate(qos_dir, "cpu.bvt_warp_ns", str(res.cpu_bvt))]
+
+
+def plan_kube_qos(rules: Rules, driver: CgroupDriver) -> list[CgroupUpdate]:
+    """The writes the hooks want on the three kube-QoS dirs (upstream's `kubeqos` level)."""
+    updates: list[CgroupUpdate] = []
+    for qos in KubeQoSClass:
+        res = Resources()
+        for hook in RUNTIME_HOOKS.values():
+            if hook.kube_qos is not None and Level.KUBE_QOS in hook.levels:
+                res.merge(hook.kube_qos(qos, rules))
+        updates += kube_qos_updates(kube_qos_relative_dir(driver, qos), res)
+    return updates
 
 
 def pod_updates(pod_dir: str, res: Resources) -> list[CgroupUpdate]:

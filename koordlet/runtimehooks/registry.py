@@ -8,11 +8,17 @@ rule updater all run the hooks listed here, in this order: by name, byte order.
 
 from __future__ import annotations
 
-from koordlet.runtimehooks.hooks import batchresource, cpuset, groupidentity, oomscoreadj
+from koordlet.runtimehooks.hooks import (
+    batchresource,
+    coresched,
+    cpuset,
+    groupidentity,
+    oomscoreadj,
+)
 from koordlet.runtimehooks.hooks.hooks import RuntimeHook
 
 RUNTIME_HOOKS: dict[str, RuntimeHook] = {
     hook.name: hook
-    for hook in sorted((batchresource.HOOK, cpuset.HOOK, groupidentity.HOOK, oomscoreadj.HOOK),
-                       key=lambda hook: hook.name)
+    for hook in sorted((batchresource.HOOK, coresched.HOOK, cpuset.HOOK, groupidentity.HOOK,
+                        oomscoreadj.HOOK), key=lambda hook: hook.name)
 }

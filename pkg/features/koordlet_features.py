@@ -25,6 +25,7 @@ AUDIT_EVENTS_HTTP_HANDLER = "AuditEventsHTTPHandler"
 CPI_COLLECTOR = "CPICollector"
 PSI_COLLECTOR = "PSICollector"
 NODE_METRIC_PROM_METRICS = "NodeMetricPromMetrics"
+CORE_SCHED = "CoreSched"
 
 _BETA_ON = (BE_CPU_SUPPRESS, CPU_BURST, RDT_RESCTRL, NODE_TOPOLOGY_REPORT, GROUP_IDENTITY,
             CPU_SET_ALLOCATOR, BATCH_RESOURCE)
@@ -36,7 +37,7 @@ _ALPHA_OFF = (
     "HugePageReport", "PodResourcesProxy", "HamiCoreVGPUMonitor", "PerCPUMetric",
     NODE_METRIC_PROM_METRICS,
     # runtime hooks
-    "GPUEnvInject", "RDMADeviceInject", "CPUNormalization", "CoreSched", "TerwayQoS",
+    "GPUEnvInject", "RDMADeviceInject", "CPUNormalization", CORE_SCHED, "TerwayQoS",
     "TCNetworkQoS", "Resctrl", "OOMScoreAdj",
 )
 

@@ -1,8 +1,14 @@
-"""GroupIdentity hook (upstream `pkg/koordlet/runtimehooks/hooks/groupidentity`): the pod's
-and each host application's cpu.bvt_warp_ns by QoS class, only where the kernel has group
-identity (`system_supported`: the file in the kubepods dir, or the sysctl).
+"""GroupIdentity hook (upstream `pkg/koordlet/runtimehooks/hooks/groupidentity`): the
+cpu.bvt_warp_ns of pods and host applications by QoS class and of the kube-QoS dirs (`kubepods`
+0, `burstable` the LS value, `besteffort` the BE value), only where the kernel has group
+identity.
 
-Its rule (`rule.go`): the bvt value of each QoS class from NodeSLO's resourceQOSStrategy.
+Its rule (`rule.go`): the bvt value of each QoS class from NodeSLO's resourceQOSStrategy. Whether
+the kernel has group identity (`bvt.go` `SystemSupported`: cpu.bvt_warp_ns in the kubepods dir,
+or the sysctl `kernel.sched_group_identity_enabled`; Alibaba Cloud Linux / Anolis kernels only)
+is probed once at startup by :func:`probe_supported`, which says so in one line when it does not.
+Where the kernel has that sysctl, it is switched on (and Anolis' `kernel.sched_core` off) once
+some class is enabled.
 """
 
 from __future__ import annotations
@@ -17,7 +23,6 @@ from api.extension.qos import KubeQoSClass, QoSClass, get_qos_class_by_labels
 from api.slo.v1alpha1 import NodeSLOSpec
 from koordlet.runtimehooks.hooks.hooks import Level, RuntimeHook
 from koordlet.runtimehooks.protocol import HookRequest, HostAppRequest, Resources, Stage
-from koordlet.util.system.cgroup import ResourceUnsupportedError
 from koordlet.util.system.cgroup_env import CgroupEnv
 
 if TYPE_CHECKING:
@@ -27,17 +32,8 @@ logger = logging.getLogger(__name__)
 
 CPU_POLICY_GROUP_IDENTITY = "groupIdentity"
 BVT_FILE = "cpu.bvt_warp_ns"
-# Under --proc-root-dir (upstream `KernelSchedGroupIdentityEnable`).
+# Relative to the proc root (upstream `KernelSchedGroupIdentityEnable`).
 SYSCTL_GROUP_IDENTITY = "sys/kernel/sched_group_identity_enabled"
-
-
-def system_supported(env: CgroupEnv, proc_root: str) -> bool:
-    """Upstream `SystemSupported`: cpu.bvt_warp_ns in the kubepods dir, or the sysctl."""
-    try:
-        env.check_supported(env.resource(BVT_FILE), env.kube_qos_dir(KubeQoSClass.GUARANTEED))
-        return True
-    except ResourceUnsupportedError:
-        return os.path.exists(os.path.join(proc_root, SYSCTL_GROUP_IDENTITY))
 
 
 @dataclass(slots=True)
@@ -101,6 +97,57 @@ def bvt_value(req: HookRequest, rule: GroupIdentityRule) -> int:
     return _value_by_kube_qos(req.cgroup_parent, rule)
 
 
+def kube_qos_bvt_value(qos: KubeQoSClass, rule: GroupIdentityRule) -> int:
+    """The kube-QoS dir's bvt: the kubepods root (Guaranteed) stays 0 until the kernel handles
+    a non-zero root, as upstream; burstable and besteffort take the LS and BE values."""
+    if qos is KubeQoSClass.BURSTABLE:
+        return rule.ls_value
+    if qos is KubeQoSClass.BEST_EFFORT:
+        return rule.be_value
+    return 0
+
+
+def probe_supported(env: CgroupEnv, proc_root: str) -> bool:
+    """Whether the kernel has group identity; logs once when it does not."""
+    kubepods = env.kube_qos_dir(KubeQoSClass.GUARANTEED)
+    bvt = env.path(BVT_FILE, kubepods)
+    sysctl = os.path.join(proc_root, SYSCTL_GROUP_IDENTITY)
+    if os.path.exists(bvt) or os.path.exists(sysctl):
+        return True
+    logger.info("GroupIdentity: the kernel has no group identity (neither %s nor %s), "
+                "bvt is left as it is", bvt, sysctl)
+    return False
+
+
+def sysctl_if_present(proc_root: str) -> str:
+    """The path of `kernel.sched_group_identity_enabled`, "" where the kernel has none (older
+    Anolis kernels have group identity always on)."""
+    path = os.path.join(proc_root, SYSCTL_GROUP_IDENTITY)
+    return path if os.path.exists(path) else ""
+
+
+def _enable_kernel(rules: Rules, rule: GroupIdentityRule) -> None:
+    """Upstream `initialize`: once some class is enabled, switch the kernel's group identity on
+    through its sysctl, first switching core scheduling off (the kernel runs one of the two)."""
+    sysctl = rules.group_identity_sysctl
+    if rules.group_identity_kernel_enabled or not sysctl or not (
+            rule.lsr_enabled or rule.ls_enabled or rule.be_enabled):
+        return
+    sched_core = os.path.join(os.path.dirname(sysctl), "sched_core")
+    writes = [(sched_core, "0")] if os.path.exists(sched_core) else []
+    try:
+        for path, value in [*writes, (sysctl, "1")]:
+            with open(path, "r+") as f:
+                if f.read().strip() != value:
+                    f.seek(0)
+                    f.write(value)
+    except OSError as e:
+        logger.warning("GroupIdentity: cannot switch on %s: %s", sysctl, e)
+        return
+    rules.group_identity_kernel_enabled = True
+    logger.info("GroupIdentity: group identity switched on by %s", sysctl)
+
+
 def group_identity(req: HookRequest, rules: Rules) -> Resources:
     if not rules.group_identity_supported:
         logger.debug("group identity unsupported by the kernel (no cpu.bvt_warp_ns), "
@@ -108,6 +155,7 @@ def group_identity(req: HookRequest, rules: Rules) -> Resources:
         return Resources()
     if rules.group_identity is None or not req.is_pod:
         return Resources()
+    _enable_kernel(rules, rules.group_identity)
     return Resources(cpu_bvt=bvt_value(req, rules.group_identity))
 
 
@@ -131,14 +179,23 @@ def host_app_group_identity(req: HostAppRequest, rules: Rules) -> Resources:
         return Resources()
     if rules.group_identity is None:
         return Resources()
+    _enable_kernel(rules, rules.group_identity)
     return Resources(cpu_bvt=host_app_bvt_value(req.qos, rules.group_identity))
+
+
+def group_identity_kube_qos(qos: KubeQoSClass, rules: Rules) -> Resources:
+    if not rules.group_identity_supported or rules.group_identity is None:
+        return Resources()
+    _enable_kernel(rules, rules.group_identity)
+    return Resources(cpu_bvt=kube_qos_bvt_value(qos, rules.group_identity))
 
 
 HOOK = RuntimeHook(
     name="GroupIdentity",
     fn=group_identity,
     stages=frozenset({Stage.PRE_RUN_POD_SANDBOX}),
-    levels=frozenset({Level.POD}),
+    levels=frozenset({Level.KUBE_QOS, Level.POD}),
     host_app=host_app_group_identity,
     on_node_slo=_update_rule_from_node_slo,
+    kube_qos=group_identity_kube_qos,
 )

@@ -2,9 +2,9 @@
 levels of `reconciler/reconciler.go` and the parse functions of `rule/rule.go`).
 
 Each hook's module declares one :class:`RuntimeHook`: its upstream name, the proxy stages it runs
-at, the levels the reconciler applies it at (and, for a hook upstream registers with
-`RegisterHostAppReconciler`, its function for host applications), and how it updates its part
-of the node-wide :class:`Rules` from NodeSLO and node metadata.
+at, the levels the reconciler applies it at (kube-QoS dirs, pods, containers; and, for a hook
+upstream registers with `RegisterHostAppReconciler`, its function for host applications), and
+how it updates its part of the node-wide :class:`Rules` from NodeSLO and node metadata.
 `koordlet.runtimehooks.registry` lists them.
 
 Hooks run in the order they are given (the registry's: by name, byte order); later hooks
@@ -21,6 +21,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from api.extension.objects import KubeDict
+from api.extension.qos import KubeQoSClass
 from api.slo.v1alpha1 import NodeSLOSpec
 from koordlet.runtimehooks.protocol import HookRequest, HostAppRequest, Resources, Stage
 
@@ -39,6 +40,7 @@ class FailurePolicy(StrEnum):
 class Level(StrEnum):
     """Where the reconciler applies a hook to running pods (upstream `ReconcilerLevel`)."""
 
+    KUBE_QOS = "kubeqos"
     POD = "pod"
     CONTAINER = "container"
 
@@ -52,7 +54,8 @@ RESOURCE_STAGES = frozenset({Stage.PRE_RUN_POD_SANDBOX, Stage.PRE_CREATE_CONTAIN
 class RuntimeHook:
     """A hook as its module declares it. ``host_app`` is what the reconciler applies to each
     host application's cgroup. ``on_node_slo`` and ``on_node_metadata`` update the hook's part
-    of the rules and say whether it changed."""
+    of the rules and say whether it changed; ``kube_qos`` gives the values of a kube-QoS dir,
+    for a hook with the ``KUBE_QOS`` level."""
 
     name: str
     fn: Callable[[HookRequest, Rules], Resources]
@@ -61,6 +64,7 @@ class RuntimeHook:
     host_app: Callable[[HostAppRequest, Rules], Resources] | None = None
     on_node_slo: Callable[[Rules, NodeSLOSpec], bool] | None = None
     on_node_metadata: Callable[[Rules, KubeDict], bool] | None = None
+    kube_qos: Callable[[KubeQoSClass, Rules], Resources] | None = None
 
 
 def stages_with_hooks(hooks: Collection[RuntimeHook]) -> list[Stage]:

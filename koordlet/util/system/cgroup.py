@@ -1,8 +1,9 @@
 """Raw cgroup file access and its errors: upstream `pkg/koordlet/util/system/cgroup.go`.
 
 Errors carry the file path and the value, so a refused write (validator or kernel) says what
-was attempted where; `ResourceUnsupportedError` and `CgroupDirNotExistError` are the two kinds
-the executor logs and treats as success (upstream IsResourceUnsupportedErr / IsCgroupDirErr).
+was attempted where, and a file in an unexpected shape (`MalformedCgroupFileError`) is named;
+`ResourceUnsupportedError` and `CgroupDirNotExistError` are the two kinds the executor logs and
+treats as success (upstream IsResourceUnsupportedErr / IsCgroupDirErr).
 """
 
 from __future__ import annotations
@@ -36,6 +37,15 @@ class InvalidValueError(CgroupError):
     def __init__(self, path: str, value: str, reason: str) -> None:
         super().__init__(f"invalid value {value!r} for {path}: {reason}")
         self.path, self.value = path, value
+
+
+class MalformedCgroupFileError(CgroupError, ValueError):
+    """A cgroup file whose content is not in the shape the kernel gives it. Also a ValueError,
+    as a failed parse of the content is."""
+
+    def __init__(self, path: str, content: str, reason: str) -> None:
+        super().__init__(f"malformed cgroup file {path}: {content!r}: {reason}")
+        self.path, self.content = path, content
 
 
 class CgroupWriteError(CgroupError):

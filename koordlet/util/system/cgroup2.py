@@ -7,7 +7,12 @@ these functions turn them into what the v2 files take and back (the v2 file name
 
 from __future__ import annotations
 
-from koordlet.util.system.cgroup import CGROUP_MAX, CPU_SHARES_MAX, CPU_SHARES_MIN
+from koordlet.util.system.cgroup import (
+    CFS_BASE_PERIOD,
+    CGROUP_MAX,
+    CPU_SHARES_MAX,
+    CPU_SHARES_MIN,
+)
 
 CPU_WEIGHT_MIN = 1
 CPU_WEIGHT_MAX = 10000
@@ -29,12 +34,18 @@ def unlimited_to_max(value: str) -> str:
 
 
 def parse_cpu_max(content: str) -> tuple[int, int]:
-    """`"<quota|max> <period>"` → (quota with max as −1, period)."""
+    """`"<quota|max> [period]"` → (quota with max as −1, period). The kernel shows both fields,
+    but takes the quota alone on write (keeping the period), which is what a file written so
+    outside the kernel holds: its period is the default one. Anything else is a ValueError."""
     fields = content.split()
-    if len(fields) != 2:
+    if len(fields) not in (1, 2):
         raise ValueError(f"cpu.max content {content!r} is not '<quota> <period>'")
-    quota = -1 if fields[0] == CGROUP_MAX else int(fields[0])
-    return quota, int(fields[1])
+    try:
+        quota = -1 if fields[0] == CGROUP_MAX else int(fields[0])
+        period = int(fields[1]) if len(fields) == 2 else CFS_BASE_PERIOD
+    except ValueError:
+        raise ValueError(f"cpu.max content {content!r} is not '<quota> <period>'") from None
+    return quota, period
 
 
 def value_for_v2(resource_type: str, value: str) -> str:

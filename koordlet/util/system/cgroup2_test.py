@@ -22,9 +22,16 @@ def test_weight_to_shares(weight: int, shares: int) -> None:
 
 def test_cpu_max() -> None:
     assert parse_cpu_max("max 100000") == (-1, 100000)
-    assert parse_cpu_max("50000 100000") == (50000, 100000)
+    assert parse_cpu_max("50000 100000\n") == (50000, 100000)
+    # The quota alone, as written (the kernel keeps the period): the default period.
+    assert parse_cpu_max("max") == (-1, 100000)
+    assert parse_cpu_max("50000") == (50000, 100000)
+
+
+@pytest.mark.parametrize("content", ["", "garbage", "max abc", "1.5 100000", "max 100000 1"])
+def test_cpu_max_not_in_the_kernels_shape(content: str) -> None:
     with pytest.raises(ValueError, match="cpu.max"):
-        parse_cpu_max("50000")
+        parse_cpu_max(content)
 
 
 @pytest.mark.parametrize(
