@@ -10,16 +10,18 @@ The cgroup version and driver are detected once under ``--cgroup-root-dir`` (the
 ``koordlet.json`` for koord-runtime-proxy → the hook rules, updated from NodeSLO and node
 metadata through statesinformer callbacks → metricsadvisor (node usage, pod usage, CPU
 topology) and the metric cache's GC → NodeMetric reporter (every ``reportIntervalSeconds`` of
-the NodeMetric spec) → qosmanager (every strategy of ``STRATEGY_PLUGINS``) → the runtime hooks'
-pod/container reconciler. Each loop is a task of the runner named after its module.
+the NodeMetric spec) → NodeResourceTopology report (every ``--node-topology-sync-interval``,
+written with gate ``NodeTopologyReport``; ``koordlet.statesinformer.node_topology``) →
+qosmanager (every strategy of ``STRATEGY_PLUGINS``) → the runtime hooks' pod/container
+reconciler. Each loop is a task of the runner named after its module.
 
 ``--simulate-metrics`` (not upstream) is for the simulated nodes of the local cluster: the node
 and pod collectors are replaced by ``koordlet.metricsadvisor.simulated`` (usage from pod and
 node annotations) and, when ``--cgroup-root-dir`` holds no cgroup tree, a fake cgroup v1 tree is
 laid out there once statesinformer knows the node's cores, with a dir per running pod, so
 qosmanager and the hooks write real files. Not wired: the peak predictor's training loop
-(NodeMetric has no prodReclaimable/prodPeak metrics), NRI mode, node topology reporting and
-kubelet ``/configz``.
+(NodeMetric has no prodReclaimable/prodPeak metrics), NRI mode and kubelet ``/configz`` (the
+topology report takes kubelet's defaults instead).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import logging
 import os
 import threading
 import time
+from typing import Any
 
 import grpc
 from prometheus_client import CollectorRegistry
@@ -61,6 +64,7 @@ from koordlet.runtimehooks.rule_update import RuleUpdater
 from koordlet.runtimehooks.server import RuntimeHookServer, serve, write_hook_config
 from koordlet.statesinformer.callbacks import RegisterType
 from koordlet.statesinformer.kubelet_pods import KubeletConfig, KubeletStub
+from koordlet.statesinformer.node_topology import KubeletDefaults, NodeTopologyReporter
 from koordlet.statesinformer.states_informer import StatesInformer
 from koordlet.statesinformer.states_view import StatesView
 from koordlet.util.system.cgroup_env import CgroupEnv, kube_path_prefix
@@ -72,10 +76,12 @@ from koordlet.util.system.fake_tree import (
     has_cgroup_tree,
 )
 from pkg.client.informers import SharedInformerFactory
+from pkg.client.resources import NODE_RESOURCE_TOPOLOGIES
 from pkg.client.rest import Client
 from pkg.component import Hooks, Runner
 from pkg.events.recorder import EventBroadcaster
 from pkg.features import koordlet_feature_gate
+from pkg.features.koordlet_features import NODE_TOPOLOGY_REPORT
 
 # Not upstream (it waits forever): how long startup waits for statesinformer before going on
 # with whatever has synced, so a node whose API server is away still collects metrics.
@@ -130,6 +136,7 @@ class Daemon:
         self.env = fake_v1_env(root, prefix) if self.fake_tree else CgroupEnv.detect(root, prefix)
         self.advisors = self._advisors()
         self.reporter = NodeMetricReporter(client, self.states, self.cache)
+        self.topology = self._topology_reporter(client)
         # Upstream's koordlet records through client-go's tools/record as "koordlet" on its
         # node: evictions, malformed annotations the strategies skip.
         self.events = EventBroadcaster(client)
@@ -145,6 +152,23 @@ class Daemon:
         self.servicer = RuntimeHookServer(self.rules, plugin_failure_policy, applier)
         self.reconciler = PodReconciler(self.view.get_all_pods, self.rules, applier,
                                         args.runtime_hooks_reconcile_interval)
+
+    def _topology_reporter(self, client: Client) -> NodeTopologyReporter:
+        # As upstream, the NodeResourceTopology informer runs only when the report is on.
+        nrt = (self.factory.informer_for(
+            NODE_RESOURCE_TOPOLOGIES, field_selector=f"metadata.name={self.node_name}",
+            typed=False) if koordlet_feature_gate.enabled(NODE_TOPOLOGY_REPORT) else None)
+
+        def current() -> dict[str, Any] | None:
+            items = nrt.indexer.list() if nrt is not None else []
+            return items[0] if items else None
+
+        return NodeTopologyReporter(
+            client, self.states, self.cache, current,
+            kubelet=None if self.args.disable_query_kubelet_config else KubeletDefaults(),
+            var_lib_kubelet=self.system.var_lib_kubelet_root_dir,
+            feature_gate=koordlet_feature_gate, interval=self.args.node_topology_sync_interval,
+            on_change=lambda: self.states.send_callback(RegisterType.NODE_TOPOLOGY))
 
     def _advisors(self) -> list[framework.MetricAdvisor]:
         args, env, view = self.args, self.env, self.view
@@ -163,7 +187,8 @@ class Daemon:
                      PodResourceCollector(reader, pods, args.collect_res_used_interval)]
             if args.enable_pagecache_collector:
                 usage.append(PageCacheCollector(self.system.proc_root_dir, reader, pods))
-            node_info = NodeInfoCollector(self.cache, self.system.sys_root_dir)
+            node_info = NodeInfoCollector(self.cache, self.system.sys_root_dir,
+                                          self.system.proc_root_dir)
         return [
             framework.MetricAdvisor(self.cache, usage, framework.Config(
                 collect_res_used_interval=args.collect_res_used_interval)),
@@ -193,6 +218,7 @@ class Daemon:
         runner.task("metriccache-gc", self.cache.run_gc)
         if args.enable_node_metric_report:
             runner.task("nodemetric-reporter", self.reporter.run)
+        runner.task("nodetopology-reporter", self.topology.run)
         runner.task("qosmanager", self._run_qos)
         runner.task("runtimehooks-reconciler", self.reconciler.run)
         log.info("koordlet on node %s: metrics on %s, runtime hooks on %s, cgroup %s (%s)%s",
