@@ -52,6 +52,7 @@ from api.core import QuantityFormat, format_quantity, quantity_value
 from api.errors import MalformedValueError
 from api.extension.constants import LABEL_MANAGED_BY
 from api.extension.cpu_normalization import ANNOTATION_CPU_BASIC_INFO, format_cpu_basic_info
+from api.extension.device_share import RESOURCE_GPU
 from api.extension.node import (
     ANNOTATION_NODE_RESERVATION,
     ANNOTATION_NODE_SYSTEM_QOS_RESOURCE,
@@ -119,7 +120,7 @@ _TOPOLOGY_POLICIES = {
 RESOURCE_HUGEPAGES_2MI = "hugepages-2Mi"
 RESOURCE_HUGEPAGES_1GI = "hugepages-1Gi"
 # What this reporter owns on the object; the rest belongs to other components.
-MANAGED_RESOURCES = ("cpu", "memory", "koordinator.sh/gpu", RESOURCE_HUGEPAGES_2MI,
+MANAGED_RESOURCES = ("cpu", "memory", RESOURCE_GPU, RESOURCE_HUGEPAGES_2MI,
                      RESOURCE_HUGEPAGES_1GI)
 MANAGED_ANNOTATIONS = (
     ANNOTATION_CPU_BASIC_INFO, ANNOTATION_KUBELET_CPU_MANAGER_POLICY,
@@ -439,8 +440,10 @@ def node_reservation(processors: list[ProcessorInfo],
         except ValueError:
             reserved.reserved_cpus = ""
     elif count > 0:
-        reserved.reserved_cpus = format_cpuset(take_by_topology(processors, min(
-            count, len(processors))))
+        try:
+            reserved.reserved_cpus = format_cpuset(take_by_topology(processors, count))
+        except ValueError as e:  # more CPUs than the node has: none are named
+            log.warning("failed to take %d reserved CPUs: %s", count, e)
     return reserved
 
 

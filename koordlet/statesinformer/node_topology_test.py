@@ -220,15 +220,20 @@ def test_reserved_and_system_qos_leave_the_share_pools(client: Client, cache: Me
     assert a[ANNOTATION_NODE_SYSTEM_QOS_RESOURCE] == '{"cpuset":"7"}'
 
 
+@pytest.mark.parametrize(("cpu", "reserved"), [
+    ("3", {"resources": {"cpu": "3"}, "reservedCPUs": "0-2"}),
+    ("2500m", {"resources": {"cpu": "2500m"}, "reservedCPUs": "0-2"}),
+    ("9", {"resources": {"cpu": "9"}}),  # more than the node has: no CPU is named
+])
 def test_reserved_cpu_count_is_taken_by_topology(client: Client, cache: MetricCache,
-                                                 tmp_path: Path) -> None:
+                                                 tmp_path: Path, cpu: str,
+                                                 reserved: dict[str, Any]) -> None:
     node = client.get(NODES, NODE)
     node["metadata"]["annotations"] = {
-        ANNOTATION_NODE_RESERVATION: '{"resources":{"cpu":"3"}}'}
+        ANNOTATION_NODE_RESERVATION: json.dumps({"resources": {"cpu": cpu}})}
     client.update(NODES, node)
     reporter(client, cache, tmp_path).report_once()
-    assert json.loads(nrt_annotations(client)[ANNOTATION_NODE_RESERVATION]) == {
-        "resources": {"cpu": "3"}, "reservedCPUs": "0-2"}
+    assert json.loads(nrt_annotations(client)[ANNOTATION_NODE_RESERVATION]) == reserved
 
 
 def test_disable_query_kubelet_config(client: Client, cache: MetricCache,
