@@ -20,8 +20,8 @@ and pod collectors are replaced by ``koordlet.metricsadvisor.simulated`` (usage 
 node annotations) and, when ``--cgroup-root-dir`` holds no cgroup tree, a fake cgroup v1 tree is
 laid out there once statesinformer knows the node's cores, with a dir per running pod, so
 qosmanager and the hooks write real files. Not wired: the peak predictor's training loop
-(NodeMetric has no prodReclaimable/prodPeak metrics), NRI mode and kubelet ``/configz`` (the
-topology report takes kubelet's defaults instead).
+(NodeMetric has no prodReclaimable/prodPeak metrics), NRI mode, and kubelet ``/configz`` with
+pods from the API server (the topology report takes kubelet's defaults there).
 """
 
 from __future__ import annotations
@@ -64,7 +64,12 @@ from koordlet.runtimehooks.rule_update import RuleUpdater
 from koordlet.runtimehooks.server import RuntimeHookServer, serve, write_hook_config
 from koordlet.statesinformer.callbacks import RegisterType
 from koordlet.statesinformer.kubelet_pods import KubeletConfig, KubeletStub
-from koordlet.statesinformer.node_topology import KubeletDefaults, NodeTopologyReporter
+from koordlet.statesinformer.node_topology import (
+    KubeletConfigSource,
+    KubeletConfigz,
+    KubeletDefaults,
+    NodeTopologyReporter,
+)
 from koordlet.statesinformer.states_informer import StatesInformer
 from koordlet.statesinformer.states_view import StatesView
 from koordlet.util.system.cgroup_env import CgroupEnv, kube_path_prefix
@@ -120,14 +125,14 @@ class Daemon:
             metric_gc_interval_seconds=args.metric_gc_interval_seconds,
             metric_expire_seconds=args.metric_expire_seconds, tsdb_max_bytes=args.tsdb_max_bytes,
             collect_res_used_interval_seconds=max(args.collect_res_used_interval, 1.0)))
-        kubelet = None
+        self.kubelet: KubeletStub | None = None
         if args.pod_source == POD_SOURCE_KUBELET:
-            kubelet = KubeletStub(KubeletConfig(
+            self.kubelet = KubeletStub(KubeletConfig(
                 args.kubelet_preferred_address_type, args.kubelet_sync_interval,
                 args.kubelet_sync_timeout, args.kubelet_insecure_tls,
                 args.kubelet_read_only_port), client)
         self.factory = SharedInformerFactory(client)
-        self.states = StatesInformer(self.factory, node_name, kubelet)
+        self.states = StatesInformer(self.factory, node_name, self.kubelet)
         self.view = StatesView(self.states)
         root = self.system.cgroup_root_dir
         # The simulated tree is laid out after statesinformer synced (it takes the node's
@@ -163,9 +168,12 @@ class Daemon:
             items = nrt.indexer.list() if nrt is not None else []
             return items[0] if items else None
 
+        kubelet: KubeletConfigSource | None = None
+        if not self.args.disable_query_kubelet_config:
+            kubelet = (KubeletConfigz(self.kubelet, self.states.get_node)
+                       if self.kubelet is not None else KubeletDefaults())
         return NodeTopologyReporter(
-            client, self.states, self.cache, current,
-            kubelet=None if self.args.disable_query_kubelet_config else KubeletDefaults(),
+            client, self.states, self.cache, current, kubelet=kubelet,
             var_lib_kubelet=self.system.var_lib_kubelet_root_dir,
             feature_gate=koordlet_feature_gate, interval=self.args.node_topology_sync_interval,
             on_change=lambda: self.states.send_callback(RegisterType.NODE_TOPOLOGY))

@@ -29,9 +29,10 @@ NUMA-reservation label ``"true"`` each zone's allocatable loses ``ceil(reserved 
 node's capacity − allocatable. Zones the old object has beyond the computed ones are dropped;
 resources other components wrote on a zone are kept.
 
-Kubelet settings: upstream reads kubelet's ``/configz``; this koordlet does not, so unless
-``--disable-query-kubelet-config`` (then policy, options and reserved CPUs stay unset) kubelet's
-defaults stand in (``KubeletDefaults``: CPU manager policy ``none``, topology manager ``none``).
+Kubelet settings: from kubelet's ``/configz`` (``KubeletConfigz``) where koordlet has a kubelet
+stub (``--pod-source=kubelet``; a round whose query fails reports nothing, as upstream), else
+kubelet's defaults (``KubeletDefaults``: CPU manager policy ``none``, topology manager
+``none``); with ``--disable-query-kubelet-config`` policy, options and reserved CPUs stay unset.
 """
 
 from __future__ import annotations
@@ -44,9 +45,11 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api.core import QuantityFormat, format_quantity, quantity_value
 from api.errors import MalformedValueError
@@ -87,6 +90,7 @@ from api.extension.qos import QoSClass, get_pod_qos_class_raw
 from api.thirdparty.noderesourcetopology.v1alpha1 import GROUP, VERSION
 from api.thirdparty.noderesourcetopology.v1alpha1.node_resource_topology import ZONE_TYPE_NODE
 from koordlet.metriccache import metric_types as mt
+from koordlet.statesinformer.kubelet_pods import KubeletError
 from koordlet.statesinformer.states_informer import PodMeta
 from pkg.client.errors import ApiError
 from pkg.client.resources import NODE_RESOURCE_TOPOLOGIES
@@ -141,17 +145,20 @@ class TopologyError(Exception):
 # --- kubelet settings ------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class KubeletConfiguration:
-    """The fields of kubelet's configuration the report uses, with kubelet's defaults."""
+class KubeletConfiguration(BaseModel):
+    """The fields of kubelet's ``KubeletConfiguration`` (``/configz``'s ``kubeletconfig``) the
+    report uses, with kubelet's defaults for those it leaves out."""
 
-    cpu_manager_policy: str = KUBELET_CPU_MANAGER_POLICY_NONE
-    cpu_manager_policy_options: dict[str, str] | None = None
-    reserved_system_cpus: str = ""
-    kube_reserved: dict[str, str] = field(default_factory=dict)
-    system_reserved: dict[str, str] = field(default_factory=dict)
-    topology_manager_policy: str = "none"
-    topology_manager_scope: str = "container"
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+
+    cpu_manager_policy: str = Field(KUBELET_CPU_MANAGER_POLICY_NONE, alias="cpuManagerPolicy")
+    cpu_manager_policy_options: dict[str, str] | None = Field(
+        None, alias="cpuManagerPolicyOptions")
+    reserved_system_cpus: str = Field("", alias="reservedSystemCPUs")
+    kube_reserved: dict[str, str] = Field(default_factory=dict, alias="kubeReserved")
+    system_reserved: dict[str, str] = Field(default_factory=dict, alias="systemReserved")
+    topology_manager_policy: str = Field("none", alias="topologyManagerPolicy")
+    topology_manager_scope: str = Field("container", alias="topologyManagerScope")
 
 
 class KubeletConfigSource(Protocol):
@@ -159,10 +166,35 @@ class KubeletConfigSource(Protocol):
 
 
 class KubeletDefaults:
-    """Stands in for kubelet's ``/configz``, which this koordlet does not read."""
+    """Stands in for kubelet's ``/configz`` where koordlet has no kubelet stub (pods from the
+    API server)."""
 
     def kubelet_configuration(self) -> KubeletConfiguration:
         return KubeletConfiguration()
+
+
+class ConfigzStub(Protocol):
+    def get_kubelet_configuration(self, node: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class KubeletConfigz:
+    """kubelet's ``/configz`` through the kubelet stub (upstream ``GetKubeletConfiguration``);
+    raises KubeletError or TopologyError when kubelet cannot tell."""
+
+    def __init__(self, stub: ConfigzStub,
+                 get_node: Callable[[], dict[str, Any] | None]) -> None:
+        self.stub = stub
+        self.get_node = get_node
+
+    def kubelet_configuration(self) -> KubeletConfiguration:
+        node = self.get_node()
+        if node is None:
+            raise TopologyError("node not synced")
+        raw = self.stub.get_kubelet_configuration(node)
+        try:
+            return KubeletConfiguration.model_validate(raw)
+        except ValidationError as e:
+            raise TopologyError(f"kubelet /configz is malformed: {e}") from None
 
 
 def topology_policy(policy: str, scope: str) -> str:
@@ -640,7 +672,7 @@ class NodeTopologyReporter:
 
     def report_once(self) -> bool:
         """One round; True when the object was created or updated. Raises TopologyError,
-        ValueError or ApiError when the round failed."""
+        ValueError, KubeletError or ApiError when the round failed."""
         node = self.states.get_node()
         if node is None:
             raise TopologyError("node not synced")
@@ -686,7 +718,7 @@ class NodeTopologyReporter:
             try:
                 self.report_once()
                 self._last_error = ""
-            except (TopologyError, ValueError, OSError, ApiError) as e:
+            except (TopologyError, ValueError, OSError, ApiError, KubeletError) as e:
                 # Until the collectors fill the cache this fails every round: once per cause.
                 if str(e) != self._last_error:
                     self._last_error = str(e)

@@ -24,8 +24,10 @@ from koordlet.metriccache.metric_cache import MetricCache
 from koordlet.metricsadvisor.nodeinfo import NodeInfoCollector, read_cpu_topology
 from koordlet.statesinformer.node_topology import (
     KubeletConfiguration,
+    KubeletConfigz,
     KubeletDefaults,
     NodeTopologyReporter,
+    TopologyError,
     kubelet_allocated_cpus,
     take_by_topology,
     topology_policy,
@@ -251,6 +253,37 @@ def test_kubelet_defaults_are_policy_none(client: Client, cache: MetricCache,
     reporter(client, cache, tmp_path, kubelet=KubeletDefaults()).report_once()
     assert nrt_annotations(client)["kubelet.koordinator.sh/cpu-manager-policy"] == (
         '{"policy":"none"}')
+
+
+class ConfigzOf:
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+
+    def get_kubelet_configuration(self, node: dict[str, Any]) -> dict[str, Any]:
+        return self.config
+
+
+def test_kubelet_configz_sets_policy_reserved_cpus_and_topology_policy(
+        client: Client, cache: MetricCache, tmp_path: Path) -> None:
+    configz = KubeletConfigz(ConfigzOf({
+        "cpuManagerPolicy": "static", "cpuManagerPolicyOptions": {"full-pcpus-only": "true"},
+        "reservedSystemCPUs": "6-7", "topologyManagerPolicy": "single-numa-node",
+        "topologyManagerScope": "pod", "evictionHard": {"memory.available": "100Mi"}}),
+        lambda: {"metadata": {"name": NODE}})
+    reporter(client, cache, tmp_path, kubelet=configz).report_once()
+    nrt = client.get(NODE_RESOURCE_TOPOLOGIES, NODE)
+    assert json.loads(nrt["metadata"]["annotations"][
+        "kubelet.koordinator.sh/cpu-manager-policy"]) == {
+        "policy": "static", "options": {"full-pcpus-only": "true"}, "reservedCPUs": "6-7"}
+    assert nrt["topologyPolicies"] == ["SingleNUMANodePodLevel"]
+
+
+def test_malformed_configz_fails_the_round(client: Client, cache: MetricCache,
+                                           tmp_path: Path) -> None:
+    configz = KubeletConfigz(ConfigzOf({"kubeReserved": "2"}), lambda: {"metadata": {}})
+    with pytest.raises(TopologyError, match="configz is malformed"):
+        reporter(client, cache, tmp_path, kubelet=configz).report_once()
+    assert "annotations" not in client.get(NODE_RESOURCE_TOPOLOGIES, NODE)["metadata"]
 
 
 def test_disabled_gate_writes_nothing_but_keeps_the_local_copy(
