@@ -13,7 +13,9 @@ from NodeSLO and node metadata through statesinformer callbacks → metricsadvis
 pod and host application usage, CPU topology; pod and container PSI every
 ``--psi-collector-interval`` with gate ``PSICollector``; container CPI with gate
 ``CPICollector``) and the metric cache's GC → NodeMetric reporter (every
-``reportIntervalSeconds`` of the NodeMetric spec) → qosmanager (every strategy of
+``reportIntervalSeconds`` of the NodeMetric spec) → NodeResourceTopology report (every
+``--node-topology-sync-interval``, written with gate ``NodeTopologyReport``;
+``koordlet.statesinformer.node_topology``) → qosmanager (every strategy of
 ``STRATEGY_PLUGINS``) → the runtime hooks' pod/container and host application reconcilers. Each
 loop is a task of the runner named after its module.
 
@@ -22,8 +24,8 @@ and pod collectors are replaced by ``koordlet.metricsadvisor.simulated`` (usage 
 node annotations) and, when ``--cgroup-root-dir`` holds no cgroup tree, a fake cgroup v1 tree is
 laid out there once statesinformer knows the node's cores, with a dir per running pod, so
 qosmanager and the hooks write real files. Not wired: the peak predictor's training loop
-(NodeMetric has no prodReclaimable/prodPeak metrics), NRI mode, node topology reporting and
-kubelet ``/configz``.
+(NodeMetric has no prodReclaimable/prodPeak metrics), NRI mode, and kubelet ``/configz`` with
+pods from the API server (the topology report takes kubelet's defaults there).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import logging
 import os
 import threading
 import time
+from typing import Any
 
 import grpc
 from prometheus_client import CollectorRegistry
@@ -71,6 +74,12 @@ from koordlet.runtimehooks.rule_update import RuleUpdater
 from koordlet.runtimehooks.server import RuntimeHookServer, serve, write_hook_config
 from koordlet.statesinformer.callbacks import RegisterType
 from koordlet.statesinformer.kubelet_pods import KubeletConfig, KubeletStub
+from koordlet.statesinformer.node_topology import (
+    KubeletConfigSource,
+    KubeletConfigz,
+    KubeletDefaults,
+    NodeTopologyReporter,
+)
 from koordlet.statesinformer.states_informer import StatesInformer
 from koordlet.statesinformer.states_view import StatesView
 from koordlet.util.system.cgroup_env import CgroupEnv, kube_path_prefix
@@ -82,6 +91,7 @@ from koordlet.util.system.fake_tree import (
     has_cgroup_tree,
 )
 from pkg.client.informers import SharedInformerFactory
+from pkg.client.resources import NODE_RESOURCE_TOPOLOGIES
 from pkg.client.rest import Client
 from pkg.component import Hooks, Runner
 from pkg.events.recorder import EventBroadcaster
@@ -92,6 +102,7 @@ from pkg.features.koordlet_features import (
     CORE_SCHED,
     CPI_COLLECTOR,
     NODE_METRIC_PROM_METRICS,
+    NODE_TOPOLOGY_REPORT,
     PSI_COLLECTOR,
 )
 
@@ -134,14 +145,14 @@ class Daemon:
             metric_gc_interval_seconds=args.metric_gc_interval_seconds,
             metric_expire_seconds=args.metric_expire_seconds, tsdb_max_bytes=args.tsdb_max_bytes,
             collect_res_used_interval_seconds=max(args.collect_res_used_interval, 1.0)))
-        kubelet = None
+        self.kubelet: KubeletStub | None = None
         if args.pod_source == POD_SOURCE_KUBELET:
-            kubelet = KubeletStub(KubeletConfig(
+            self.kubelet = KubeletStub(KubeletConfig(
                 args.kubelet_preferred_address_type, args.kubelet_sync_interval,
                 args.kubelet_sync_timeout, args.kubelet_insecure_tls,
                 args.kubelet_read_only_port), client)
         self.factory = SharedInformerFactory(client)
-        self.states = StatesInformer(self.factory, node_name, kubelet)
+        self.states = StatesInformer(self.factory, node_name, self.kubelet)
         self.view = StatesView(self.states)
         root = self.system.cgroup_root_dir
         # The simulated tree is laid out after statesinformer synced (it takes the node's
@@ -154,6 +165,7 @@ class Daemon:
         self.reporter = NodeMetricReporter(
             client, self.states, self.cache, host_apps=self._host_apps,
             prom_metrics=koordlet_feature_gate.enabled(NODE_METRIC_PROM_METRICS))
+        self.topology = self._topology_reporter(client)
         # Upstream's koordlet records through client-go's tools/record as "koordlet" on its
         # node: evictions, malformed annotations the strategies skip.
         self.events = EventBroadcaster(client)
@@ -185,6 +197,26 @@ class Daemon:
         slo = self.view.get_node_slo()
         return (slo.spec.host_applications or []) if slo is not None else []
 
+    def _topology_reporter(self, client: Client) -> NodeTopologyReporter:
+        # As upstream, the NodeResourceTopology informer runs only when the report is on.
+        nrt = (self.factory.informer_for(
+            NODE_RESOURCE_TOPOLOGIES, field_selector=f"metadata.name={self.node_name}",
+            typed=False) if koordlet_feature_gate.enabled(NODE_TOPOLOGY_REPORT) else None)
+
+        def current() -> dict[str, Any] | None:
+            items = nrt.indexer.list() if nrt is not None else []
+            return items[0] if items else None
+
+        kubelet: KubeletConfigSource | None = None
+        if not self.args.disable_query_kubelet_config:
+            kubelet = (KubeletConfigz(self.kubelet, self.states.get_node)
+                       if self.kubelet is not None else KubeletDefaults())
+        return NodeTopologyReporter(
+            client, self.states, self.cache, current, kubelet=kubelet,
+            var_lib_kubelet=self.system.var_lib_kubelet_root_dir,
+            feature_gate=koordlet_feature_gate, interval=self.args.node_topology_sync_interval,
+            on_change=lambda: self.states.send_callback(RegisterType.NODE_TOPOLOGY))
+
     def _advisors(self) -> list[framework.MetricAdvisor]:
         args, env, view = self.args, self.env, self.view
         node_info: framework.Collector
@@ -207,7 +239,8 @@ class Daemon:
                          lambda: host_app_cgroups(env, view), args.collect_res_used_interval)]
             if args.enable_pagecache_collector:
                 usage.append(PageCacheCollector(self.system.proc_root_dir, reader, pods))
-            node_info = NodeInfoCollector(self.cache, self.system.sys_root_dir)
+            node_info = NodeInfoCollector(self.cache, self.system.sys_root_dir,
+                                          self.system.proc_root_dir)
             if koordlet_feature_gate.enabled(PSI_COLLECTOR):
                 performance.append(PSICollector(reader, pods))
         advisors = [
@@ -256,6 +289,7 @@ class Daemon:
         runner.task("metriccache-gc", self.cache.run_gc)
         if args.enable_node_metric_report:
             runner.task("nodemetric-reporter", self.reporter.run)
+        runner.task("nodetopology-reporter", self.topology.run)
         runner.task("qosmanager", self._run_qos)
         runner.task("runtimehooks-reconciler", self.reconciler.run)
         runner.task("runtimehooks-host-reconciler", self.host_reconciler.run)

@@ -72,8 +72,8 @@ def _add_runtime_hooks_flags(p: argparse._ActionsContainer, host_mode: bool) -> 
 
 
 def _add_states_informer_flags(p: argparse._ActionsContainer) -> None:
-    """Upstream ``pkg/koordlet/statesinformer/config.go``; the topology, configz and task-id
-    flags are accepted and not acted on."""
+    """Upstream ``pkg/koordlet/statesinformer/config.go``; the task-id flag is accepted and not
+    acted on, and kubelet's ``/configz`` is read only with ``--pod-source=kubelet``."""
     p.add_argument("--kubelet-preferred-address-type", default=DEFAULT_ADDRESS_TYPE,
                    help=f"node address type used to reach kubelet ({', '.join(ADDRESS_TYPES)})")
     p.add_argument("--kubelet-sync-interval", type=flags.duration, default=10.0,
@@ -83,8 +83,11 @@ def _add_states_informer_flags(p: argparse._ActionsContainer) -> None:
     flags.add_bool(p, "--kubelet-insecure-tls", False,
                "reach kubelet over plain HTTP on --kubelet-read-only-port")
     p.add_argument("--kubelet-read-only-port", type=int, default=10255)
-    p.add_argument("--node-topology-sync-interval", type=flags.duration, default=3.0)
-    flags.add_bool(p, "--disable-query-kubelet-config", False, "skip kubelet /configz")
+    p.add_argument("--node-topology-sync-interval", type=flags.duration, default=3.0,
+                   help="NodeResourceTopology report interval (default 3s); <=0 disables it")
+    flags.add_bool(p, "--disable-query-kubelet-config", False,
+                   "skip kubelet /configz: its CPU manager and topology settings stay out of "
+                   "the NodeResourceTopology")
     p.add_argument("--report-interval", type=flags.duration, default=0.0,
                    help="deprecated, ignored")
     flags.add_bool(p, "--enable-node-metric-report", True, "update NodeMetric status")

@@ -1,7 +1,12 @@
-"""NodeInfoCollector (upstream ``pkg/koordlet/metricsadvisor/collectors/nodeinfo`` and
-``koordlet/util/cpuinfo.go``): CPU topology — sockets, NUMA nodes, cores and cache ids — read
-from ``/sys/devices/system/cpu`` and ``/sys/devices/system/node``, stored in the cache's KV map
-under ``node_cpu_info``.
+"""NodeInfoCollector (upstream ``pkg/koordlet/metricsadvisor/collectors/nodeinfo``,
+``koordlet/util/cpuinfo.go`` and ``meminfo.go``): CPU topology — sockets, NUMA nodes, cores and
+cache ids — read from ``/sys/devices/system/cpu`` and ``/sys/devices/system/node``, with the CPU
+basic info (model and vendor from ``/proc/cpuinfo``, hyper-threading), stored in the cache's KV
+map under ``node_cpu_info``; each NUMA node's memory and huge pages under ``node_numa_info``.
+
+Core and socket ids are lscpu's logical ids, as upstream reads them from ``lscpu -e``: numbered
+in order of first appearance by CPU id, a core's id unique across sockets (the kernel's
+``core_id`` repeats in every socket). NUMA node ids are the kernel's.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from api.extension.cpu_normalization import CPUBasicInfo
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricSample
 
@@ -32,6 +38,7 @@ class ProcessorInfo:
 @dataclass(slots=True)
 class CPUTopology:
     processors: list[ProcessorInfo] = field(default_factory=list)
+    basic_info: CPUBasicInfo = field(default_factory=CPUBasicInfo)
 
     def sockets(self) -> set[int]:
         return {p.socket_id for p in self.processors}
@@ -101,28 +108,96 @@ def read_cpu_topology(sys_root: str = "/sys") -> CPUTopology:
                 with open(os.path.join(node_root, name, "cpulist")) as f:
                     for cpu in parse_cpu_list(f.read()):
                         cpu_node[cpu] = int(m.group(1))
-    topo = CPUTopology()
+    online = []
     for name in os.listdir(cpu_root):
         m = _CPU_DIR.match(name)
-        if not m:
-            continue
-        cpu_dir = os.path.join(cpu_root, name)
-        cpu_id = int(m.group(1))
-        if _read_int(os.path.join(cpu_dir, "online"), 1) == 0:
-            continue  # offline CPUs have no topology
+        if m and _read_int(os.path.join(cpu_root, name, "online"), 1) != 0:
+            online.append(int(m.group(1)))  # offline CPUs have no topology
+    topo = CPUTopology()
+    sockets: dict[int, int] = {}  # kernel physical_package_id → logical socket id
+    cores: dict[tuple[int, int], int] = {}  # (package, kernel core_id) → logical core id
+    for cpu_id in sorted(online):
+        cpu_dir = os.path.join(cpu_root, f"cpu{cpu_id}")
+        package = _read_int(os.path.join(cpu_dir, "topology", "physical_package_id"), 0)
+        core = _read_int(os.path.join(cpu_dir, "topology", "core_id"), cpu_id)
         l1l2, l3 = _cache_ids(cpu_dir, cpu_id)
         topo.processors.append(
             ProcessorInfo(
                 cpu_id=cpu_id,
-                core_id=_read_int(os.path.join(cpu_dir, "topology", "core_id"), cpu_id),
-                socket_id=_read_int(os.path.join(cpu_dir, "topology", "physical_package_id"), 0),
+                core_id=cores.setdefault((package, core), len(cores)),
+                socket_id=sockets.setdefault(package, len(sockets)),
                 node_id=cpu_node.get(cpu_id, 0),
                 l1dl1il2=l1l2,
                 l3=l3,
             )
         )
-    topo.processors.sort(key=lambda p: p.cpu_id)
     return topo
+
+
+def _hyper_thread_enabled(sys_root: str, topo: CPUTopology) -> bool:
+    """``smt/active`` where the kernel has it, else more than one thread on some core."""
+    active = _read_int(os.path.join(sys_root, "devices", "system", "cpu", "smt", "active"), -1)
+    if active >= 0:
+        return active == 1
+    return len(topo.cores()) < len(topo.processors)
+
+
+def read_cpu_basic_info(sys_root: str, proc_root: str, topo: CPUTopology) -> CPUBasicInfo:
+    """Model and vendor of the first processor in ``cpuinfo`` (absent fields stay empty)."""
+    fields: dict[str, str] = {}
+    try:
+        with open(os.path.join(proc_root, "cpuinfo")) as f:
+            for line in f:
+                if not line.strip():
+                    break  # the first processor's block is enough
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    return CPUBasicInfo(cpu_model=fields.get("model name", ""),
+                        vendor_id=fields.get("vendor_id", ""),
+                        hyper_thread_enabled=_hyper_thread_enabled(sys_root, topo))
+
+
+@dataclass(slots=True, frozen=True)
+class NUMAInfo:
+    """Upstream ``koordlet/util.NUMAInfo``: one NUMA node's memory and huge pages (bytes)."""
+
+    node_id: int
+    mem_total_bytes: int
+    hugepages_2mi_bytes: int = 0
+    hugepages_1gi_bytes: int = 0
+
+
+_MEM_TOTAL = re.compile(r"^Node\s+\d+\s+MemTotal:\s+(\d+)\s*kB", re.MULTILINE)
+
+
+def _hugepages_bytes(node_dir: str, size_kb: int) -> int:
+    pages = _read_int(os.path.join(node_dir, "hugepages", f"hugepages-{size_kb}kB",
+                                   "nr_hugepages"), 0)
+    return pages * size_kb * 1024
+
+
+def read_numa_info(sys_root: str = "/sys") -> list[NUMAInfo]:
+    """Every NUMA node with a ``meminfo``, by node id; none without NUMA support."""
+    node_root = os.path.join(sys_root, "devices", "system", "node")
+    infos = []
+    for name in os.listdir(node_root) if os.path.isdir(node_root) else []:
+        m = _NODE_DIR.match(name)
+        if not m:
+            continue
+        node_dir = os.path.join(node_root, name)
+        try:
+            with open(os.path.join(node_dir, "meminfo")) as f:
+                total = _MEM_TOTAL.search(f.read())
+        except OSError:
+            continue
+        if total is None:
+            continue
+        infos.append(NUMAInfo(int(m.group(1)), int(total.group(1)) * 1024,
+                              _hugepages_bytes(node_dir, 2048),
+                              _hugepages_bytes(node_dir, 1048576)))
+    return sorted(infos, key=lambda i: i.node_id)
 
 
 class NodeInfoCollector:
@@ -130,10 +205,15 @@ class NodeInfoCollector:
 
     name = "NodeInfoCollector"
 
-    def __init__(self, cache: MetricCache, sys_root: str = "/sys") -> None:
+    def __init__(self, cache: MetricCache, sys_root: str = "/sys",
+                 proc_root: str = "/proc") -> None:
         self.cache = cache
         self.sys_root = sys_root
+        self.proc_root = proc_root
 
     def collect(self, now: float) -> list[MetricSample]:
-        self.cache.set(mt.NODE_CPU_INFO_KEY, read_cpu_topology(self.sys_root))
+        topo = read_cpu_topology(self.sys_root)
+        topo.basic_info = read_cpu_basic_info(self.sys_root, self.proc_root, topo)
+        self.cache.set(mt.NODE_CPU_INFO_KEY, topo)
+        self.cache.set(mt.NODE_NUMA_INFO_KEY, read_numa_info(self.sys_root))
         return []

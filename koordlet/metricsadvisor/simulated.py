@@ -21,7 +21,8 @@ so every NodeMetric memory collect policy reports), computed from annotations:
 
 ``SimulatedNodeInfoCollector`` stands in for the NodeInfoCollector: the node's CPU topology is
 ``status.capacity.cpu`` logical CPUs on one socket and one NUMA node, one CPU per core, one
-LLC, since no ``/sys`` belongs to the simulated node (cpusuppress and the cpuset hooks need it).
+LLC, and that NUMA node holds ``status.capacity.memory``, since no ``/sys`` belongs to the
+simulated node (cpusuppress, the cpuset hooks and the NodeResourceTopology report need them).
 
 Per tick the work is O(pods): annotations are parsed once per (pod, annotation value).
 """
@@ -42,7 +43,7 @@ from api.extension.qos import KubeQoSClass, QoSClass, get_pod_qos_class_with_def
 from api.extension.resource import BATCH_CPU
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache, MetricSample
-from koordlet.metricsadvisor.nodeinfo import CPUTopology, ProcessorInfo
+from koordlet.metricsadvisor.nodeinfo import CPUTopology, NUMAInfo, ProcessorInfo
 from koordlet.util.system.cgroup import CgroupError, cgroup_file_read
 from koordlet.util.system.cgroup_env import CgroupEnv
 from pkg.util.podresources import CPU, MEMORY, measured_quantity_int, quantity_int
@@ -297,8 +298,12 @@ class SimulatedNodeInfoCollector:
         self.node = node
 
     def collect(self, now: float) -> list[MetricSample]:
-        cpus = capacity_cores(self.node())
+        node = self.node()
+        cpus = capacity_cores(node)
         if cpus is None:
             return []  # the node is not known yet: the next round tries again
         self.cache.set(mt.NODE_CPU_INFO_KEY, simulated_topology(cpus))
+        capacity = ((node or {}).get("status") or {}).get("capacity") or {}
+        memory = quantity_int(MEMORY, capacity[MEMORY]) if MEMORY in capacity else 0
+        self.cache.set(mt.NODE_NUMA_INFO_KEY, [NUMAInfo(0, memory)])
         return []

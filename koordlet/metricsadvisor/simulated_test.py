@@ -7,6 +7,7 @@ import pytest
 
 from koordlet.metriccache import metric_types as mt
 from koordlet.metriccache.metric_cache import MetricCache
+from koordlet.metricsadvisor.nodeinfo import NUMAInfo
 from koordlet.metricsadvisor.simulated import (
     ANNOTATION_SYSTEM_USAGE,
     ANNOTATION_USAGE,
@@ -112,6 +113,7 @@ def test_simulated_topology_has_the_node_capacity_in_cpus() -> None:
     assert topo is not None
     assert [p.cpu_id for p in topo.processors] == list(range(16))
     assert len(topo.cores()) == 16 and topo.sockets() == {0} and topo.numa_nodes() == {0}
+    assert cache.get(mt.NODE_NUMA_INFO_KEY) == [NUMAInfo(0, 64 * GI)]
 
 
 @pytest.mark.parametrize(("raw", "why"), [

@@ -2,9 +2,10 @@
 and ``kubelet_stub.go``).
 
 ``KubeletStub`` answers ``GET <scheme>://<node address>:<port>/pods/`` with the PodList's
-items: plain HTTP to ``--kubelet-read-only-port`` with ``--kubelet-insecure-tls``, otherwise
-HTTPS to the node's ``status.daemonEndpoints.kubeletEndpoint.Port`` with the kubeconfig's
-credentials and no server-certificate check, as upstream. ``KubeletPodsInformer`` syncs every
+items and ``/configz`` with kubelet's configuration (``kubeletconfig``): plain HTTP to
+``--kubelet-read-only-port`` with ``--kubelet-insecure-tls``, otherwise HTTPS to the node's
+``status.daemonEndpoints.kubeletEndpoint.Port`` with the kubeconfig's credentials and no
+server-certificate check, as upstream. ``KubeletPodsInformer`` syncs every
 ``--kubelet-sync-interval``; a failed request, a malformed body or an empty list keeps the
 previous pods, and every successful sync calls ``on_sync`` (the ``AllPods`` callback).
 """
@@ -79,17 +80,17 @@ class KubeletStub:
             cert_file=getattr(client.configuration, "cert_file", None) if client else None,
             key_file=getattr(client.configuration, "key_file", None) if client else None)
 
-    def url(self, node: dict[str, Any]) -> str:
+    def url(self, node: dict[str, Any], path: str = "/pods/") -> str:
         host = node_address(node, self.config.preferred_address_type)
         if ":" in host:
             host = f"[{host}]"
         if self.config.insecure_tls:
-            return f"http://{host}:{self.config.read_only_port}/pods/"
+            return f"http://{host}:{self.config.read_only_port}{path}"
         port = (((node.get("status") or {}).get("daemonEndpoints") or {})
                 .get("kubeletEndpoint") or {}).get("Port")
         if not port:
             raise KubeletError("node has no status.daemonEndpoints.kubeletEndpoint.Port")
-        return f"https://{host}:{port}/pods/"
+        return f"https://{host}:{port}{path}"
 
     def _headers(self) -> dict[str, str]:
         if self.client is None or self.config.insecure_tls:
@@ -97,8 +98,8 @@ class KubeletStub:
         # The API client's headers carry the kubeconfig's (refreshed) bearer token.
         return self.client._headers(None, "application/json")  # noqa: SLF001
 
-    def get_all_pods(self, node: dict[str, Any]) -> list[dict[str, Any]]:
-        url = self.url(node)
+    def _get(self, node: dict[str, Any], path: str) -> bytes:
+        url = self.url(node, path)
         try:
             resp = self._pool.request("GET", url, headers=self._headers(), retries=False,
                                       timeout=self.config.sync_timeout)
@@ -106,7 +107,21 @@ class KubeletStub:
             raise KubeletError(f"GET {url}: {e}") from None
         if resp.status != 200:
             raise KubeletError(f"GET {url}: HTTP {resp.status}")
-        return parse_pod_list(resp.data)
+        return bytes(resp.data)
+
+    def get_all_pods(self, node: dict[str, Any]) -> list[dict[str, Any]]:
+        return parse_pod_list(self._get(node, "/pods/"))
+
+    def get_kubelet_configuration(self, node: dict[str, Any]) -> dict[str, Any]:
+        """The ``kubeletconfig`` object of ``/configz`` (kubelet's KubeletConfiguration)."""
+        try:
+            obj = orjson.loads(self._get(node, "/configz"))
+        except orjson.JSONDecodeError as e:
+            raise KubeletError(f"kubelet /configz body is not JSON: {e}") from None
+        config = obj.get("kubeletconfig") if isinstance(obj, dict) else None
+        if not isinstance(config, dict):
+            raise KubeletError("kubelet /configz body has no kubeletconfig object")
+        return config
 
 
 class KubeletPodsInformer:

@@ -1,8 +1,9 @@
 """The kubelet pod source against a local HTTP server serving a PodList.
 
 The server is a test double: no kubelet can run on this machine. It only answers
-``GET /pods/`` on the read-only-port path (plain HTTP, ``--kubelet-insecure-tls``) with
-whatever body the test sets; the HTTPS port with kubeconfig credentials is not exercised.
+``GET /pods/`` and ``/configz`` on the read-only-port path (plain HTTP,
+``--kubelet-insecure-tls``) with whatever body the test sets; the HTTPS port with kubeconfig
+credentials is not exercised.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 
 from koordlet.statesinformer.kubelet_pods import (
     KubeletConfig,
+    KubeletError,
     KubeletPodsInformer,
     KubeletStub,
 )
@@ -86,6 +88,18 @@ def test_pods_come_from_kubelet_and_a_malformed_body_keeps_the_last_good_list(
     kubelet.serve("c")
     assert informer.sync()
     assert [p["metadata"]["name"] for p in informer.pods()] == ["c"] and synced == [1, 1]
+
+
+def test_kubelet_configuration_comes_from_configz(kubelet: FakeKubelet) -> None:
+    stub = KubeletStub(KubeletConfig(insecure_tls=True, read_only_port=kubelet.port,
+                                     sync_timeout=2))
+    kubelet.body = b'{"kubeletconfig": {"cpuManagerPolicy": "static"}}'
+    assert stub.get_kubelet_configuration(NODE) == {"cpuManagerPolicy": "static"}
+    assert kubelet.paths == ["/configz"]
+    for body in (b"{not json", b'{"kind": "Status"}'):
+        kubelet.body = body
+        with pytest.raises(KubeletError, match="configz"):
+            stub.get_kubelet_configuration(NODE)
 
 
 def test_kubelet_url_follows_the_flags() -> None:

@@ -10,7 +10,9 @@ Public API:
 * ``get_node()``, ``get_all_pods()`` (``PodMeta`` list), ``get_node_slo()`` (raw object),
   ``get_node_metric_spec()`` (spec with upstream defaults and floors);
 * ``register_callbacks(type, name, description, fn)``: ``NodeMetadata`` fires when the node's
-  labels or annotations change, ``AllPods`` on any pod change, ``NodeSLOSpec`` on a spec change;
+  labels or annotations change, ``AllPods`` on any pod change, ``NodeSLOSpec`` on a spec change,
+  ``NodeTopology`` when the topology report (``node_topology``) computes a change
+  (``send_callback``);
 * ``start(stop)`` / ``has_synced()``.
 """
 
@@ -133,6 +135,10 @@ class StatesInformer:
     def register_callbacks(self, rtype: RegisterType, name: str, description: str,
                            fn: Callback) -> None:
         self._runner.register(rtype, name, description, fn)
+
+    def send_callback(self, rtype: RegisterType) -> None:
+        """Fire ``rtype``'s callbacks (``NodeTopology`` comes from the topology report)."""
+        self._runner.send(rtype)
 
     def start(self, stop: threading.Event) -> None:
         """Start the callback workers and the kubelet poller; the informers start with the
