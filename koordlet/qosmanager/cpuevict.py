@@ -35,10 +35,8 @@ from dataclasses import dataclass
 
 from api.extension.eviction import EvictionFeature, is_eviction_allowed
 from api.extension.priority import (
-    PRIORITY_MID_VALUE_MAX,
     PriorityClass,
     get_pod_priority_class_with_default,
-    get_pod_priority_value_with_default,
 )
 from api.extension.resource import BATCH_CPU, RESOURCE_CPU
 from api.slo.v1alpha1.strategies import CPUEvictPolicy, ResourceThresholdStrategy
@@ -47,9 +45,9 @@ from koordlet.qosmanager.evictor import Evictor, EvictTask, evict_reason
 from koordlet.qosmanager.framework import Context, KubeDict
 from koordlet.qosmanager.helpers import (
     AnnotationWarnings,
-    allocatable_release,
+    allocatable_evict_release,
     avg_over,
-    class_request,
+    checked_class_request,
     evictable_by_priority,
     is_active,
     is_labelled_be,
@@ -60,7 +58,7 @@ from koordlet.qosmanager.helpers import (
     released_classes,
     spec_priority,
 )
-from pkg.util.podresources import pod_requests, quantity_int, resource_list
+from pkg.util.podresources import pod_requests, quantity_int
 
 logger = logging.getLogger(__name__)
 
@@ -248,39 +246,11 @@ class CPUEvict:
     ) -> dict[str, int]:
         """CPUAllocatableEvict's release per resource; empty when nothing is over its threshold
         or the NodeSLO lacks a field it needs (logged)."""
-        threshold = strategy.cpu_allocatable_evict_threshold_percent
-        lower = strategy.cpu_allocatable_evict_lower_percent
-        limit = strategy.allocatable_evict_priority_threshold
-        if threshold is None or lower is None or limit is None:
-            logger.warning("cpuevict: NodeSLO has no cpuAllocatableEvictThresholdPercent, "
-                           "cpuAllocatableEvictLowerPercent or allocatableEvictPriorityThreshold, "
-                           "%s skipped", ALLOCATABLE_FEATURE)
-            return {}
-        if threshold < 0 or lower >= threshold or limit > PRIORITY_MID_VALUE_MAX:
-            logger.warning("cpuevict: NodeSLO cpuAllocatableEvictThresholdPercent %d / "
-                           "LowerPercent %d / allocatableEvictPriorityThreshold %d invalid (need "
-                           "0 <= lower < threshold, priority at most %d), %s skipped", threshold,
-                           lower, limit, PRIORITY_MID_VALUE_MAX, ALLOCATABLE_FEATURE)
-            return {}
-        requested: dict[str, int] = {}
-        for pod in self.ctx.states.get_all_pods():
-            if get_pod_priority_value_with_default(pod) > limit:
-                continue
-            request = _class_request(pod)
-            if request is not None:
-                name, value = request
-                requested[name] = requested.get(name, 0) + value
-        try:
-            allocatable = resource_list((node.get("status") or {}).get("allocatable"))
-        except ValueError as e:
-            logger.warning("cpuevict: node has a malformed allocatable, %s skipped: %s",
-                           ALLOCATABLE_FEATURE, e)
-            return {}
-        release = allocatable_release(requested, allocatable, threshold, lower)
-        if release:
-            logger.info("cpuevict: requests %s over %d%% of allocatable, release %s",
-                        requested, threshold, release)
-        return release
+        return allocatable_evict_release(
+            self.ctx, node, RESOURCE_CPU, ALLOCATABLE_FEATURE, logger,
+            strategy.cpu_allocatable_evict_threshold_percent,
+            strategy.cpu_allocatable_evict_lower_percent,
+            strategy.allocatable_evict_priority_threshold)
 
     def release(
         self, strategy: ResourceThresholdStrategy, node: KubeDict, lower: int, upper: int
@@ -367,7 +337,7 @@ class CPUEvict:
                 continue
             used_milli[pod_uid(pod)] = int(used * 1000)
             if by_request:
-                request = _class_request(pod)
+                request = checked_class_request(pod, RESOURCE_CPU, logger)
                 keyed.append((pod, request[1] if request else 0))
             else:
                 keyed.append((pod, used_milli[pod_uid(pod)]))
@@ -381,7 +351,7 @@ class CPUEvict:
         class's resource is released by CPUAllocatableEvict, its class's request."""
         amounts = {REQUEST_BATCH_CPU: _batch_cpu_request(pod) or 0, USED_CPU: used_milli}
         if get_pod_priority_class_with_default(pod) in classes:
-            request = _class_request(pod)
+            request = checked_class_request(pod, RESOURCE_CPU, logger)
             if request is not None:
                 name, value = request
                 amounts[REQUEST + name] = max(value, amounts.get(REQUEST + name, 0))
@@ -397,13 +367,6 @@ def _batch_cpu_request(pod: KubeDict) -> int | None:
         return None
 
 
-def _class_request(pod: KubeDict) -> tuple[str, int] | None:
-    """The CPU the pod's class requests; None, logged, when a request is malformed."""
-    try:
-        return class_request(pod, RESOURCE_CPU)
-    except ValueError as e:
-        logger.warning("cpuevict: pod %s has a malformed request: %s", pod_name(pod), e)
-        return None
 
 
 def _be_props(allocation: str) -> dict[str, str]:

@@ -29,6 +29,7 @@ from api.extension.eviction import (
 )
 from api.extension.priority import (
     LABEL_POD_PRIORITY,
+    PRIORITY_MID_VALUE_MAX,
     PriorityClass,
     get_pod_priority_class_with_default,
     get_pod_priority_value_with_default,
@@ -37,7 +38,7 @@ from api.extension.qos import QoSClass, get_pod_qos_class_raw
 from api.extension.resource import RESOURCE_NAME_MAP
 from koordlet.qosmanager.framework import Context, KubeDict
 from pkg.events.recorder import WARNING
-from pkg.util.podresources import pod_requests
+from pkg.util.podresources import pod_requests, resource_list
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +133,60 @@ def allocatable_release(
             continue
         if amount > 0:
             release[name] = amount
+    return release
+
+
+def checked_class_request(pod: KubeDict, resource: str,
+                          log: logging.Logger) -> tuple[str, int] | None:
+    """`class_request`, or None, logged on `log`, when the pod's request is malformed."""
+    try:
+        return class_request(pod, resource)
+    except ValueError as e:
+        log.warning("%s: pod %s has a malformed request: %s", log.name.rsplit(".", 1)[-1],
+                    pod_name(pod), e)
+        return None
+
+
+def allocatable_evict_release(
+    ctx: Context, node: KubeDict, resource: str, feature: str, log: logging.Logger,
+    threshold: int | None, lower: int | None, limit: int | None,
+) -> dict[str, int]:
+    """CPUAllocatableEvict's / MemoryAllocatableEvict's release per resource (`resource` is
+    `cpu` or `memory`): the requests of the pods at or below priority `limit`, summed per
+    resource their class requests, over `threshold` % of the node's allocatable go down to
+    `lower` %. Empty when nothing is over its threshold, or, logged on the strategy's `log`,
+    when the NodeSLO lacks a field or has an invalid one, or the node's allocatable is
+    malformed. A missing lower percent is refused for memory too: upstream's memory check lets
+    it through, then dereferences it and crashes the round."""
+    who = log.name.rsplit(".", 1)[-1]
+    if threshold is None or lower is None or limit is None:
+        log.warning("%s: NodeSLO has no %sAllocatableEvictThresholdPercent, "
+                    "%sAllocatableEvictLowerPercent or allocatableEvictPriorityThreshold, "
+                    "%s skipped", who, resource, resource, feature)
+        return {}
+    if threshold < 0 or lower >= threshold or limit > PRIORITY_MID_VALUE_MAX:
+        log.warning("%s: NodeSLO %sAllocatableEvictThresholdPercent %d / LowerPercent %d / "
+                    "allocatableEvictPriorityThreshold %d invalid (need 0 <= lower < threshold, "
+                    "priority at most %d), %s skipped", who, resource, threshold, lower, limit,
+                    PRIORITY_MID_VALUE_MAX, feature)
+        return {}
+    requested: dict[str, int] = {}
+    for pod in ctx.states.get_all_pods():
+        if get_pod_priority_value_with_default(pod) > limit:
+            continue
+        request = checked_class_request(pod, resource, log)
+        if request is not None:
+            name, value = request
+            requested[name] = requested.get(name, 0) + value
+    try:
+        allocatable = resource_list((node.get("status") or {}).get("allocatable"))
+    except ValueError as e:
+        log.warning("%s: node has a malformed allocatable, %s skipped: %s", who, feature, e)
+        return {}
+    release = allocatable_release(requested, allocatable, threshold, lower)
+    if release:
+        log.info("%s: requests %s over %d%% of allocatable, release %s", who, requested,
+                 threshold, release)
     return release
 
 

@@ -35,10 +35,8 @@ from dataclasses import dataclass
 
 from api.extension.eviction import EvictionFeature, is_eviction_allowed
 from api.extension.priority import (
-    PRIORITY_MID_VALUE_MAX,
     PriorityClass,
     get_pod_priority_class_raw,
-    get_pod_priority_value_with_default,
 )
 from api.extension.resource import RESOURCE_MEMORY
 from api.slo.v1alpha1.strategies import ResourceThresholdStrategy
@@ -47,8 +45,8 @@ from koordlet.qosmanager.evictor import Evictor, EvictTask, evict_reason
 from koordlet.qosmanager.framework import Context, KubeDict
 from koordlet.qosmanager.helpers import (
     AnnotationWarnings,
-    allocatable_release,
-    class_request,
+    allocatable_evict_release,
+    checked_class_request,
     evictable_by_priority,
     is_active,
     is_labelled_be,
@@ -59,7 +57,7 @@ from koordlet.qosmanager.helpers import (
     released_classes,
     spec_priority,
 )
-from pkg.util.podresources import quantity_int, resource_list
+from pkg.util.podresources import quantity_int
 
 logger = logging.getLogger(__name__)
 
@@ -176,41 +174,11 @@ class MemoryEvict:
     ) -> dict[str, int]:
         """MemoryAllocatableEvict's release per resource; empty when nothing is over its
         threshold or the NodeSLO lacks a field it needs (logged)."""
-        threshold = strategy.memory_allocatable_evict_threshold_percent
-        lower = strategy.memory_allocatable_evict_lower_percent
-        limit = strategy.allocatable_evict_priority_threshold
-        # A missing lower percent is refused like cpuevict's: upstream's check lets it through
-        # as 0 here, then dereferences it and crashes the round.
-        if threshold is None or lower is None or limit is None:
-            logger.warning("memoryevict: NodeSLO has no memoryAllocatableEvictThresholdPercent, "
-                           "memoryAllocatableEvictLowerPercent or "
-                           "allocatableEvictPriorityThreshold, %s skipped", ALLOCATABLE_FEATURE)
-            return {}
-        if threshold < 0 or lower >= threshold or limit > PRIORITY_MID_VALUE_MAX:
-            logger.warning("memoryevict: NodeSLO memoryAllocatableEvictThresholdPercent %d / "
-                           "LowerPercent %d / allocatableEvictPriorityThreshold %d invalid (need "
-                           "0 <= lower < threshold, priority at most %d), %s skipped", threshold,
-                           lower, limit, PRIORITY_MID_VALUE_MAX, ALLOCATABLE_FEATURE)
-            return {}
-        requested: dict[str, int] = {}
-        for pod in self.ctx.states.get_all_pods():
-            if get_pod_priority_value_with_default(pod) > limit:
-                continue
-            request = _class_request(pod)
-            if request is not None:
-                name, value = request
-                requested[name] = requested.get(name, 0) + value
-        try:
-            allocatable = resource_list((node.get("status") or {}).get("allocatable"))
-        except ValueError as e:
-            logger.warning("memoryevict: node has a malformed allocatable, %s skipped: %s",
-                           ALLOCATABLE_FEATURE, e)
-            return {}
-        release = allocatable_release(requested, allocatable, threshold, lower)
-        if release:
-            logger.info("memoryevict: requests %s over %d%% of allocatable, release %s",
-                        requested, threshold, release)
-        return release
+        return allocatable_evict_release(
+            self.ctx, node, RESOURCE_MEMORY, ALLOCATABLE_FEATURE, logger,
+            strategy.memory_allocatable_evict_threshold_percent,
+            strategy.memory_allocatable_evict_lower_percent,
+            strategy.allocatable_evict_priority_threshold)
 
     def tasks(
         self, strategy: ResourceThresholdStrategy, node: KubeDict, capacity: int
@@ -251,7 +219,7 @@ class MemoryEvict:
         raw class's resource is released by MemoryAllocatableEvict, its class's request."""
         amounts = {USED_MEMORY: used_credit}
         if get_pod_priority_class_raw(pod) in classes:
-            request = _class_request(pod)
+            request = checked_class_request(pod, RESOURCE_MEMORY, logger)
             if request is not None:
                 amounts[REQUEST + request[0]] = request[1]
         return amounts
@@ -285,18 +253,9 @@ class MemoryEvict:
                 continue
             used[pod_uid(pod)] = int(sample)
             if by_request:
-                request = _class_request(pod)
+                request = checked_class_request(pod, RESOURCE_MEMORY, logger)
                 keyed.append((pod, request[1] if request else 0))
             else:
                 keyed.append((pod, int(sample)))
         return [(pod, self._amounts(pod, used[pod_uid(pod)] * MEMORY_EVICT_USED_CREDIT, classes))
                 for pod, _ in priority_order(keyed, self._warnings)]
-
-
-def _class_request(pod: KubeDict) -> tuple[str, int] | None:
-    """The memory the pod's class requests; None, logged, when a request is malformed."""
-    try:
-        return class_request(pod, RESOURCE_MEMORY)
-    except ValueError as e:
-        logger.warning("memoryevict: pod %s has a malformed request: %s", pod_name(pod), e)
-        return None
