@@ -367,7 +367,5 @@ def _batch_cpu_request(pod: KubeDict) -> int | None:
         return None
 
 
-
-
 def _be_props(allocation: str) -> dict[str, str]:
     return {mt.BE_RESOURCE: "cpu", mt.BE_ALLOCATION: allocation}
