@@ -606,9 +606,14 @@ class KubeQoSDirRow:
 class MemoryQoS:
     pods: list[MemoryQoSRow]
     dirs: list[KubeQoSDirRow]
+    # Pods started within UNRECONCILED_SECONDS of the read: their files may still hold the
+    # kernel's defaults, so they are left out of the rows.
+    just_started: int = 0
 
 
 _QOS_ORDER = ("LSE", "LSR", "LS", "BE", "SYSTEM")
+# koordlet's --reconcile-interval-seconds (1, upstream's default) with a second to spare.
+UNRECONCILED_SECONDS = 2.0
 _KUBE_QOS_DIRS = ((KubeQoSClass.GUARANTEED, "kubepods"), (KubeQoSClass.BURSTABLE, "burstable"),
                   (KubeQoSClass.BEST_EFFORT, "besteffort"))
 
@@ -621,13 +626,20 @@ def _memcg_value(path: Path) -> int | None:
         return None
 
 
-def memory_qos(nodes_dir: Path, pods: Iterable[Obj]) -> MemoryQoS:
-    """The memory QoS values in the simulated nodes' trees (``<nodes_dir>/<node>/cgroup``)."""
+def memory_qos(nodes_dir: Path, pods: Iterable[Obj], now: float) -> MemoryQoS:
+    """The memory QoS values in the simulated nodes' trees (``<nodes_dir>/<node>/cgroup``),
+    read at ``now`` (wall-clock seconds)."""
     counts: Counter[tuple[str, str, int, int, int, int | None]] = Counter()
+    just_started = 0
     for _, group, pod in _workload_pods(pods):
         node = (pod.get("spec") or {}).get("nodeName")
-        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        status = pod.get("status") or {}
+        statuses = status.get("containerStatuses") or []
         if not node or not statuses or not statuses[0].get("containerID"):
+            continue
+        started = _seconds_into_day(status.get("startTime") or "", now)
+        if started is not None and started > -UNRECONCILED_SECONDS:
+            just_started += 1
             continue
         env = fake_v1_env(str(nodes_dir / node / "cgroup"))
         pod_dir = env.pod_dir(get_kube_qos_class(pod), pod["metadata"]["uid"])
@@ -656,7 +668,7 @@ def memory_qos(nodes_dir: Path, pods: Iterable[Obj]) -> MemoryQoS:
             low = _memcg_value(Path(env.path("memory.low", qos_dir)))
             if mn is not None and low is not None:
                 dirs.append(KubeQoSDirRow(node_dir.parent.name, name, mn, low))
-    return MemoryQoS(rows, dirs)
+    return MemoryQoS(rows, dirs, just_started)
 
 
 def natural_key(name: str) -> list[Any]:
@@ -938,11 +950,15 @@ def _render_memory_qos(r: Report) -> list[str]:
         out.append("  none written (CgroupReconcile off, or no memoryQOS enabled in the "
                    "NodeSLO)")
         return out
+    width = max(len(row.group) for row in m.pods)
     for row in m.pods:
         high = "max" if row.high is None else _of_request(row.high, row.request)
-        out.append(f"  {row.qos:<3} {row.group:<14} {row.pods:>4} pods  request "
+        out.append(f"  {row.qos:<3} {row.group:<{width}} {row.pods:>4} pods  request "
                    f"{_gi(row.request)}: min {_of_request(row.min, row.request)}, low "
                    f"{_of_request(row.low, row.request)}, high {high}")
+    if m.just_started:
+        out.append(f"  ({m.just_started} pods started in the last {UNRECONCILED_SECONDS:g} s "
+                   "are left out: koordlet reconciles every second)")
     nodes = sorted({d.node for d in m.dirs}, key=natural_key)
     for node in nodes[:MEMORY_QOS_NODES]:
         out.append(f"  {node}: " + "; ".join(

@@ -8,6 +8,7 @@ simulated node's cgroup tree, read back."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -378,16 +379,22 @@ def test_a_report_without_quotas_has_no_quota_section() -> None:
     assert "Quotas (" not in render_text(r)
 
 
+NOW = 1_800_000_000.0  # when the report reads the trees
+
+
 def _colo_pod(name: str, uid: str, kind: str, qos: str, resources: dict[str, str],
-              phase: str = "Running") -> dict[str, Any]:
-    """A workload pod as the simulated kubelet runs it on node-0 (requests = limits)."""
+              started: float = NOW - 60) -> dict[str, Any]:
+    """A workload pod the simulated kubelet started on node-0 at ``started`` (requests =
+    limits)."""
     return {"metadata": {"name": name, "namespace": "colo", "uid": uid,
                          "labels": {LABEL_KIND: kind, LABEL_GROUP: kind,
                                     "koordinator.sh/qosClass": qos}},
             "spec": {"nodeName": "node-0", "containers": [
                 {"name": "c", "resources": {"requests": resources, "limits": resources}}]},
-            "status": {"phase": phase, "containerStatuses": [
-                {"name": "c", "containerID": f"containerd://{uid}-c"}]}}
+            "status": {"phase": "Running",
+                       "startTime": datetime.fromtimestamp(started, UTC).isoformat(),
+                       "containerStatuses": [
+                           {"name": "c", "containerID": f"containerd://{uid}-c"}]}}
 
 
 def test_memory_qos_section_reads_back_what_cgroup_reconcile_wrote(tmp_path: Path) -> None:
@@ -419,8 +426,12 @@ def test_memory_qos_section_reads_back_what_cgroup_reconcile_wrote(tmp_path: Pat
         env=env, executor=ResourceUpdateExecutor(FakeClock(0.0)), metric_cache=MetricCache(),
         states=FakeStates(node, slo, pods), feature_gate=gate)).run_once()
 
-    r = build("colo", 1, 60.0, 10.0, [], pods, [], 3, 0)
-    r.memory_qos = memory_qos(tmp_path / "nodes", pods)
+    # started a second ago: its dirs exist, koordlet's next round has not written them yet
+    new = _colo_pod("web-new", "wn", "web", "LS", {"cpu": "3", "memory": "6Gi"}, NOW - 1)
+    ensure_pod_dirs(env, [new], 16)
+    pods.append(new)
+    r = build("colo", 1, 60.0, 10.0, [], pods, [], 4, 0)
+    r.memory_qos = memory_qos(tmp_path / "nodes", pods, NOW)
     gi = 1 << 30
     assert [(p.qos, p.group, p.pods, p.request, p.min, p.low, p.high)
             for p in r.memory_qos.pods] == [
@@ -429,10 +440,12 @@ def test_memory_qos_section_reads_back_what_cgroup_reconcile_wrote(tmp_path: Pat
     assert [(d.dir, d.min, d.low) for d in r.memory_qos.dirs] == [
         ("kubepods", 6 * gi, 12 * gi), ("burstable", 0, 0), ("besteffort", 0, 0)]
     text = render_text(r)
-    assert ("LS  web               2 pods  request 6.00Gi: min 3.00Gi (50 %), low 6.00Gi "
+    assert ("LS  web          2 pods  request 6.00Gi: min 3.00Gi (50 %), low 6.00Gi "
             "(100 %), high 6.00Gi (100 %)") in text
-    assert "BE  spark-etl         1 pods  request 2.00Gi: min 0.00Gi (0 %), low" in text
+    assert "BE  spark-etl    1 pods  request 2.00Gi: min 0.00Gi (0 %), low" in text
     assert "node-0: kubepods min 6.00Gi low 12.00Gi; burstable min 0.00Gi" in text
+    assert r.memory_qos.just_started == 1
+    assert "(1 pods started in the last 2 s are left out" in text
 
 
 def test_memory_qos_section_says_when_nothing_was_written(tmp_path: Path) -> None:
@@ -442,6 +455,6 @@ def test_memory_qos_section_says_when_nothing_was_written(tmp_path: Path) -> Non
     pods = [_colo_pod("web-0", "w0", "web", "LS", {"cpu": "1", "memory": "1Gi"})]
     ensure_pod_dirs(fake_v1_env(str(root)), pods, 4)
     r = build("colo", 1, 60.0, 10.0, [], pods, [], 1, 0)
-    r.memory_qos = memory_qos(tmp_path / "nodes", pods)
+    r.memory_qos = memory_qos(tmp_path / "nodes", pods, NOW)
     assert "Memory QoS" in render_text(r)
     assert "none written (CgroupReconcile off" in render_text(r)

@@ -142,7 +142,7 @@ def test_slo_controller_config_is_the_charts_with_the_scenarios_keys_merged() ->
     threshold = json.loads(cm["data"]["resource-threshold-config"])
     assert threshold["clusterStrategy"] == {"enable": True, "cpuSuppressThresholdPercent": 65,
                                             "cpuSuppressPolicy": "cfsQuota",
-                                            "memoryEvictThresholdPercent": 70}
+                                            "memoryEvictThresholdPercent": 52}
     # Memory QoS (a key the chart lacks) for the koordlets' CgroupReconcile.
     qos = json.loads(cm["data"]["resource-qos-config"])["clusterStrategy"]
     assert qos["lsClass"]["memoryQOS"]["enable"] and qos["beClass"]["memoryQOS"]["enable"]
