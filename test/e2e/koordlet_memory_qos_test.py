@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from koordlet.util.system.cgroup import MAX_INT64
 from koordlet.util.system.cgroup_env import CgroupEnv
 from koordlet.util.system.testing import fake_v2_tree
 from pkg.client.resources import NODE_SLOS, PODS
@@ -89,7 +90,7 @@ class Tree:
 
     def read(self, parent: str, name: str) -> str:
         text = (self.root / parent / name).read_text().strip()
-        return MAX if text == str(2**63 - 1) else text
+        return MAX if text == str(MAX_INT64) else text
 
     def values(self, dirs: dict[str, str]) -> dict[str, str]:
         """{"<dir key> <file>": value} of memory.min/low (and high of containers)."""
