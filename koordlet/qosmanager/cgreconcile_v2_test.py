@@ -1,7 +1,7 @@
 """cgreconcile writing a cgroup v2 tree: a temp dir laid out as the kernel lays out a v2
 hierarchy with the systemd driver (kubepods.slice, the QoS slices, a pod slice and its container
-scope), with the memcg files an upstream kernel has there (`memory.min`, `memory.low`,
-`memory.high`, `memory.oom.group`) and not the Anolis-only ones (`memory.wmark_*`,
+scope), with the memcg files an upstream kernel has there (`fake_v2_tree`: `memory.min`,
+`memory.low`, `memory.high`, `memory.oom.group`) and not the Anolis-only ones (`memory.wmark_*`,
 `memory.priority`, `memory.use_priority_oom`). The NodeSLO reaches the strategy as a raw
 object through statesinformer's typed view (merged onto koordlet's defaults), the strategy is
 taken from the registry under its upstream name, and one tick is one `run_once`."""
@@ -27,8 +27,6 @@ from pkg.features import koordlet_feature_gate
 from pkg.features.koordlet_features import CGROUP_RECONCILE
 from pkg.util.clock import FakeClock
 
-KERNEL_FILES = {"memory.min": "0", "memory.low": "0", "memory.high": "max",
-                "memory.oom.group": "0"}
 GI = 1 << 30
 ENV = CgroupEnv()  # the systemd layout, to name the dirs before the tree exists
 POD_DIR = ENV.pod_dir("Burstable", "ls")
@@ -69,9 +67,6 @@ def read(root: Path, parent: str, name: str) -> str:
 @pytest.fixture
 def setup(tmp_path: Path) -> tuple[QOSStrategy, RawStates]:
     env = fake_v2_tree(tmp_path, [G, BU, BE, CONTAINER_DIR])
-    for parent in (G, BU, BE, POD_DIR, CONTAINER_DIR):
-        for name, content in KERNEL_FILES.items():
-            (tmp_path / parent / name).write_text(content + "\n")
     raw = RawStates(node_slo("1", {"enable": True, "minLimitPercent": 100,
                                    "throttlingPercent": 50, "oomKillGroup": 1}))
     gate = koordlet_feature_gate.copy()

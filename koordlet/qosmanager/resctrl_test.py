@@ -25,7 +25,7 @@ from koordlet.qosmanager.resctrl import (
     calculate_mba,
     parse_schemata,
 )
-from koordlet.qosmanager.testing import FakeStates
+from koordlet.qosmanager.testing import FakeStates, resctrl_groups, resctrl_tree
 from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
 from koordlet.statesinformer.states_view import parse_node_slo
 from koordlet.util.system.config import Config as SystemConfig
@@ -78,29 +78,6 @@ def test_schemata_parsing_skips_other_resources() -> None:
         "L3": {0: "7ff", 1: "7ff"}, "MB": {0: "100", 1: "100"}}
 
 
-def _resctrl_tree(sys_fs: Path, cbm: str = "7ff", root_schemata: str = "L3:0=7ff;1=7ff\n",
-                  mba: bool = True) -> Path:
-    root = sys_fs / "resctrl"
-    (root / "info" / "L3").mkdir(parents=True)
-    (root / "info" / "L3" / "cbm_mask").write_text(cbm + "\n")
-    (root / "info" / "L3" / "num_closids").write_text("16\n")
-    if mba:
-        (root / "info" / "MB").mkdir()
-        (root / "info" / "MB" / "bandwidth_gran").write_text("10\n")
-        root_schemata += "MB:0=100;1=100\n"
-    (root / "schemata").write_text(root_schemata)
-    (root / "tasks").write_text("1\n")
-    return root
-
-
-def _groups(root: Path) -> None:
-    """Group dirs as the kernel creates them on mkdir: schemata and tasks inside."""
-    for group in ("LSR", "LS", "BE"):
-        (root / group).mkdir()
-        (root / group / "schemata").write_text("    L3:0=7ff;1=7ff\n    MB:0=100;1=100\n")
-        (root / group / "tasks").write_text("")
-
-
 def _slo(strategy: dict) -> NodeSLO:
     return parse_node_slo({"metadata": {"name": "node-1"},
                            "spec": {"resourceQOSStrategy": strategy}})
@@ -137,8 +114,8 @@ def test_registered_default_on_and_off_with_the_gate(tmp_path: Path) -> None:
 
 
 def test_schemata_of_each_group_from_the_class_percents(tmp_path: Path) -> None:
-    root = _resctrl_tree(tmp_path / "sys-fs")
-    _groups(root)
+    root = resctrl_tree(tmp_path / "sys-fs")
+    resctrl_groups(root)
     _strategy(tmp_path, _slo(UPSTREAM_POLICY)).run_once()
     # LSR already shows its values (all ways, the merged default MBA 100): not rewritten.
     assert (root / "LSR" / "schemata").read_text() == "    L3:0=7ff;1=7ff\n    MB:0=100;1=100\n"
@@ -147,7 +124,7 @@ def test_schemata_of_each_group_from_the_class_percents(tmp_path: Path) -> None:
 
 
 def test_groups_created_and_amd_bandwidth_per_cache_id(tmp_path: Path) -> None:
-    root = _resctrl_tree(tmp_path / "sys-fs", cbm="f", root_schemata="L3:0=f;1=f;2=f;3=f\n")
+    root = resctrl_tree(tmp_path / "sys-fs", cbm="f", root_schemata="L3:0=f;1=f;2=f;3=f\n")
     strategy = _strategy(tmp_path, _slo({"beClass": {"resctrlQOS": {"mbaPercent": 30}}}),
                          cpuinfo="vendor_id\t: AuthenticAMD\n")
     # A plain dir gets no files on mkdir: the writes then fail and are logged.
@@ -166,8 +143,8 @@ def test_groups_created_and_amd_bandwidth_per_cache_id(tmp_path: Path) -> None:
 
 
 def test_schemata_not_rewritten_when_the_kernel_shows_the_values(tmp_path: Path) -> None:
-    root = _resctrl_tree(tmp_path / "sys-fs", mba=False)
-    _groups(root)
+    root = resctrl_tree(tmp_path / "sys-fs", mba=False)
+    resctrl_groups(root)
     shown = "L3:0=03f;1=03f\n"  # the kernel pads masks to the CBM's width
     (root / "BE" / "schemata").write_text(shown)
     (root / "LS" / "schemata").write_text("L3:0=1;1=1\n")
@@ -179,8 +156,8 @@ def test_schemata_not_rewritten_when_the_kernel_shows_the_values(tmp_path: Path)
 
 
 def test_invalid_range_leaves_the_group_alone(tmp_path: Path) -> None:
-    root = _resctrl_tree(tmp_path / "sys-fs", mba=False)
-    _groups(root)
+    root = resctrl_tree(tmp_path / "sys-fs", mba=False)
+    resctrl_groups(root)
     before = (root / "LS" / "schemata").read_text()
     _strategy(tmp_path, _slo({"lsClass": {"resctrlQOS": {"catRangeStartPercent": 60,
                                                          "catRangeEndPercent": 40}}})).run_once()
@@ -208,8 +185,8 @@ def _container_tasks(strategy: ResctrlReconcile, pod: dict, tasks: str) -> None:
 
 
 def test_container_tasks_appended_to_their_class_group(tmp_path: Path) -> None:
-    root = _resctrl_tree(tmp_path / "sys-fs")
-    _groups(root)
+    root = resctrl_tree(tmp_path / "sys-fs")
+    resctrl_groups(root)
     be = _pod("p0", "BE", "BestEffort", "containerd://c0")
     lse = _pod("p1", "LSE", "Guaranteed", "containerd://c1")
     ls = _pod("p2", "LS", "Burstable", "containerd://c2")  # LS: resctrl not enabled
@@ -254,6 +231,6 @@ def test_without_resctrl_mount_logs_once_and_does_nothing(
 
 
 def test_no_node_slo_does_nothing(tmp_path: Path) -> None:
-    root = _resctrl_tree(tmp_path / "sys-fs")
+    root = resctrl_tree(tmp_path / "sys-fs")
     _strategy(tmp_path, None).run_once()
     assert not (root / "BE").exists()

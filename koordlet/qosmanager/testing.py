@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from api.slo.v1alpha1.nodeslo import NodeSLO
 from koordlet.qosmanager.framework import KubeDict
@@ -158,3 +159,29 @@ def live_pod_names(client: Client) -> set[str]:
     """Pods neither gone nor being deleted."""
     pods = client.list(PODS, "default")["items"]
     return {p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp")}
+
+
+def resctrl_tree(sys_fs: Path, cbm: str = "7ff", root_schemata: str = "L3:0=7ff;1=7ff\n",
+                 mba: bool = True) -> Path:
+    """A resctrl filesystem laid out as plain files under `sys_fs` the way the kernel shows it
+    (`info/L3/cbm_mask`, `info/L3/num_closids`, `info/MB/`, the root `schemata` and `tasks`);
+    returns its root."""
+    root = sys_fs / "resctrl"
+    (root / "info" / "L3").mkdir(parents=True)
+    (root / "info" / "L3" / "cbm_mask").write_text(cbm + "\n")
+    (root / "info" / "L3" / "num_closids").write_text("16\n")
+    if mba:
+        (root / "info" / "MB").mkdir()
+        (root / "info" / "MB" / "bandwidth_gran").write_text("10\n")
+        root_schemata += "MB:0=100;1=100\n"
+    (root / "schemata").write_text(root_schemata)
+    (root / "tasks").write_text("1\n")
+    return root
+
+
+def resctrl_groups(root: Path) -> None:
+    """Group dirs as the kernel creates them on mkdir: schemata and tasks inside."""
+    for group in ("LSR", "LS", "BE"):
+        (root / group).mkdir()
+        (root / group / "schemata").write_text("    L3:0=7ff;1=7ff\n    MB:0=100;1=100\n")
+        (root / group / "tasks").write_text("")

@@ -251,6 +251,7 @@ class LocalCluster:
                 leader, self.thresholds, self.recorder.jobs.values(),
                 self.recorder.pod_nodes, self.recorder.pdbs.values(), self.samples, events,
                 self.started)
+        r.memory_qos = reports.memory_qos(self.workdir / "nodes", pods, time.time())
         png = self.workdir / "utilisation.png"
         reports.render_png(r, self.samples, png)
         r.png = str(png)

@@ -19,6 +19,9 @@ scheduler; the online service is a Deployment whose ReplicaSet (in the API serve
 * A rollout reserved ahead: each of its pods landed in one of its Reservations (on that node,
   the allocated annotation naming it, the Reservation Succeeded with the pod as its owner),
   no backfill pod used one though some had to wait, and the report's Reservations rows say so.
+* Memory QoS reached the nodes: koordlet's CgroupReconcile wrote the scenario's
+  ``resource-qos-config`` (through koord-manager's NodeSLO) into each node's cgroup tree, and the
+  report's Memory QoS rows and kube-QoS dirs match upstream's formulas on the pods' requests.
 * The co-location story holds: batch pods were turned into BE / koord-batch pods requesting
   ``kubernetes.io/batch-cpu`` and ran on batch capacity the manager published, and CPU
   utilisation with co-location is above the online-only figure.
@@ -307,6 +310,36 @@ def test_report_files(run: dict[str, Any]) -> None:
     assert "Restarts (the supervisor restarts what exits): " in text
     assert (f"Leader of Lease koordinator-system/koord-scheduler: "
             f"{leases['koordinator-system/koord-scheduler']} (transitions ") in text
+
+
+def test_memory_qos_reached_the_nodes_cgroups(run: dict[str, Any]) -> None:
+    """lsClass memoryQOS of ci.yaml: min 50 %, low 100 %, throttling 90 % of the way from
+    request to limit (= the limit for these pods); the other classes keep the none values."""
+    report: Report = run["report"]
+    assert report.memory_qos is not None
+    rows = {(r.qos, r.group): r for r in report.memory_qos.pods}
+    web = rows[("LS", "web")]
+    assert web.pods == run["scenario"].online[0].replica_count(2)
+    assert web.request == 4 * GI
+    assert (web.min, web.low, web.high) == (2 * GI, 4 * GI, 4 * GI)
+    for (qos, group), r in rows.items():
+        if qos != "LS":  # BE, and LSR (the gangs' and backfill's Guaranteed pods)
+            assert (r.min, r.low, r.high) == (0, 0, None), (qos, group)
+    # The Guaranteed dir (kubepods) protects its LS pods still running at the end.
+    running: Counter[str] = Counter()
+    for pod in run["pods"]:
+        labels = pod["metadata"].get("labels") or {}
+        if (labels.get("koordinator.sh/qosClass") == "LS"
+                and (pod.get("status") or {}).get("phase") == "Running"):
+            running[pod["spec"]["nodeName"]] += int(
+                parse_quantity(pod["spec"]["containers"][0]["resources"]["requests"]["memory"]))
+    dirs = {(d.node, d.dir): d for d in report.memory_qos.dirs}
+    for node, requested in running.items():
+        assert (dirs[(node, "kubepods")].min, dirs[(node, "kubepods")].low) == (
+            requested // 2, requested), node
+    text = (run["workdir"] / "report.txt").read_text()
+    assert ("LS  web" in text and "min 2.00Gi (50 %), low 4.00Gi (100 %), high 4.00Gi "
+            "(100 %)" in text)
 
 
 SA = "system:serviceaccount:koordinator-system:"

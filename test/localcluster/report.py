@@ -16,6 +16,12 @@ revocation). koord-descheduler's work (``descheduler_section``): each PodMigrati
 pod's move from node to node and its outcome, each PodDisruptionBudget's fewest available pods
 against its minAvailable, and the nodes' usage before the first job and at the end against
 LowNodeLoad's thresholds; the PNG gets a panel of it when there was a job or a budget.
+Memory QoS (``memory_qos``): what koordlet's CgroupReconcile wrote into each simulated node's
+cgroup tree (``<workdir>/nodes/<node>/cgroup``, the fake v1 tree with an Anolis kernel's memcg
+files), read back from the files at the end: per QoS class and group, each pod's
+``memory.min``/``memory.low`` and its container's ``memory.high`` (finished pods keep the last
+values written), and per node its kube-QoS dirs' ``memory.min``/``memory.low`` (the sums over
+the pods running at the end).
 """
 
 from __future__ import annotations
@@ -31,7 +37,10 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from api.extension.qos import KubeQoSClass, get_kube_qos_class, get_pod_qos_class_with_default
 from api.extension.reservation import ANNOTATION_RESERVATION_ALLOCATED
+from koordlet.qosmanager.cgreconcile import pod_memory_request
+from koordlet.util.system.fake_tree import MEMORY_UNLIMITED, fake_v1_env
 from scheduler.plugins.elasticquota.quota_overuse_revoke import REVOKED_REASON
 from test.apiserver.rbac import Denial, denials
 
@@ -558,6 +567,7 @@ class Report:
     quota_timeline: list[QuotaMoment] = field(default_factory=list)
     disruptions: list[Disruption] = field(default_factory=list)
     descheduler: DeschedulerSection | None = None
+    memory_qos: MemoryQoS | None = None
 
     def set_api_access(self, access: ApiAccess | None) -> None:
         if access is None:
@@ -568,6 +578,97 @@ class Report:
 
     def to_json(self) -> Obj:
         return asdict(self)
+
+
+@dataclass(slots=True, frozen=True)
+class MemoryQoSRow:
+    """Pods of one QoS class and group with the same values in their cgroups (bytes; ``high``
+    None: unthrottled, "max")."""
+
+    qos: str
+    group: str
+    pods: int
+    request: int  # the pod's memory request (batch-memory for BE pods), as koordlet counts it
+    min: int
+    low: int
+    high: int | None
+
+
+@dataclass(slots=True, frozen=True)
+class KubeQoSDirRow:
+    node: str
+    dir: str  # kubepods (the Guaranteed dir, parent of the others), burstable, besteffort
+    min: int
+    low: int
+
+
+@dataclass(slots=True)
+class MemoryQoS:
+    pods: list[MemoryQoSRow]
+    dirs: list[KubeQoSDirRow]
+    # Pods started within UNRECONCILED_SECONDS of the read: their files may still hold the
+    # kernel's defaults, so they are left out of the rows.
+    just_started: int = 0
+
+
+_QOS_ORDER = ("LSE", "LSR", "LS", "BE", "SYSTEM")
+# koordlet's --reconcile-interval-seconds (1, upstream's default) with a second to spare.
+UNRECONCILED_SECONDS = 2.0
+_KUBE_QOS_DIRS = ((KubeQoSClass.GUARANTEED, "kubepods"), (KubeQoSClass.BURSTABLE, "burstable"),
+                  (KubeQoSClass.BEST_EFFORT, "besteffort"))
+
+
+def _memcg_value(path: Path) -> int | None:
+    """A memcg byte file; None when it is not there (the pod never ran on that node)."""
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def memory_qos(nodes_dir: Path, pods: Iterable[Obj], now: float) -> MemoryQoS:
+    """The memory QoS values in the simulated nodes' trees (``<nodes_dir>/<node>/cgroup``),
+    read at ``now`` (wall-clock seconds)."""
+    counts: Counter[tuple[str, str, int, int, int, int | None]] = Counter()
+    just_started = 0
+    for _, group, pod in _workload_pods(pods):
+        node = (pod.get("spec") or {}).get("nodeName")
+        status = pod.get("status") or {}
+        statuses = status.get("containerStatuses") or []
+        if not node or not statuses or not statuses[0].get("containerID"):
+            continue
+        started = _seconds_into_day(status.get("startTime") or "", now)
+        if started is not None and started > -UNRECONCILED_SECONDS:
+            just_started += 1
+            continue
+        env = fake_v1_env(str(nodes_dir / node / "cgroup"))
+        pod_dir = env.pod_dir(get_kube_qos_class(pod), pod["metadata"]["uid"])
+        container_dir = env.container_dir(pod_dir, statuses[0]["containerID"])
+        mn = _memcg_value(Path(env.path("memory.min", pod_dir)))
+        low = _memcg_value(Path(env.path("memory.low", pod_dir)))
+        high = _memcg_value(Path(env.path("memory.high", container_dir)))
+        if mn is None or low is None or high is None:
+            continue
+        try:
+            request = pod_memory_request(pod)
+        except ValueError:
+            continue
+        counts[(get_pod_qos_class_with_default(pod).value, group, request, mn, low,
+                None if high >= MEMORY_UNLIMITED else high)] += 1
+    rows = [MemoryQoSRow(qos, group, n, request, mn, low, high)
+            for (qos, group, request, mn, low, high), n in counts.items()]
+    rows.sort(key=lambda r: (_QOS_ORDER.index(r.qos) if r.qos in _QOS_ORDER else
+                             len(_QOS_ORDER), r.group, r.request, r.min, r.low))
+    dirs = []
+    for node_dir in sorted(nodes_dir.glob("*/cgroup"), key=lambda p: natural_key(p.parent.name)):
+        env = fake_v1_env(str(node_dir))
+        for kube_qos, name in _KUBE_QOS_DIRS:
+            qos_dir = env.kube_qos_dir(kube_qos)
+            mn = _memcg_value(Path(env.path("memory.min", qos_dir)))
+            low = _memcg_value(Path(env.path("memory.low", qos_dir)))
+            if mn is not None and low is not None:
+                dirs.append(KubeQoSDirRow(node_dir.parent.name, name, mn, low))
+    return MemoryQoS(rows, dirs, just_started)
 
 
 def natural_key(name: str) -> list[Any]:
@@ -828,6 +929,45 @@ def _marked(value: float | None, resource: str, t: Thresholds | None) -> str:
     return f"{value:.1f}{mark}"
 
 
+MEMORY_QOS_NODES = 5  # nodes whose kube-QoS dirs are listed
+
+
+def _gi(v: int) -> str:
+    return f"{v / 2**30:.2f}Gi"
+
+
+def _of_request(v: int, request: int) -> str:
+    return f"{_gi(v)} ({100 * v / request:.0f} %)" if request else _gi(v)
+
+
+def _render_memory_qos(r: Report) -> list[str]:
+    m = r.memory_qos
+    if m is None:
+        return []
+    out = ["", "Memory QoS (koordlet CgroupReconcile: the memcg files of the nodes' cgroup trees "
+           "at the end; pod memory.min/low, container memory.high):"]
+    if not any(row.min or row.low or row.high is not None for row in m.pods):
+        out.append("  none written (CgroupReconcile off, or no memoryQOS enabled in the "
+                   "NodeSLO)")
+        return out
+    width = max(len(row.group) for row in m.pods)
+    for row in m.pods:
+        high = "max" if row.high is None else _of_request(row.high, row.request)
+        out.append(f"  {row.qos:<3} {row.group:<{width}} {row.pods:>4} pods  request "
+                   f"{_gi(row.request)}: min {_of_request(row.min, row.request)}, low "
+                   f"{_of_request(row.low, row.request)}, high {high}")
+    if m.just_started:
+        out.append(f"  ({m.just_started} pods started in the last {UNRECONCILED_SECONDS:g} s "
+                   "are left out: koordlet reconciles every second)")
+    nodes = sorted({d.node for d in m.dirs}, key=natural_key)
+    for node in nodes[:MEMORY_QOS_NODES]:
+        out.append(f"  {node}: " + "; ".join(
+            f"{d.dir} min {_gi(d.min)} low {_gi(d.low)}" for d in m.dirs if d.node == node))
+    if len(nodes) > MEMORY_QOS_NODES:
+        out.append(f"  ... and {len(nodes) - MEMORY_QOS_NODES} more nodes (report.json)")
+    return out
+
+
 def _render_descheduler(r: Report) -> list[str]:
     d = r.descheduler
     if d is None:
@@ -931,6 +1071,7 @@ def render_text(r: Report) -> str:
     out.extend(_render_reservations(r))
     out.extend(_render_quotas(r))
     out.extend(_render_descheduler(r))
+    out.extend(_render_memory_qos(r))
     out.append("")
     supp = [n for n in r.node_rows if n.be_cap_min is not None]
     out.append("Suppression (koordlet cpusuppress: the BE cgroup's CPU cap is what the online "

@@ -2,18 +2,30 @@
 view (occurrences counted from ``series``, the latest FailedScheduling message by
 ``series.lastObservedTime``/``eventTime``), and absurd NodeMetric usage clamped to allocatable
 with the node flagged, never a utilisation above 100 %; the scenario's ElasticQuotas over time
-and the pods preempted or revoked from them."""
+and the pods preempted or revoked from them; the memory QoS CgroupReconcile wrote into a
+simulated node's cgroup tree, read back."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from api.slo.v1alpha1.nodeslo import NodeSLO
+from koordlet.metriccache.metric_cache import MetricCache
+from koordlet.qosmanager.cgreconcile import CgroupReconcile
+from koordlet.qosmanager.framework import Context
+from koordlet.qosmanager.testing import FakeStates
+from koordlet.resourceexecutor.executor import ResourceUpdateExecutor
+from koordlet.util.system.fake_tree import ensure_fake_v1_tree, ensure_pod_dirs, fake_v1_env
+from pkg.features import koordlet_feature_gate
+from pkg.features.koordlet_features import CGROUP_RECONCILE
+from pkg.util.clock import FakeClock
 from test.localcluster.recorder import Sample, node_sample, quota_sample
-from test.localcluster.report import api_access, build, render_png, render_text
+from test.localcluster.report import api_access, build, memory_qos, render_png, render_text
 from test.localcluster.workload import (
     BACKFILL,
     GANG,
@@ -365,3 +377,84 @@ def test_a_report_without_quotas_has_no_quota_section() -> None:
     r = build("colo", 2, 60.0, 10.0, [Sample(0.0)], [_pod("web-0")], events, 1, 0)
     assert (r.quotas, r.quota_timeline, r.disruptions) == ([], [], [])
     assert "Quotas (" not in render_text(r)
+
+
+NOW = 1_800_000_000.0  # when the report reads the trees
+
+
+def _colo_pod(name: str, uid: str, kind: str, qos: str, resources: dict[str, str],
+              started: float = NOW - 60) -> dict[str, Any]:
+    """A workload pod the simulated kubelet started on node-0 at ``started`` (requests =
+    limits)."""
+    return {"metadata": {"name": name, "namespace": "colo", "uid": uid,
+                         "labels": {LABEL_KIND: kind, LABEL_GROUP: kind,
+                                    "koordinator.sh/qosClass": qos}},
+            "spec": {"nodeName": "node-0", "containers": [
+                {"name": "c", "resources": {"requests": resources, "limits": resources}}]},
+            "status": {"phase": "Running",
+                       "startTime": datetime.fromtimestamp(started, UTC).isoformat(),
+                       "containerStatuses": [
+                           {"name": "c", "containerID": f"containerd://{uid}-c"}]}}
+
+
+def test_memory_qos_section_reads_back_what_cgroup_reconcile_wrote(tmp_path: Path) -> None:
+    """A simulated node's fake tree (an Anolis kernel's memcg files), CgroupReconcile's round
+    on it with memoryQOS on for LS and BE, and the report's section read from the files."""
+    root = tmp_path / "nodes/node-0/cgroup"
+    root.mkdir(parents=True)
+    assert ensure_fake_v1_tree(str(root), cpus=16)
+    env = fake_v1_env(str(root))
+    pods = [_colo_pod(f"web-{i}", f"w{i}", "web", "LS", {"cpu": "3", "memory": "6Gi"})
+            for i in range(2)]
+    pods.append(_colo_pod("etl-0", "e0", "spark-etl", "BE",
+                          {"kubernetes.io/batch-cpu": "1k",
+                           "kubernetes.io/batch-memory": "2Gi"}))
+    ensure_pod_dirs(env, pods, 16)
+    # lsrClass as koordlet's defaults give it (a class missing leaves its kube-QoS dir alone).
+    slo = NodeSLO.model_validate({"metadata": {"name": "node-0"}, "spec": {
+        "resourceQOSStrategy": {
+            "lsrClass": {"memoryQOS": {"enable": False}},
+            "lsClass": {"memoryQOS": {"enable": True, "minLimitPercent": 50,
+                                      "lowLimitPercent": 100, "throttlingPercent": 90}},
+            "beClass": {"memoryQOS": {"enable": True, "minLimitPercent": 0,
+                                      "lowLimitPercent": 0, "throttlingPercent": 0}}}}})
+    gate = koordlet_feature_gate.copy()
+    gate.set_enabled(CGROUP_RECONCILE, True)
+    node = {"metadata": {"name": "node-0"},
+            "status": {"allocatable": {"cpu": "16", "memory": "64Gi"}}}
+    CgroupReconcile(Context(
+        env=env, executor=ResourceUpdateExecutor(FakeClock(0.0)), metric_cache=MetricCache(),
+        states=FakeStates(node, slo, pods), feature_gate=gate)).run_once()
+
+    # started a second ago: its dirs exist, koordlet's next round has not written them yet
+    new = _colo_pod("web-new", "wn", "web", "LS", {"cpu": "3", "memory": "6Gi"}, NOW - 1)
+    ensure_pod_dirs(env, [new], 16)
+    pods.append(new)
+    r = build("colo", 1, 60.0, 10.0, [], pods, [], 4, 0)
+    r.memory_qos = memory_qos(tmp_path / "nodes", pods, NOW)
+    gi = 1 << 30
+    assert [(p.qos, p.group, p.pods, p.request, p.min, p.low, p.high)
+            for p in r.memory_qos.pods] == [
+        ("LS", "web", 2, 6 * gi, 3 * gi, 6 * gi, 6 * gi),  # limit = request: high = limit
+        ("BE", "spark-etl", 1, 2 * gi, 0, 0, None)]  # throttling off: max
+    assert [(d.dir, d.min, d.low) for d in r.memory_qos.dirs] == [
+        ("kubepods", 6 * gi, 12 * gi), ("burstable", 0, 0), ("besteffort", 0, 0)]
+    text = render_text(r)
+    assert ("LS  web          2 pods  request 6.00Gi: min 3.00Gi (50 %), low 6.00Gi "
+            "(100 %), high 6.00Gi (100 %)") in text
+    assert "BE  spark-etl    1 pods  request 2.00Gi: min 0.00Gi (0 %), low" in text
+    assert "node-0: kubepods min 6.00Gi low 12.00Gi; burstable min 0.00Gi" in text
+    assert r.memory_qos.just_started == 1
+    assert "(1 pods started in the last 2 s are left out" in text
+
+
+def test_memory_qos_section_says_when_nothing_was_written(tmp_path: Path) -> None:
+    root = tmp_path / "nodes/node-0/cgroup"
+    root.mkdir(parents=True)
+    ensure_fake_v1_tree(str(root), cpus=4)
+    pods = [_colo_pod("web-0", "w0", "web", "LS", {"cpu": "1", "memory": "1Gi"})]
+    ensure_pod_dirs(fake_v1_env(str(root)), pods, 4)
+    r = build("colo", 1, 60.0, 10.0, [], pods, [], 1, 0)
+    r.memory_qos = memory_qos(tmp_path / "nodes", pods, NOW)
+    assert "Memory QoS" in render_text(r)
+    assert "none written (CgroupReconcile off" in render_text(r)

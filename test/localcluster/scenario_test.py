@@ -142,7 +142,11 @@ def test_slo_controller_config_is_the_charts_with_the_scenarios_keys_merged() ->
     threshold = json.loads(cm["data"]["resource-threshold-config"])
     assert threshold["clusterStrategy"] == {"enable": True, "cpuSuppressThresholdPercent": 65,
                                             "cpuSuppressPolicy": "cfsQuota",
-                                            "memoryEvictThresholdPercent": 70}
+                                            "memoryEvictThresholdPercent": 52}
+    # Memory QoS (a key the chart lacks) for the koordlets' CgroupReconcile.
+    qos = json.loads(cm["data"]["resource-qos-config"])["clusterStrategy"]
+    assert qos["lsClass"]["memoryQOS"]["enable"] and qos["beClass"]["memoryQOS"]["enable"]
+    assert "CgroupReconcile=true" in load(DEFAULT_SCENARIO).koordlet_args[0]
     # The chart's own objects are left as they were.
     original = next(o for o in chart if o["kind"] == "ConfigMap"
                     and o["metadata"]["name"] == "slo-controller-config")

@@ -5,7 +5,9 @@ describes; this lays out the same relative dirs as `cgroup_driver`, with the cgr
 `ensure_fake_v1_tree(root, cpus)` creates, when `root` holds no cgroup tree yet, the `cpu`,
 `cpuacct`, `cpuset` and `memory` subsystems with `kubepods/`, `kubepods/burstable/` and
 `kubepods/besteffort/`, each with the files a fresh cgroup has (`cpu.cfs_quota_us=-1`,
-`cpu.cfs_period_us=100000`, `cpu.shares`, `cpuset.cpus`, `memory.limit_in_bytes`, ...).
+`cpu.cfs_period_us=100000`, `cpu.shares`, `cpuset.cpus`, `memory.limit_in_bytes`, ...), the
+memory subsystem with an Anolis kernel's memcg QoS files (`memory.min`/`low`/`high`, wmark,
+priority, `memory.oom.group`), so memory QoS is written as on such a node.
 `ensure_pod_dirs(env, pods)` adds the pod (and container) dirs of running pods, so qosmanager and
 runtime hooks write real files there. `fake_v1_env(root)` is the tree's `CgroupEnv`, for a
 koordlet that builds its modules before it knows the node's cores to lay the tree out with.
@@ -29,6 +31,14 @@ from koordlet.util.system.cgroup_env import CgroupEnv
 SUBSYSTEMS = ("cpu", "cpuacct", "cpuset", "memory")
 # The kernel's "no limit" for memory.limit_in_bytes on 4 KiB pages.
 MEMORY_UNLIMITED = 9223372036854771712
+# The memcg QoS files an Anolis / Alibaba Cloud Linux kernel adds to each v1 memory cgroup, with
+# a fresh cgroup's values: the simulated nodes run such a kernel, so CgroupReconcile (memory
+# QoS) has its files, as on upstream's reference nodes.
+ANOLIS_MEMCG_FILES = {
+    "memory.min": "0", "memory.low": "0", "memory.high": str(MEMORY_UNLIMITED),
+    "memory.wmark_ratio": "0", "memory.wmark_scale_factor": "50", "memory.wmark_min_adj": "0",
+    "memory.priority": "0", "memory.use_priority_oom": "0", "memory.oom.group": "0",
+}
 ROOT_SHARES = 1024
 MIN_SHARES = 2  # kubelet's shares for the BestEffort QoS dir
 
@@ -45,7 +55,8 @@ def _files(cpus: int, shares: int) -> dict[str, dict[str, str]]:
                 "throttled_time 0"},
         "cpuacct": {"cpuacct.usage": "0"},
         "cpuset": {"cpuset.cpus": f"0-{cpus - 1}" if cpus > 1 else "0", "cpuset.mems": "0"},
-        "memory": {"memory.limit_in_bytes": str(MEMORY_UNLIMITED), "memory.stat": ""},
+        "memory": {"memory.limit_in_bytes": str(MEMORY_UNLIMITED), "memory.stat": "",
+                   **ANOLIS_MEMCG_FILES},
     }
 
 

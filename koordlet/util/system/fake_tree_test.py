@@ -28,4 +28,7 @@ def test_fake_tree_is_a_cgroupfs_v1_layout_with_dirs_for_running_pods(tmp_path: 
                     cpus=4)
     assert Path(tmp_path, "cpu/kubepods/besteffort/podu1/u1c/cpu.cfs_quota_us").is_file()
     assert Path(tmp_path, "memory/kubepods/besteffort/podu1/memory.limit_in_bytes").is_file()
+    # an Anolis kernel's memcg QoS files, so CgroupReconcile's support check passes
+    assert Path(env.path("memory.min", env.kube_qos_dir(KubeQoSClass.GUARANTEED))).is_file()
+    assert Path(tmp_path, "memory/kubepods/besteffort/podu1/u1c/memory.high").is_file()
     assert not Path(tmp_path, "cpu/kubepods/burstable/podu2").exists()

@@ -97,13 +97,19 @@ def make_real_cgroup_dir(
                 )
 
 
-# Default contents of the files a fresh v2 cgroup has, for the fake tree.
+# Default contents of the files a fresh v2 cgroup has, for the fake tree (the memcg QoS files
+# `memory.min/low/high/oom.group` are the upstream kernel's; the Anolis-only wmark and priority
+# files are not).
 _V2_FILES = {
     "cpu.max": "max 100000",
     "cpu.weight": "100",
     "cpu.stat": "usage_usec 0\nuser_usec 0\nsystem_usec 0",
     "memory.max": "max",
     "memory.current": "0",
+    "memory.min": "0",
+    "memory.low": "0",
+    "memory.high": "max",
+    "memory.oom.group": "0",
     "cpuset.cpus": "",
     "cpuset.cpus.effective": "0-7",
 }
