@@ -7,12 +7,12 @@ the PageCacheCollector of ``--enable-pagecache-collector`` (off by default, as u
 
 The qosmanager row (issue 20) runs one round of every strategy of ``STRATEGY_PLUGINS`` with all
 their gates on (CPUSuppress, CPUEvict, MemoryEvict, CPUBurst, ResctrlReconcile,
-CgroupReconcile) over a simulated node of 200 pods × 2 containers: the local cluster's fake
-cgroup v1 tree (an Anolis kernel's memcg files), a resctrl filesystem laid out as plain files,
-a NodeSLO turning every strategy on, and one collect interval of node, pod, container and BE
-metrics appended before each round, below the eviction thresholds (the steady state: nothing
-to evict). Its figures are CPU ms per round of each strategy and of all together, and the RSS
-once they ran.
+CgroupReconcile, BlkioReconcile, SystemConfigReconcile) over a simulated node of 200 pods × 2
+containers: the local cluster's fake cgroup v1 tree (an Anolis kernel's memcg files), a resctrl
+filesystem laid out as plain files, one disk in /sys/block, a NodeSLO turning every strategy
+on, and one collect interval of node, pod, container and BE metrics appended before each round,
+below the eviction thresholds (the steady state: nothing to evict). Its figures are CPU ms per
+round of each strategy and of all together, and the RSS once they ran.
 
 Targets: < 20 ms CPU per tick, < 150 MiB RSS.
 """
@@ -86,7 +86,8 @@ def bench_tick(n_pods: int, ticks: int, page_cache: bool = False) -> float:
 
 # Every gate of the registered strategies (the Beta ones are on by default).
 QOS_GATES = ("BECPUSuppress=true,CPUBurst=true,RdtResctrl=true,CgroupReconcile=true,"
-             "BECPUEvict=true,CPUEvict=true,BEMemoryEvict=true,MemoryEvict=true")
+             "BECPUEvict=true,CPUEvict=true,BEMemoryEvict=true,MemoryEvict=true,"
+             "BlkIOReconcile=true,SystemConfig=true")
 NODE_CORES = 96
 GI = 1 << 30
 _CLASS = {"cpuQOS": {"enable": True}, "resctrlQOS": {"enable": True},
@@ -162,6 +163,9 @@ def _qos_node(root: Path, pods: list[KubeDict], clock: FakeClock) -> Context:
     resctrl_groups(resctrl_tree(root / "sys-fs"))
     (root / "proc").mkdir()
     (root / "proc" / "cpuinfo").write_text("processor\t: 0\nvendor_id\t: GenuineIntel\n")
+    (root / "proc" / "mounts").write_text("/dev/vda1 / ext4 rw 0 0\n")
+    (root / "sys" / "block" / "vda").mkdir(parents=True)
+    (root / "sys" / "block" / "vda" / "dev").write_text("253:0\n")
     node: dict[str, Any] = {"metadata": {"name": "bench"}, "status": {
         "capacity": {"cpu": str(NODE_CORES), "memory": f"{NODE_CORES * 4}Gi"},
         "allocatable": {"cpu": str(NODE_CORES), "memory": f"{NODE_CORES * 4}Gi"}}}
@@ -173,7 +177,8 @@ def _qos_node(root: Path, pods: list[KubeDict], clock: FakeClock) -> Context:
     return Context(env=env, executor=ResourceUpdateExecutor(clock), metric_cache=cache,
                    states=FakeStates(node, parse_node_slo(QOS_NODE_SLO), pods),
                    feature_gate=gate, clock=clock,
-                   system=SystemConfig(sys_fs_root_dir=str(root / "sys-fs"),
+                   system=SystemConfig(sys_root_dir=str(root / "sys"),
+                                       sys_fs_root_dir=str(root / "sys-fs"),
                                        proc_root_dir=str(root / "proc")))
 
 
