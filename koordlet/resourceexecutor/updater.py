@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from koordlet.util.system.cgroup import (
@@ -38,13 +38,11 @@ class CgroupUpdater:
     resource: CgroupResource
     parent_dir: str  # relative layout dir, e.g. env.pod_dir(...)
     value: str  # in v1 units; translated for v2 on write
+    # The absolute file path: the cache key and what errors name (set once, on creation).
+    path: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def path(self) -> str:
-        """The absolute file path: the cache key and what errors name."""
-        return os.path.join(
-            self.env.dir_path(self.resource, self.parent_dir), self.resource.file_name
-        )
+    def __post_init__(self) -> None:
+        self.path = self.env.file_path(self.resource, self.parent_dir)
 
     def _check(self, value: str) -> None:
         self.env.check_supported(self.resource, self.parent_dir)

@@ -36,14 +36,25 @@ def kube_path_prefix(kube_path: str) -> str:
     return "/".join(parts[:-1])
 
 
+# Bounds the path memo of a `CgroupEnv` (pods come and go; their dirs' paths are not dropped
+# one by one): past this many paths it starts afresh. A node of a few hundred pods needs ~10k.
+MAX_MEMO_PATHS = 1 << 16
+
+
 @dataclass(slots=True)
 class CgroupEnv:
+    """Fixed once built: the paths it hands out are memoized on root, version and prefix."""
+
     root: str = HOST_MODE_CGROUP_ROOT_DIR
     v2: bool = False
     driver: CgroupDriver = CgroupDriver.SYSTEMD
     # Relative dir prepended to every layout dir: "" on a node; a test-owned subtree in tests.
     prefix: str = ""
     _kubepods_support: dict[str, bool] = field(default_factory=dict, repr=False)
+    # (subsystem, layout dir, file name or "" for the dir) -> absolute path: the qosmanager's
+    # strategies ask for thousands of paths a round, nearly all of them asked for before.
+    _paths: dict[tuple[str, str, str], str] = field(default_factory=dict, repr=False,
+                                                   compare=False)
 
     @classmethod
     def detect(cls, cgroup_root_dir: str, prefix: str = "") -> CgroupEnv:
@@ -57,10 +68,28 @@ class CgroupEnv:
 
     def dir_path(self, resource: CgroupResource, parent_dir: str) -> str:
         """Absolute dir of `parent_dir` (a relative layout dir) for `resource`'s subsystem."""
-        return resource.dir_path(self.root, self.prefix, parent_dir)
+        key = (resource.subsystem, parent_dir, "")
+        path = self._paths.get(key)
+        if path is None:
+            path = self._memo(key, resource.dir_path(self.root, self.prefix, parent_dir))
+        return path
+
+    def file_path(self, resource: CgroupResource, parent_dir: str) -> str:
+        """Absolute path of `resource`'s file in `parent_dir` (a relative layout dir)."""
+        key = (resource.subsystem, parent_dir, resource.file_name)
+        path = self._paths.get(key)
+        if path is None:
+            path = self._memo(key, resource.path(self.root, self.prefix, parent_dir))
+        return path
 
     def path(self, resource_type: str, parent_dir: str) -> str:
-        return self.resource(resource_type).path(self.root, self.prefix, parent_dir)
+        return self.file_path(self.resource(resource_type), parent_dir)
+
+    def _memo(self, key: tuple[str, str, str], path: str) -> str:
+        if len(self._paths) >= MAX_MEMO_PATHS:
+            self._paths.clear()
+        self._paths[key] = path
+        return path
 
     def check_supported(self, resource: CgroupResource, parent_dir: str) -> None:
         """Raises `ResourceUnsupportedError` when the kernel lacks the file (the resource's
@@ -68,7 +97,7 @@ class CgroupEnv:
         if resource.check is SupportCheck.ALWAYS:
             return
         if resource.check is SupportCheck.FILE_EXISTS:
-            target = resource.path(self.root, self.prefix, parent_dir)
+            target = self.file_path(resource, parent_dir)
             if not os.path.exists(target):
                 raise ResourceUnsupportedError(resource.type, f"file {target} not exist")
             return
