@@ -50,15 +50,18 @@ class ResourceUpdateExecutor:
     def update(self, cacheable: bool, updater: CgroupUpdater) -> bool:
         """Applies one value; True when the file was written. Raises on refusal."""
         with self._lock:
-            return self._update(cacheable, updater)
+            return self._update(cacheable, updater, self._clock.monotonic())
 
     def update_batch(self, cacheable: bool, updaters: Iterable[CgroupUpdater]) -> list[CgroupError]:
         """Applies each value in order, carrying on past failures; returns the failures."""
         errors: list[CgroupError] = []
         with self._lock:
+            # One clock reading for the cache checks of the batch: a value written during it
+            # is remembered at its own time, later than this, so it is not written twice.
+            now = self._clock.monotonic()
             for updater in updaters:
                 try:
-                    self._update(cacheable, updater)
+                    self._update(cacheable, updater, now)
                 except CgroupError as e:
                     logger.warning("cgroup update failed: %s", e)
                     errors.append(e)
@@ -75,11 +78,13 @@ class ResourceUpdateExecutor:
         """
         errors: list[CgroupError] = []
         with self._lock:
+            now = self._clock.monotonic()  # for the cache checks, as in update_batch
+            needs_update = self._needs_update
             pending: list[list[CgroupUpdater]] = []
             for level in levels:
                 remaining: list[CgroupUpdater] = []
                 for updater in level:
-                    if not self._needs_update(updater):
+                    if not needs_update(updater, now):
                         continue
                     try:
                         merged = updater.merge_update()
@@ -100,8 +105,8 @@ class ResourceUpdateExecutor:
                         self._record_failure(updater, e, errors)
         return errors
 
-    def _update(self, cacheable: bool, updater: CgroupUpdater) -> bool:
-        if cacheable and not self._needs_update(updater):
+    def _update(self, cacheable: bool, updater: CgroupUpdater, now: float) -> bool:
+        if cacheable and not self._needs_update(updater, now):
             return False
         try:
             written = updater.update()
@@ -122,11 +127,11 @@ class ResourceUpdateExecutor:
         logger.warning("cgroup update failed: %s", error)
         errors.append(error)
 
-    def _needs_update(self, updater: CgroupUpdater) -> bool:
+    def _needs_update(self, updater: CgroupUpdater, now: float) -> bool:
         entry = self._cache.get(updater.path)
         if entry is None or entry.value != updater.value:
             return True
-        return self._clock.monotonic() - entry.written_at >= self._force_update_seconds
+        return now - entry.written_at >= self._force_update_seconds
 
     def _remember(self, updater: CgroupUpdater) -> None:
         now = self._clock.monotonic()
