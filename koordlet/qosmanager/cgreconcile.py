@@ -27,6 +27,13 @@ NodeSLO; here it is applied where the config is read).
 Most of these files exist only on Anolis/Alibaba Cloud Linux under cgroup v1 (and wmark and
 priority files also on v2): a file the kernel lacks is left out (upstream's `IsSupported`
 check), said once at info level per file and then at debug level.
+
+A node's pods rarely change between two rounds, so each pod's values and updaters are kept
+from one round to the next while what they are computed from stays the same (the NodeSLO
+strategy object, which statesinformer replaces and never changes in place, the node's
+allocatable memory, and the pod's kube-QoS class, QoS label, `memoryQOS` annotation, request
+and containers' ids, requests and limits); the executor then skips the unchanged values it
+wrote recently. Upstream recomputes every value every round.
 """
 
 from __future__ import annotations
@@ -36,7 +43,11 @@ import mmap
 from dataclasses import dataclass, fields
 
 from api.errors import MalformedValueError
-from api.extension.pod_qos import PodMemoryQOSPolicy, parse_pod_memory_qos
+from api.extension.pod_qos import (
+    ANNOTATION_POD_MEMORY_QOS,
+    PodMemoryQOSPolicy,
+    parse_pod_memory_qos,
+)
 from api.extension.qos import (
     KubeQoSClass,
     QoSClass,
@@ -119,6 +130,25 @@ class Levels:
     qos: list[Write]
     pod: list[Write]
     container: list[Write]
+
+
+# What a pod's values are computed from, besides the strategy and the node's memory: its
+# kube-QoS class, QoS label, memoryQOS annotation, request, and per created container its id,
+# request and limit.
+PodInputs = tuple[str, QoSClass, str | None, int, tuple[tuple[str, int, int], ...]]
+
+
+@dataclass(slots=True)
+class _PodPlan:
+    """One pod's writes and its share of its kube-QoS dir's min/low, with their inputs; the
+    updaters are made the first time the plan is applied and reused while it lasts."""
+
+    inputs: PodInputs
+    pod: list[Write]
+    containers: list[Write]
+    min: int | None
+    low: int | None
+    updaters: tuple[list[CgroupUpdater], list[CgroupUpdater]] | None = None
 
 
 def class_config(strategy: ResourceQOSStrategy, qos: QoSClass) -> ResourceQOS | None:
@@ -231,6 +261,7 @@ def _raise_low_to_min(summary: MemorySummary) -> None:
 
 
 def _container_request_limit(container: KubeDict, be: bool) -> tuple[int, int]:
+    """Raises ValueError for a malformed quantity."""
     resources = container.get("resources") or {}
     name = BATCH_MEMORY if be else MEMORY
     request = resource_list(resources.get("requests")).get(name, 0)
@@ -251,6 +282,10 @@ class CgroupReconcile:
         self.ctx = ctx
         self.warnings = AnnotationWarnings(ctx, "cgreconcile")
         self._unsupported_said: set[str] = set()
+        # The last round's plans by pod uid, valid for this strategy object and node memory.
+        self._strategy: ResourceQOSStrategy | None = None
+        self._node_memory = 0
+        self._plans: dict[str, _PodPlan] = {}
 
     def enabled(self) -> bool:
         return (self.ctx.feature_gate.enabled(CGROUP_RECONCILE)
@@ -275,38 +310,62 @@ class CgroupReconcile:
         except ValueError as e:
             logger.error("cgreconcile: node allocatable memory is malformed: %s", e)
             return
-        levels = self.calculate(strategy, node_memory, self.ctx.states.get_all_pods())
+        qos_writes, plans = self._plan(strategy, node_memory, self.ctx.states.get_all_pods())
+        pod_updaters: list[CgroupUpdater] = []
+        container_updaters: list[CgroupUpdater] = []
+        for plan in plans:
+            if plan.updaters is None:
+                plan.updaters = (self._updaters(plan.pod), self._updaters(plan.containers))
+            pod_updaters += plan.updaters[0]
+            container_updaters += plan.updaters[1]
         self.ctx.executor.leveled_update_batch(
-            [self._updaters(level) for level in (levels.qos, levels.pod, levels.container)])
+            [self._updaters(qos_writes), pod_updaters, container_updaters])
 
     def calculate(self, strategy: ResourceQOSStrategy, node_memory: int,
                   pods: list[KubeDict]) -> Levels:
         """Upstream `calculateResources`: the writes of the kube-QoS, pod and container levels."""
+        qos_writes, plans = self._plan(strategy, node_memory, pods)
+        return Levels(qos_writes, [w for plan in plans for w in plan.pod],
+                      [w for plan in plans for w in plan.containers])
+
+    def _plan(self, strategy: ResourceQOSStrategy, node_memory: int,
+              pods: list[KubeDict]) -> tuple[list[Write], list[_PodPlan]]:
+        """The kube-QoS writes and the pods' plans, in the pods' order; a pod's plan of the
+        last round is kept when its inputs are the same."""
+        if strategy is not self._strategy or node_memory != self._node_memory:
+            self._strategy, self._node_memory, self._plans = strategy, node_memory, {}
         env = self.ctx.env
         qos_summary = {qos: MemorySummary() for qos in _KUBE_QOS_ORDER}
-        levels = Levels([], [], [])
+        plans: list[_PodPlan] = []
+        kept: dict[str, _PodPlan] = {}
         for pod in pods:
             # Pending pods too: their cgroups may exist before they run.
             if (pod.get("status") or {}).get("phase") not in ("Running", "Pending"):
                 continue
             kube_qos = get_kube_qos_class(pod)
-            cfg = pod_memory_qos(pod, strategy, self.warnings)
+            uid = pod_uid(pod)
             try:
-                request = pod_memory_request(pod)
-                pod_writes, container_writes = self._pod_and_containers(
-                    pod, env.pod_dir(kube_qos, pod_uid(pod)), request, node_memory, cfg)
+                inputs = self._inputs(pod, kube_qos)
             except ValueError as e:
+                # Its annotation is still checked (and a malformed one reported), as upstream.
+                pod_memory_qos(pod, strategy, self.warnings)
                 logger.warning("cgreconcile: pod %s has a malformed memory quantity: %s",
                                pod_name(pod), e)
                 continue
+            plan = self._plans.get(uid)
+            if plan is None or plan.inputs != inputs:
+                plan = self._pod_plan(pod, env.pod_dir(kube_qos, uid), inputs, strategy,
+                                      node_memory)
+            plans.append(plan)
+            kept[uid] = plan
             summary = qos_summary[KubeQoSClass(kube_qos)]
-            if cfg.min_limit_percent is not None:
-                summary.min = (summary.min or 0) + _percent_of(request, cfg.min_limit_percent)
-            if cfg.low_limit_percent is not None:
-                summary.low = (summary.low or 0) + _percent_of(request, cfg.low_limit_percent)
-            levels.pod += pod_writes
-            levels.container += container_writes
+            if plan.min is not None:
+                summary.min = (summary.min or 0) + plan.min
+            if plan.low is not None:
+                summary.low = (summary.low or 0) + plan.low
+        self._plans = kept  # gone pods' plans go
         _complete_guaranteed(qos_summary)
+        qos_writes: list[Write] = []
         for kube_qos in _KUBE_QOS_ORDER:
             class_cfg = kube_qos_config(strategy, kube_qos)
             if class_cfg is None:
@@ -315,23 +374,35 @@ class CgroupReconcile:
             qos_cfg = memory_qos_of(class_cfg)
             if qos_cfg is not None:
                 summary.set_oom(qos_cfg)
-            levels.qos += summary.writes(env.kube_qos_dir(kube_qos))
-        return levels
+            qos_writes += summary.writes(env.kube_qos_dir(kube_qos))
+        return qos_writes, plans
 
-    def _pod_and_containers(self, pod: KubeDict, pod_dir: str, request: int, node_memory: int,
-                            cfg: MemoryQOS) -> tuple[list[Write], list[Write]]:
-        pod_writes = pod_summary(request, cfg).writes(pod_dir)
-        container_writes: list[Write] = []
-        ids = _container_ids(pod)
+    @staticmethod
+    def _inputs(pod: KubeDict, kube_qos: str) -> PodInputs:
+        """Raises ValueError for a malformed memory quantity."""
+        annotations = (pod.get("metadata") or {}).get("annotations") or {}
         be = _is_be(pod)
+        ids = _container_ids(pod)
+        containers = []
         for container in (pod.get("spec") or {}).get("containers") or []:
             cid = ids.get(container.get("name", ""))
-            if cid is None:
-                continue  # not created yet
-            c_request, c_limit = _container_request_limit(container, be)
+            if cid is not None:  # else not created yet
+                containers.append((cid, *_container_request_limit(container, be)))
+        return (kube_qos, get_pod_qos_class_raw(pod), annotations.get(ANNOTATION_POD_MEMORY_QOS),
+                pod_memory_request(pod), tuple(containers))
+
+    def _pod_plan(self, pod: KubeDict, pod_dir: str, inputs: PodInputs,
+                  strategy: ResourceQOSStrategy, node_memory: int) -> _PodPlan:
+        cfg = pod_memory_qos(pod, strategy, self.warnings)
+        request, containers = inputs[3], inputs[4]
+        container_writes: list[Write] = []
+        for cid, c_request, c_limit in containers:
             container_writes += container_summary(c_request, c_limit, node_memory, cfg).writes(
                 self.ctx.env.container_dir(pod_dir, cid))
-        return pod_writes, container_writes
+        return _PodPlan(
+            inputs, pod_summary(request, cfg).writes(pod_dir), container_writes,
+            None if cfg.min_limit_percent is None else _percent_of(request, cfg.min_limit_percent),
+            None if cfg.low_limit_percent is None else _percent_of(request, cfg.low_limit_percent))
 
     def _updaters(self, writes: list[Write]) -> list[CgroupUpdater]:
         """The writes whose files this kernel has (upstream's updater factory checks

@@ -202,3 +202,61 @@ def test_a_class_missing_from_the_strategy_leaves_its_kube_qos_dir_alone() -> No
     qos, pod_level, _ = calculate(only_ls, [pod])
     assert qos == writes(BU, ("min", GI))  # no lsrClass: kubepods is not written
     assert pod_level == writes(dirs(pod)[0], ("min", GI))
+
+
+def test_one_strategy_across_rounds_follows_every_input_of_a_pod() -> None:
+    """A pod's values are kept between rounds while their inputs stay: whatever changes (the
+    pod in place, its annotation, a container started, the NodeSLO strategy, the node's
+    memory, a pod gone), the next round has the values computed afresh."""
+    ctx = Context(env=ENV, executor=ResourceUpdateExecutor(), metric_cache=MetricCache(),
+                  states=FakeStates(), feature_gate=koordlet_feature_gate.copy())
+    reconcile = CgroupReconcile(ctx)
+    on = strategy(lsClass={"memoryQOS": {"enable": True, "minLimitPercent": 100,
+                                         "throttlingPercent": 50}})
+    pod = make_pod("ls", "LS", "Burstable", [({"memory": "1Gi"}, {"memory": "2Gi"})])
+    pod_dir, (c0,) = dirs(pod)
+
+    def level_values(strat: ResourceQOSStrategy, pods: list[dict], node_memory: int = GI):
+        levels = reconcile.calculate(strat, node_memory, pods)
+        return [{(w.resource_type, w.parent_dir): w.value for w in level}
+                for level in (levels.qos, levels.pod, levels.container)]
+
+    qos, pod_level, container = level_values(on, [pod])
+    assert qos[("memory.min", BU)] == GI and pod_level[("memory.min", pod_dir)] == GI
+    assert container[("memory.high", c0)] == GI + GI // 2
+    assert level_values(on, [pod]) == [qos, pod_level, container]  # nothing changed
+
+    # the request grows in place (the same dict, as an informer may hand it out)
+    pod["spec"]["containers"][0]["resources"]["requests"]["memory"] = "2Gi"
+    qos, pod_level, container = level_values(on, [pod])
+    assert qos[("memory.min", BU)] == 2 * GI and pod_level[("memory.min", pod_dir)] == 2 * GI
+    assert container[("memory.high", c0)] == 2 * GI
+
+    # an annotation turns the pod's memory QoS off
+    pod["metadata"]["annotations"]["koordinator.sh/memoryQOS"] = '{"policy":"none"}'
+    qos, pod_level, _ = level_values(on, [pod])
+    assert qos[("memory.min", BU)] == 0 and pod_level[("memory.min", pod_dir)] == 0
+    del pod["metadata"]["annotations"]["koordinator.sh/memoryQOS"]
+
+    # a second container started: its dir gets its values
+    pod["spec"]["containers"].append(
+        {"name": "c1", "resources": {"requests": {"memory": "1Gi"}, "limits": {}}})
+    c1 = ENV.container_dir(pod_dir, "containerd://c1")
+    qos, _, container = level_values(on, [pod])
+    assert qos[("memory.min", BU)] == 3 * GI and ("memory.min", c1) not in container
+    pod["status"]["containerStatuses"].append({"name": "c1", "containerID": "containerd://c1"})
+    qos, _, container = level_values(on, [pod])
+    assert qos[("memory.min", BU)] == 3 * GI and container[("memory.min", c1)] == GI
+    # an unlimited container is throttled against the node's allocatable memory
+    assert container[("memory.high", c1)] == GI
+    _, _, container = level_values(on, [pod], node_memory=3 * GI)
+    assert container[("memory.high", c1)] == 2 * GI
+
+    # a new NodeSLO strategy: half the request protected
+    half = strategy(lsClass={"memoryQOS": {"enable": True, "minLimitPercent": 50}})
+    qos, pod_level, _ = level_values(half, [pod])
+    assert qos[("memory.min", BU)] == 3 * GI // 2
+    assert pod_level[("memory.min", pod_dir)] == 3 * GI // 2
+
+    # the pod gone: nothing of it is written, nor any sum of it
+    assert level_values(half, []) == [{}, {}, {}]

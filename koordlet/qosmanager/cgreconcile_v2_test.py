@@ -139,3 +139,34 @@ def test_a_garbled_memcg_file_is_named_and_the_rest_written(setup, tmp_path: Pat
     assert read(tmp_path, BU, "memory.min") == str(GI)
     path = str(tmp_path / POD_DIR / "memory.min")
     assert [r for r in caplog.records if path in r.getMessage()]
+
+
+def test_unchanged_values_are_left_alone_and_repaired_after_the_force_update_age(
+        tmp_path: Path) -> None:
+    """Round after round with nothing changed, no file is rewritten until the executor's
+    force-update age (60 s): a value changed behind koordlet's back is repaired then, and a
+    pod's new request reaches its files on the next round."""
+    env = fake_v2_tree(tmp_path, [G, BU, BE, CONTAINER_DIR])
+    raw = RawStates(node_slo("1", {"enable": True, "minLimitPercent": 100}))
+    clock = FakeClock(0.0)
+    gate = koordlet_feature_gate.copy()
+    gate.set_enabled(CGROUP_RECONCILE, True)
+    ctx = Context(env=env, executor=ResourceUpdateExecutor(clock), metric_cache=MetricCache(),
+                  states=StatesView(raw), feature_gate=gate)
+    strategy = STRATEGY_PLUGINS["CgroupReconcile"](ctx)
+    strategy.run_once()
+    assert read(tmp_path, POD_DIR, "memory.min") == str(GI)
+
+    (tmp_path / POD_DIR / "memory.min").write_text("0\n")  # behind koordlet's back
+    clock.step(30)
+    strategy.run_once()
+    assert read(tmp_path, POD_DIR, "memory.min") == "0"  # written 30 s ago: left alone
+    clock.step(30)
+    strategy.run_once()
+    assert read(tmp_path, POD_DIR, "memory.min") == str(GI)  # 60 s: rewritten
+
+    raw.pod["spec"]["containers"][0]["resources"]["requests"]["memory"] = "2Gi"
+    clock.step(1)
+    strategy.run_once()
+    for parent in (CONTAINER_DIR, POD_DIR, BU, G):
+        assert read(tmp_path, parent, "memory.min") == str(2 * GI), parent
