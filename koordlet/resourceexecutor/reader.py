@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from koordlet.util.system.cgroup import CGROUP_MAX, MalformedCgroupFileError, cgroup_file_read
 from koordlet.util.system.cgroup2 import convert_cpu_weight_to_shares, parse_cpu_max
-from koordlet.util.system.cgroup_resource import get_resource
+from koordlet.util.system.cgroup_resource import MAX_MEMO_PATHS, get_resource
 from koordlet.util.system.cpuset import parse_cpuset
 
 if TYPE_CHECKING:
@@ -187,7 +187,8 @@ class CgroupReader:
     ``sweep`` now and then (the pod collector does, at its GC period) so that the files of gone
     cgroups are closed."""
 
-    __slots__ = ("root", "v2", "prefix", "files", "_usage_paths")
+    __slots__ = ("root", "v2", "prefix", "files", "_usage_paths", "_paths")
+    MAX_MEMO_PATHS = MAX_MEMO_PATHS
 
     def __init__(self, root: str, version: int = CGROUP_V1, prefix: str = "") -> None:
         self.root = root
@@ -196,6 +197,8 @@ class CgroupReader:
         self.files = OpenFiles()
         # cgroup dir -> (CPU usage file, memory.stat): built once, not twice per cgroup per tick
         self._usage_paths: dict[str, tuple[str, str]] = {}
+        # (resource type, cgroup dir) -> path: the qosmanager reads the same files every round
+        self._paths: dict[tuple[str, str], str] = {}
 
     @classmethod
     def for_env(cls, env: CgroupEnv) -> CgroupReader:
@@ -204,9 +207,17 @@ class CgroupReader:
     def sweep(self) -> None:
         self.files.sweep()
         self._usage_paths.clear()
+        self._paths.clear()
 
     def _path(self, resource_type: str, parent_dir: str) -> str:
-        return get_resource(resource_type, self.v2).path(self.root, self.prefix, parent_dir)
+        key = (resource_type, parent_dir)
+        path = self._paths.get(key)
+        if path is None:
+            if len(self._paths) >= self.MAX_MEMO_PATHS:
+                self._paths.clear()
+            path = self._paths[key] = get_resource(resource_type, self.v2).path(
+                self.root, self.prefix, parent_dir)
+        return path
 
     def _usage_files(self, parent_dir: str) -> tuple[str, str]:
         paths = self._usage_paths.get(parent_dir)

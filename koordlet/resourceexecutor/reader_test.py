@@ -9,6 +9,7 @@ import pytest
 
 from koordlet.metricsadvisor.testing import write_cgroup
 from koordlet.resourceexecutor.reader import CGROUP_V1, CGROUP_V2, CgroupReader, OpenFiles
+from koordlet.util.system.cgroup import CgroupDirNotExistError
 
 
 def test_rewritten_file_reads_its_new_content(tmp_path: Path) -> None:
@@ -93,3 +94,23 @@ def test_memory_stat_without_a_wanted_key_names_it(tmp_path: Path) -> None:
         V2_STAT_KERNEL_ORDER.replace(b"unevictable 5\n", b""))
     with pytest.raises(ValueError, match="missing unevictable"):
         CgroupReader(str(tmp_path), CGROUP_V2).read_memory_stat("pod1")
+
+
+def test_tasks_of_many_threads_read_whole_and_paths_stay_bounded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `tasks` file longer than one read(2) chunk reads whole; a gone dir is
+    `CgroupDirNotExistError`; the memo of paths starts afresh past its bound."""
+    reader = CgroupReader(str(tmp_path), CGROUP_V1)
+    tids = list(range(100000, 130000))  # ~210 KiB
+    (tmp_path / "cpu" / "kubepods" / "pod1").mkdir(parents=True)
+    (tmp_path / "cpu" / "kubepods" / "pod1" / "tasks").write_text(
+        "".join(f"{t}\n" for t in tids))
+    assert reader.read_cpu_tasks("kubepods/pod1") == tids
+    with pytest.raises(CgroupDirNotExistError):
+        reader.read_cpu_tasks("kubepods/gone")
+
+    monkeypatch.setattr(CgroupReader, "MAX_MEMO_PATHS", 4)
+    for i in range(20):
+        with pytest.raises(CgroupDirNotExistError, match=f"pod-{i}/tasks"):
+            reader.read_cpu_tasks(f"kubepods/pod-{i}")
+    assert len(reader._paths) <= 4

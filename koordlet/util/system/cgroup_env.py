@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from api.extension.qos import KubeQoSClass
 from koordlet.util.system.cgroup import ResourceUnsupportedError
@@ -22,7 +23,12 @@ from koordlet.util.system.cgroup_driver import (
     kube_qos_relative_dir,
     pod_relative_dir,
 )
-from koordlet.util.system.cgroup_resource import CgroupResource, SupportCheck, get_resource
+from koordlet.util.system.cgroup_resource import (
+    MAX_MEMO_PATHS,
+    CgroupResource,
+    SupportCheck,
+    get_resource,
+)
 from koordlet.util.system.config import HOST_MODE_CGROUP_ROOT_DIR
 
 
@@ -34,11 +40,6 @@ def kube_path_prefix(kube_path: str) -> str:
         raise ValueError(f"--cgroup-kube-path={kube_path!r}: must end in kubepods/ or "
                          "kubepods.slice/")
     return "/".join(parts[:-1])
-
-
-# Bounds the path memo of a `CgroupEnv` (pods come and go; their dirs' paths are not dropped
-# one by one): past this many paths it starts afresh. A node of a few hundred pods needs ~10k.
-MAX_MEMO_PATHS = 1 << 16
 
 
 @dataclass(slots=True)
@@ -55,6 +56,7 @@ class CgroupEnv:
     # strategies ask for thousands of paths a round, nearly all of them asked for before.
     _paths: dict[tuple[str, str, str], str] = field(default_factory=dict, repr=False,
                                                    compare=False)
+    MAX_MEMO_PATHS: ClassVar[int] = MAX_MEMO_PATHS
 
     @classmethod
     def detect(cls, cgroup_root_dir: str, prefix: str = "") -> CgroupEnv:
@@ -86,7 +88,7 @@ class CgroupEnv:
         return self.file_path(self.resource(resource_type), parent_dir)
 
     def _memo(self, key: tuple[str, str, str], path: str) -> str:
-        if len(self._paths) >= MAX_MEMO_PATHS:
+        if len(self._paths) >= self.MAX_MEMO_PATHS:
             self._paths.clear()
         self._paths[key] = path
         return path

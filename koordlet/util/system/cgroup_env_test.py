@@ -1,6 +1,5 @@
 import pytest
 
-from koordlet.util.system import cgroup_env
 from koordlet.util.system.cgroup_env import CgroupEnv, kube_path_prefix
 
 
@@ -26,7 +25,7 @@ def test_paths_are_the_registrys_and_their_memo_stays_bounded(
     assert env.path("memory.min", "") == ("/host-cgroup/test-1/memory.min" if v2 else
                                           "/host-cgroup/memory/test-1/memory.min")
 
-    monkeypatch.setattr(cgroup_env, "MAX_MEMO_PATHS", 8)
+    monkeypatch.setattr(CgroupEnv, "MAX_MEMO_PATHS", 8)
     for i in range(100):  # pods come and go
         assert env.path("memory.min", env.pod_dir("BestEffort", f"u{i}")).endswith(
             f"u{i}.slice/memory.min")

@@ -25,6 +25,11 @@ MEMORY = "memory"
 BLKIO = "blkio"
 NET_CLS = "net_cls"
 
+# Bounds a memo of paths (`CgroupEnv`'s, `CgroupReader`'s): pods come and go and their dirs'
+# paths are not dropped one by one, so past this many the memo starts afresh. A node of a few
+# hundred pods needs ~10k.
+MAX_MEMO_PATHS = 1 << 16
+
 
 class Validator(Protocol):
     def validate(self, value: str) -> str | None:
