@@ -230,10 +230,6 @@ def resource_qos_for_group(strategy: ResourceQOSStrategy, group: str) -> Resourc
             BE_GROUP: strategy.be_class}[group]
 
 
-def pod_resctrl_group(pod: KubeDict) -> str | None:
-    return _GROUP_OF_QOS.get(get_pod_qos_class_with_default(pod))
-
-
 class ResctrlReconcile:
     name = "ResctrlReconcile"
 
@@ -341,10 +337,11 @@ class ResctrlReconcile:
                 continue  # the pod's own resctrl group, set up by the runtime hook
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 continue
-            pod_group = pod_resctrl_group(pod)
+            qos_class = get_pod_qos_class_with_default(pod)
+            pod_group = _GROUP_OF_QOS.get(qos_class)
             if pod_group is None or pod_group not in new:
                 continue
-            qos = strategy.for_qos_class(get_pod_qos_class_with_default(pod).value)
+            qos = strategy.for_qos_class(qos_class.value)
             if qos is None or qos.resctrl_qos is None or not qos.resctrl_qos.enable:
                 continue
             new[pod_group].update(t for t in self.pod_tasks(pod) if t not in current[pod_group])
@@ -365,11 +362,10 @@ class ResctrlReconcile:
         names = {c.get("name") for c in (pod.get("spec") or {}).get("containers") or []}
         pod_dir = env.pod_dir(get_kube_qos_class(pod), pod_uid(pod))
         statuses = (pod.get("status") or {}).get("containerStatuses") or []
-        container_dirs = [env.container_dir(pod_dir, s["containerID"])
-                          for s in statuses if s.get("containerID")]
-        wanted = [env.container_dir(pod_dir, s["containerID"]) for s in statuses
-                  if s.get("containerID") and s.get("name") in names]
-        sandbox = self._sandbox_dir(pod_dir, container_dirs)
+        started = [(s.get("name"), env.container_dir(pod_dir, s["containerID"]))
+                   for s in statuses if s.get("containerID")]
+        wanted = [cdir for name, cdir in started if name in names]
+        sandbox = self._sandbox_dir(pod_dir, [cdir for _, cdir in started])
         out: list[int] = []
         for cdir in wanted + ([sandbox] if sandbox else []):
             try:
