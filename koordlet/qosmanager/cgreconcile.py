@@ -347,7 +347,7 @@ class CgroupReconcile:
             try:
                 inputs = self._inputs(pod, kube_qos)
             except ValueError as e:
-                # Its annotation is still checked (and a malformed one reported), as upstream.
+                # Its annotation is still parsed, so that a malformed one is reported too.
                 pod_memory_qos(pod, strategy, self.warnings)
                 logger.warning("cgreconcile: pod %s has a malformed memory quantity: %s",
                                pod_name(pod), e)
