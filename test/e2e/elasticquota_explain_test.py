@@ -41,7 +41,17 @@ pytestmark = pytest.mark.without_webhooks
 
 
 @pytest.fixture
-def scheduler(kubeconfig_of: KubeconfigOf, tmp_path: Path) -> Iterator[str]:
+def scheduler(srv: ServerHandle, client: Client, kubeconfig_of: KubeconfigOf,
+              tmp_path: Path) -> Iterator[str]:
+    """The quota tree exists before koord-scheduler starts: it schedules only once its caches
+    synced, so its first pod already meets team-b's idle min (a quota created while pods are
+    being scheduled may reach the tree after a pod that should have waited for it)."""
+    srv.add_nodes(1, cpu="8", memory="8Gi")
+    client.create(ELASTIC_QUOTAS, make_quota("dept", {"cpu": "4"}, is_parent=True))
+    client.create(ELASTIC_QUOTAS, make_quota("team-a", {"cpu": "3"}, {"cpu": "1"},
+                                             parent="dept"))
+    client.create(ELASTIC_QUOTAS, make_quota("team-b", {"cpu": "4"}, {"cpu": "2"},
+                                             parent="dept", allow_lent=False))
     with running_scheduler(kubeconfig_of(SCHEDULER), elasticquota_config(), tmp_path) as url:
         yield url
 
@@ -55,13 +65,7 @@ def _explain(scheduler: str, pod: str, *args: str) -> str:
 
 
 def test_explain_pod_shows_the_quota_path_and_what_blocks_the_pod(
-        srv: ServerHandle, client: Client, scheduler: str) -> None:
-    srv.add_nodes(1, cpu="8", memory="8Gi")
-    client.create(ELASTIC_QUOTAS, make_quota("dept", {"cpu": "4"}, is_parent=True))
-    client.create(ELASTIC_QUOTAS, make_quota("team-a", {"cpu": "3"}, {"cpu": "1"},
-                                             parent="dept"))
-    client.create(ELASTIC_QUOTAS, make_quota("team-b", {"cpu": "4"}, {"cpu": "2"},
-                                             parent="dept", allow_lent=False))
+        client: Client, scheduler: str) -> None:
     names = [f"a-{i}" for i in range(3)]
     for name in names:
         client.create(PODS, guaranteed_pod(name, scheduler=SCHEDULER, cpu="1",
